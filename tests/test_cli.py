@@ -1,0 +1,208 @@
+"""The command line: exact output for the main commands, exit codes, clean stdout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import REPO
+from tunelog.cli import app, format_seconds
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A database path; the working directory is the checkout so sample paths are short."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("TUNELOG_DB", raising=False)
+    return str(tmp_path / "cli.db")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+IMPORT_TABLE = """\
+file                                        lines    new    dup    comments    blank    rejected    note
+------------------------------------------  -------  -----  -----  ----------  -------  ----------  ------
+sample_logs/edge_cases.log                  19       8      1      6           1        3
+sample_logs/x86_mini_llvm.log               200      200    0      0           0        0
+sample_logs/x86_mini_short_timeouts.log.gz  125      125    0      0           0        0
+"""
+
+IMPORT_REJECTS = """\
+sample_logs/edge_cases.log:15: auto_scheduler record v0.6 (not supported yet)
+sample_logs/edge_cases.log:16: invalid JSON at column 88
+sample_logs/edge_cases.log:17: tab-separated text, not a JSON record
+"""
+
+
+def test_import_prints_a_summary_table_and_rejects_on_stderr(db: str) -> None:
+    code, out, err = run("--db", db, "import", "sample_logs/")
+    assert code == 0
+    assert out == IMPORT_TABLE
+    assert err == IMPORT_REJECTS
+
+
+def test_import_json_follows_the_contract(db: str) -> None:
+    code, out, err = run("--db", db, "import", "--json", "sample_logs/edge_cases.log")
+    assert code == 0
+    data = json.loads(out)
+    (entry,) = data["files"]
+    assert {
+        k: entry[k] for k in ("path", "lines", "new", "duplicates", "comments", "blank", "rejected")
+    } == {
+        "path": "sample_logs/edge_cases.log",
+        "lines": 19,
+        "new": 8,
+        "duplicates": 1,
+        "comments": 6,
+        "blank": 1,
+        "rejected": 3,
+    }
+    assert entry["rejects"][0] == {
+        "line": 15,
+        "reason": "auto_scheduler record v0.6 (not supported yet)",
+    }
+    assert err == ""
+
+
+def test_reimport_says_already_imported(db: str) -> None:
+    run("--db", db, "import", "sample_logs/x86_mini_llvm.log")
+    code, out, _ = run("--db", db, "import", "sample_logs/x86_mini_llvm.log")
+    assert code == 0
+    assert "already imported as #1 sample_logs/x86_mini_llvm.log" in out
+    code, out, _ = run("--db", db, "stats", "--json")
+    assert json.loads(out)["records"] == 200
+
+
+def test_strict_import_exits_1_and_keeps_nothing(db: str) -> None:
+    code, out, err = run("--db", db, "import", "--strict", "sample_logs/edge_cases.log")
+    assert code == 1
+    assert "rolled back (--strict)" in out
+    assert err.endswith(
+        "Error: --strict: files with rejected lines were rolled back; fix or drop --strict\n"
+    )
+    assert json.loads(run("--db", db, "stats", "--json")[1])["records"] == 0
+
+
+BEST_TABLE = """\
+slots              template                   args                          config    latency    trials    source
+-----------------  -------------------------  ----------------------------  --------  ---------  --------  -----------------
+model=t4,cuda,gpu  conv2d_nchw.cuda           1x64x56x56 * 64x64x3x3 s1 p1  877       102.0 us   3         edge_cases.log:4
+model=t4,cuda,gpu  conv2d_nchw_winograd.cuda  1x64x56x56 * 64x64x3x3 s1 p1  3120      165.0 us   2         edge_cases.log:6
+cpu                dense_nopack.x86           1x512 * 1000x512              12        41.1 us    1         edge_cases.log:12
+cpu                dense_pack.x86             1x512 * 1000x512              3         45.0 us    1         edge_cases.log:13
+model=t4,cuda,gpu  topi_nn_dense [direct]     1x512 * 1000x512              5         30.1 us    1         edge_cases.log:19
+"""
+
+
+def test_best_prints_one_row_per_winner_with_its_slots(db: str) -> None:
+    run("--db", db, "import", "sample_logs/edge_cases.log")
+    code, out, err = run("--db", db, "best")
+    assert (code, err) == (0, "")
+    assert out == BEST_TABLE
+
+
+def test_best_filters_and_knobs(db: str) -> None:
+    run("--db", db, "import", "sample_logs/edge_cases.log")
+    code, out, _ = run("--db", db, "best", "--template", "conv2d_nchw.cuda", "--knobs", "--json")
+    assert code == 0
+    (row,) = json.loads(out)
+    assert row["config_index"] == 877
+    assert row["slots"] == ["model=t4", "cuda", "gpu"]
+    assert row["knobs"] == [["tile_f", [-1, 2, 8, 1]], ["auto_unroll_max_step", 512]]
+    code, out, _ = run("--db", db, "best", "--target-key", "cpu", "--json")
+    assert [r["task_name"] for r in json.loads(out)] == ["dense_nopack.x86", "dense_pack.x86"]
+
+
+def test_export_writes_file_and_warns_on_stderr(db: str, tmp_path: Path) -> None:
+    run("--db", db, "import", "sample_logs/edge_cases.log")
+    out_path = str(tmp_path / "best.log")
+    code, out, err = run("--db", db, "export", out_path)
+    assert (code, out) == (0, "")
+    assert err == (
+        "warning: left out 1 v0.1 record(s): TVM >= 0.7 skips v0.1 lines; re-tune them, "
+        "or pass --include-v01 for an old TVM\n"
+        "warning: 2 record(s) with target 'llvm -keys=cpu -link-params=0 -mcpu=skylake-avx512' "
+        "cannot be loaded by TVM >= 0.10 (TVM >= 0.10 rejects the -link-params target option): "
+        "pass --fix-targets to drop the option\n"
+        f"wrote 4 record(s) to {out_path}\n"
+    )
+    assert len(Path(out_path).read_bytes().splitlines()) == 4
+
+
+def test_export_to_stdout_keeps_stdout_clean(db: str) -> None:
+    run("--db", db, "import", "sample_logs/x86_mini_llvm.log")
+    code, out, err = run("--db", db, "export", "-")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert len(lines) == 5 and all(line.startswith('{"input"') for line in lines)
+
+
+def test_export_refuses_existing_file_with_one_error_line(db: str, tmp_path: Path) -> None:
+    run("--db", db, "import", "sample_logs/x86_mini_llvm.log")
+    target = tmp_path / "exists.log"
+    target.write_text("keep me\n")
+    code, out, err = run("--db", db, "export", str(target))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"Error: {target} already exists; tunelog never merges into an existing log: "
+        "choose another path or pass --force to replace it\n"
+    )
+
+
+def test_missing_input_is_one_error_line(db: str) -> None:
+    code, out, err = run("--db", db, "import", "no/such.log")
+    assert (code, out, err) == (1, "", "Error: no/such.log does not exist: check the path\n")
+
+
+def test_not_a_database_is_one_error_line(db: str, tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.db"
+    bogus.write_text("hello\n" * 1000)
+    code, out, err = run("--db", str(bogus), "stats")
+    assert (code, out) == (1, "")
+    assert err.startswith(f"Error: {bogus} is not a tunelog database")
+    assert err.count("\n") == 1
+
+
+def test_usage_error_exits_2(db: str) -> None:
+    code, _, _ = run("--db", db, "export", "x.log", "--top-k", "0")
+    assert code == 2
+
+
+def test_db_path_from_environment(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TUNELOG_DB", db)
+    run("import", "sample_logs/x86_mini_llvm.log")
+    assert Path(db).exists()
+    code, out, _ = run("sources", "--json")
+    assert code == 0
+    (source,) = json.loads(out)
+    assert source["path"] == "sample_logs/x86_mini_llvm.log"
+
+
+def test_listing_commands_print_json_arrays(db: str) -> None:
+    run("--db", db, "import", "sample_logs/")
+    for command in ("sources", "best"):
+        code, out, _ = run("--db", db, command, "--json")
+        assert code == 0
+        assert isinstance(json.loads(out), list)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (1e9, "failed"),
+        (2.5, "2.50 s"),
+        (0.01240, "12.40 ms"),
+        (0.0006716, "671.6 us"),
+        (2.9e-5, "29.0 us"),
+    ],
+)
+def test_format_seconds(seconds: float, text: str) -> None:
+    assert format_seconds(seconds) == text

@@ -1,0 +1,161 @@
+"""Export: equivalent to the concatenated inputs for every query, top-k, atomic, honest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tunelog
+from tests.conftest import CORPUS, SAMPLE_LOGS, require_shared
+from tunelog.exceptions import NothingToExportError, OutputExistsError
+from tunelog.records import TuningRecord, parse_line
+from tunelog.selection import HistoryBest
+from tunelog.store import Filters, Store
+from tunelog.targets import parse_target
+
+EDGE = SAMPLE_LOGS / "edge_cases.log"
+X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
+
+
+def _records(paths: list[Path]) -> list[TuningRecord]:
+    """Records as modern AutoTVM reads the concatenated files (v0.1 lines skipped)."""
+    found: list[TuningRecord] = []
+    for path in paths:
+        for raw in path.read_bytes().splitlines():
+            parsed = parse_line(raw)
+            if isinstance(parsed, TuningRecord) and parsed.log_version == "0.2":
+                found.append(parsed)
+    return found
+
+
+def _history(records: list[TuningRecord]) -> HistoryBest[tuple[int, float]]:
+    best: HistoryBest[tuple[int, float]] = HistoryBest()
+    for record in records:
+        if record.error_no == 0:
+            best.add(
+                record.target,
+                record.workload_json,
+                record.mean_cost,
+                (record.config_index, record.mean_cost),
+            )
+    return best
+
+
+def _assert_export_equivalent(paths: list[Path], tmp_path: Path) -> int:
+    out = tmp_path / "best.log"
+    with Store(tmp_path / "e.db") as store:
+        tunelog.import_paths(store, [str(p) for p in paths])
+        tunelog.export(store, str(out))
+    full = _records(paths)
+    exported = [parse_line(raw) for raw in out.read_bytes().splitlines()]
+    assert all(isinstance(r, TuningRecord) for r in exported)
+    want, got = _history(full), _history([r for r in exported if isinstance(r, TuningRecord)])
+    queries = {(r.target, r.workload_json) for r in full}
+    for target, workload in queries:
+        expected, actual = want.query(target, workload), got.query(target, workload)
+        assert (expected and expected.ref) == (actual and actual.ref), (target, workload)
+    return len(queries)
+
+
+def test_all_tophub_cuda_files_together_match_their_concatenation(tmp_path: Path) -> None:
+    require_shared()
+    paths = sorted((CORPUS / "tophub").glob("cuda_v0.*.log"))
+    assert len(paths) == 10
+    assert _assert_export_equivalent(paths, tmp_path) > 800
+
+
+def test_a_mixed_database_of_several_targets_matches_the_concatenation(tmp_path: Path) -> None:
+    require_shared()
+    names = [
+        "tophub/cuda_v0.10.log",
+        "tophub/rocm_v0.05.log",
+        "tophub/mali_v0.06.log",
+        "tophub/arm_cpu_v0.08.log",
+        "tophub/vta_v0.10.log",
+        "tophub/opencl_v0.04.log",
+        "tophub/llvm_v0.04.log",
+        "generated/x86_mini_llvm.log",
+        "tom-gall__tvm-bench/db845.inception-v3f.log",
+        "SamMichaelson__MachineLearningThesis/resnet-18.log",
+        "tlc-pack__TLCBench/saved_logs/2020_01_11/autotvm/t4/bert-B1-float32.kernel.log",
+    ]
+    assert _assert_export_equivalent([CORPUS / n for n in names], tmp_path) > 3000
+
+
+def test_sample_logs_export_matches_their_concatenation(tmp_path: Path) -> None:
+    assert _assert_export_equivalent([EDGE, X86], tmp_path) == 9
+
+
+def test_top_k_keeps_at_most_k_distinct_configs_per_slot_the_best_ones(tmp_path: Path) -> None:
+    out = tmp_path / "top3.log"
+    with Store(tmp_path / "k.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        tunelog.export(store, str(out), top_k=3)
+    exported = [r for r in map(parse_line, out.read_bytes().splitlines())]
+    records = [r for r in _records([X86]) if r.error_no == 0]
+    for workload in {r.workload_json for r in records}:
+        mine = [r for r in exported if isinstance(r, TuningRecord) and r.workload_json == workload]
+        configs = {r.config_index for r in mine}
+        assert len(configs) == len(mine) <= 3
+        by_config: dict[int, float] = {}
+        for r in records:
+            if r.workload_json == workload:
+                by_config[r.config_index] = min(by_config.get(r.config_index, 1e99), r.mean_cost)
+        best3 = sorted(by_config, key=by_config.__getitem__)[:3]
+        assert configs == set(best3)
+
+
+def test_export_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
+    out = tmp_path / "best.log"
+    out.write_text("precious\n")
+    with Store(tmp_path / "o.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        with pytest.raises(OutputExistsError, match="--force"):
+            tunelog.export(store, str(out))
+        assert out.read_text() == "precious\n"
+        report = tunelog.export(store, str(out), force=True)
+    assert report.written == 5
+    assert not list(tmp_path.glob(".best.log.*"))  # no temporary file left behind
+
+
+def test_unloadable_records_are_reported_not_silently_exported(tmp_path: Path) -> None:
+    out = tmp_path / "best.log"
+    with Store(tmp_path / "u.db") as store:
+        tunelog.import_paths(store, [str(EDGE)])
+        report = tunelog.export(store, str(out))
+        assert report.skipped_v01 == 1
+        assert report.unloadable_targets == {
+            "llvm -keys=cpu -link-params=0 -mcpu=skylake-avx512": 2
+        }
+        assert any("--fix-targets" in w for w in report.warnings)
+        assert any("--include-v01" in w for w in report.warnings)
+        fixed = tunelog.export(store, str(out), force=True, fix_targets=True)
+    assert fixed.rewritten_targets == 2
+    targets = {
+        r.target
+        for r in map(parse_line, out.read_bytes().splitlines())
+        if isinstance(r, TuningRecord)
+    }
+    assert all(not parse_target(t).load_problems for t in targets)
+
+
+def test_a_log_where_every_trial_failed_has_nothing_to_export(tmp_path: Path) -> None:
+    failed = tmp_path / "failed.log"
+    failed.write_bytes(
+        b"\n".join(line for line in X86.read_bytes().splitlines() if b"[1000000000.0], 6" in line)
+    )
+    with Store(tmp_path / "f.db") as store:
+        tunelog.import_paths(store, [str(failed)])
+        with pytest.raises(NothingToExportError):
+            tunelog.export(store, str(tmp_path / "out.log"))
+    assert not (tmp_path / "out.log").exists()
+
+
+def test_filters_limit_the_export(tmp_path: Path) -> None:
+    out = tmp_path / "dense.log"
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        report = tunelog.export(store, str(out), filters=Filters(task="dense"))
+    assert report.written == 2
+    assert all(b"dense_" in line for line in out.read_bytes().splitlines())

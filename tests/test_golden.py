@@ -1,0 +1,117 @@
+"""The specification of "best": real AutoTVM's own verdicts on the corpus (../shared/golden).
+
+For each golden file: a database holding only that log gives exactly the golden slot winners,
+the export of it answers every golden query exactly as AutoTVM does on the full log, and the
+imported record count equals what TVM could decode. Skipped when ../shared is absent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tunelog
+from tests.conftest import corpus_log_for, golden_files, require_shared
+from tunelog.records import TuningRecord, parse_line
+from tunelog.selection import HistoryBest, history_best
+from tunelog.store import Store
+
+GOLDEN_IDS = [p.name.removesuffix(".oracle.json") for p in golden_files()]
+
+
+def _load(golden: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(golden.read_text())
+    return data
+
+
+def _imported(tmp_path: Path, *logs: Path) -> Store:
+    store = Store(tmp_path / "golden.db")
+    tunelog.import_paths(store, [str(p) for p in logs])
+    return store
+
+
+def _compact(workload: list[Any]) -> str:
+    return json.dumps(workload, separators=(",", ":"))
+
+
+def _history_of_lines(lines: list[bytes]) -> HistoryBest[int]:
+    items = []
+    for raw in lines:
+        parsed = parse_line(raw)
+        assert isinstance(parsed, TuningRecord), raw[:80]
+        items.append(
+            (
+                parsed.target,
+                parsed.workload_json,
+                parsed.mean_cost,
+                parsed.error_no,
+                parsed.config_index,
+            )
+        )
+    return history_best(items)
+
+
+@pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
+def test_slot_winners_equal_golden(golden: Path, tmp_path: Path) -> None:
+    require_shared()
+    expected = _load(golden)
+    with _imported(tmp_path, corpus_log_for(golden)) as store:
+        mine = {
+            (h.kind, f"{h.name}\t{h.workload_json}"): {
+                "line": h.line,
+                "index": h.config_index,
+                "cost": h.mean_cost,
+            }
+            for h in store.slot_holders()
+        }
+    by_key = {k: v for (kind, k), v in mine.items() if kind == "key"}
+    by_model = {k: v for (kind, k), v in mine.items() if kind == "model"}
+    assert by_key == expected["by_targetkey"]
+    assert by_model == expected["by_model"]
+
+
+@pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
+def test_records_imported_equal_what_tvm_decodes(golden: Path, tmp_path: Path) -> None:
+    require_shared()
+    expected = _load(golden)
+    with Store(tmp_path / "golden.db") as store:
+        (report,) = tunelog.import_paths(store, [str(corpus_log_for(golden))])
+    assert report.new + report.duplicates == expected["decodable"]
+    assert report.rejected == 0
+    assert report.accounted
+
+
+@pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
+def test_export_answers_every_golden_query(golden: Path, tmp_path: Path) -> None:
+    require_shared()
+    expected = _load(golden)
+    out = tmp_path / "best.log"
+    with _imported(tmp_path, corpus_log_for(golden)) as store:
+        if store.has_slot_winners():
+            tunelog.export(store, str(out))
+            lines = out.read_bytes().splitlines()
+        else:
+            lines = []
+    history = _history_of_lines(lines)
+    for query in expected["queries"]:
+        holder = history.query(query["target"], _compact(query["workload"]))
+        got = None if holder is None else holder.ref
+        assert got == query["index"], query
+
+
+@pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
+def test_export_writes_each_winner_once_as_original_bytes(golden: Path, tmp_path: Path) -> None:
+    require_shared()
+    out = tmp_path / "best.log"
+    original = set(corpus_log_for(golden).read_bytes().splitlines())
+    with _imported(tmp_path, corpus_log_for(golden)) as store:
+        if not store.has_slot_winners():
+            pytest.skip("every trial failed: nothing to export")
+        tunelog.export(store, str(out))
+        winners = {h.record_id for h in store.slot_holders()}
+    lines = out.read_bytes().splitlines()
+    assert len(lines) == len(set(lines)) == len(winners)
+    assert set(lines) <= original

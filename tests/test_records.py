@@ -1,0 +1,210 @@
+"""Parsing single lines: records, comments, blanks and the reasons for rejecting the rest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tunelog.records import (
+    Blank,
+    Comment,
+    RecordV01,
+    RecordV02,
+    Rejected,
+    TuningRecord,
+    numpy_mean,
+    parse_line,
+)
+
+V02 = (
+    b'{"input": ["cuda -model=titanx", "conv2d_nchw.cuda", [["TENSOR", [1, 3, 8, 8], "float32"],'
+    b' ["TENSOR", [4, 3, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1], "float32"], {}],'
+    b' "config": {"index": 42, "code_hash": null, "entity": [["tile_f", "sp", [-1, 2, 2, 1]],'
+    b' ["unroll_explicit", "ot", 1]]}, "result": [[0.001, 0.003], 0, 1.5, 1600000000.5],'
+    b' "version": 0.2, "tvm_version": "0.8.dev0"}'
+)
+V01 = (
+    b'{"i": ["cuda -model=1080ti", "topi_nn_conv2d", [["TENSOR", [1, 3, 8, 8], "float32"],'
+    b' ["TENSOR", [4, 3, 3, 3], "float32"], [1, 1], [1, 1], "NCHW", "float32"], {},'
+    b' ["conv2d", [1, 3, 8, 8, "float32"], [4, 3, 3, 3, "float32"], [1, 1], [1, 1], "NCHW",'
+    b' "float32"], {"i": 7, "t": "winograd", "c": null, "e": [["tile_b", "sp", [1, 1, 1, 1]]]}],'
+    b' "r": [[0.5], 0, 2.0, 1535340502.6], "v": 0.1}'
+)
+
+
+def _mutate(line: bytes, path: list[str | int], value: object) -> bytes:
+    data = json.loads(line)
+    node = data
+    for step in path[:-1]:
+        node = node[step]
+    if value is _DELETE:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return json.dumps(data).encode()
+
+
+_DELETE = object()
+
+
+def test_v02_record_fields() -> None:
+    record = parse_line(V02 + b"\n")
+    assert isinstance(record, RecordV02)
+    assert (record.log_version, record.target, record.task_name) == (
+        "0.2",
+        "cuda -model=titanx",
+        "conv2d_nchw.cuda",
+    )
+    assert record.config_index == 42
+    assert record.error_no == 0
+    assert record.mean_cost == pytest.approx(0.002)
+    assert record.costs == (0.001, 0.003)
+    assert record.all_cost == 1.5
+    assert record.timestamp == 1600000000.5
+    assert record.tvm_version == "0.8.dev0"
+    assert record.template_key == ""
+    assert record.entity[0] == ("tile_f", "sp", [-1, 2, 2, 1])
+    assert record.args_json.startswith('[["TENSOR",[1,3,8,8],"float32"]')
+
+
+def test_v01_record_keeps_its_template_key() -> None:
+    record = parse_line(V01)
+    assert isinstance(record, RecordV01)
+    assert (record.log_version, record.task_name, record.template_key) == (
+        "0.1",
+        "topi_nn_conv2d",
+        "winograd",
+    )
+    assert record.config_index == 7
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind"),
+    [
+        (b"# TopHub section header\n", Comment),
+        (b"\n", Blank),
+        (b"   \t \r\n", Blank),
+        (b"\xef\xbb\xbf" + V02 + b"\r\n", RecordV02),
+        (V02 + b"\r\n", RecordV02),
+        (b"\xef\xbb\xbf# comment after a BOM\n", Comment),
+    ],
+)
+def test_line_kinds(raw: bytes, kind: type) -> None:
+    assert isinstance(parse_line(raw), kind)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (V02[:57], "invalid JSON at column 57"),
+        (
+            b"No: 1\tGFLOPS: 0.00\tresult: MeasureResult(costs=...)",
+            "tab-separated text, not a JSON record",
+        ),
+        (
+            b"gAJjdHZtLmF1dG90dm0=\tgAJjdHZtLnRhcmdldA==\tgAJLAC4uLi4uLg==",
+            "pickle-protocol record (never unpickled)",
+        ),
+        (b"Get devices for measurement successfully!", "not JSON (text line)"),
+        (b"[1, 2, 3]", "JSON list is not an AutoTVM record"),
+        (b'{"a": 1}', "JSON object is not an AutoTVM record (no input/i field)"),
+        (_mutate(V02, ["config", "entity"], _DELETE), "missing field config.entity"),
+        (_mutate(V02, ["result"], [[0.1], 0, 1.0]), "wrong number of items in result"),
+        (_mutate(V02, ["result", 0], []), "empty result costs"),
+        (_mutate(V02, ["result", 0], [-1.0]), "negative cost -1.0"),
+        (_mutate(V02, ["input", 0], ""), "bad target: empty target string"),
+        (_mutate(V02, ["input", 1], ""), "empty task name"),
+        (
+            _mutate(V02, ["config", "entity", 0, 1], "xx"),
+            "unexpected value in config.entity[0][1]: Input should be 'sp', 're', 'an' or 'ot'",
+        ),
+        (
+            b'{"i": [["[\\"k\\"]", "llvm", [], "", 0, []], [[], []]],'
+            b' "r": [[0.1], 0, 1, 2], "v": "v0.6"}',
+            "auto_scheduler record v0.6 (not supported yet)",
+        ),
+        (
+            b'[0, [[[], []], [0.1], {"kind": "llvm"}, []]]',
+            "MetaSchedule tuning record (not supported yet)",
+        ),
+        (b'["12345", "YWJj"]', "MetaSchedule workload entry (not supported yet)"),
+        (
+            V02.replace(b'"', "“".encode(), 4),
+            "typographic quotes (pasted from a web page?): use --repair",
+        ),
+        (V02 + b" " + V02, "several records run together on one line: use --repair"),
+        (b'{"input": \xff\xfe}', "invalid UTF-8 at byte 11"),
+        (b'{"input": "\x00"}', "NUL byte in line (binary data?)"),
+    ],
+)
+def test_rejection_reasons(raw: bytes, reason: str) -> None:
+    parsed = parse_line(raw)
+    assert isinstance(parsed, Rejected)
+    assert parsed.reason == reason
+
+
+@pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
+def test_non_finite_costs_are_rejected(literal: bytes) -> None:
+    raw = V02.replace(b"[[0.001, 0.003]", b"[[" + literal + b"]")
+    assert isinstance(parse_line(raw), Rejected)
+
+
+def test_error_records_keep_their_number_and_int_all_cost() -> None:
+    raw = V02.replace(b"[[0.001, 0.003], 0, 1.5,", b"[[1000000000.0], 6, 10,")
+    record = parse_line(raw)
+    assert isinstance(record, TuningRecord)
+    assert (record.error_no, record.all_cost, record.mean_cost) == (6, 10.0, 1e9)
+
+
+def test_missing_version_is_read_as_v02_like_tvm_does() -> None:
+    assert isinstance(parse_line(_mutate(V02, ["version"], _DELETE)), RecordV02)
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([0.5], 0.5),
+        ([0.1, 0.2, 0.3], (0.1 + 0.2 + 0.3) / 3),
+        # From 8 values numpy sums 8 lanes then combines them pairwise.
+        ([0.1] * 9, ((((0.1 + 0.1) + (0.1 + 0.1)) + ((0.1 + 0.1) + (0.1 + 0.1))) + 0.1) / 9),
+    ],
+)
+def test_numpy_mean_matches_numpy_summation(values: list[float], expected: float) -> None:
+    assert numpy_mean(values) == expected
+
+
+def test_numpy_mean_differs_from_naive_sum_where_numpy_does() -> None:
+    values = [0.1] * 9
+    assert numpy_mean(values) != sum(values) / 9
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=400))
+def test_parse_line_never_raises_on_bytes(raw: bytes) -> None:
+    assert parse_line(raw) is not None
+
+
+@settings(max_examples=300)
+@given(st.integers(min_value=0, max_value=len(V02)), st.binary(min_size=1, max_size=3))
+def test_damaged_records_are_rejected_or_parsed_never_raise(position: int, noise: bytes) -> None:
+    damaged = V02[:position] + noise + V02[position:]
+    parsed = parse_line(damaged)
+    assert isinstance(parsed, (TuningRecord, Rejected, Comment, Blank))
+    if isinstance(parsed, Rejected):
+        assert parsed.reason
+
+
+@settings(max_examples=200)
+@given(st.integers(min_value=1, max_value=len(V02) - 1))
+def test_truncated_records_are_rejected(cut: int) -> None:
+    assert isinstance(parse_line(V02[:cut]), Rejected)
+
+
+def test_sample_log_lines_all_parse() -> None:
+    sample = Path(__file__).resolve().parents[1] / "sample_logs" / "x86_mini_llvm.log"
+    lines = sample.read_bytes().splitlines()
+    assert lines and all(isinstance(parse_line(line), TuningRecord) for line in lines)

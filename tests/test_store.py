@@ -1,0 +1,196 @@
+"""The SQLite store: schema, accounting, idempotence, atomicity, provenance."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import tunelog
+from tests.conftest import SAMPLE_LOGS
+from tunelog.exceptions import (
+    InputNotFoundError,
+    NewerSchemaError,
+    NotATunelogDatabaseError,
+)
+from tunelog.inputs import LogInput, OpenedLog
+from tunelog.store import MIGRATIONS, Store
+
+EDGE = SAMPLE_LOGS / "edge_cases.log"
+X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
+
+
+def test_schema_after_migrations(store: Store) -> None:
+    assert store.schema_version == len(MIGRATIONS)
+    tables = set(store.db.table_names())
+    assert {"sources", "targets", "workloads", "records", "slots", "rejects"} <= tables
+    assert [c.name for c in store.db["records"].columns] == [
+        "id",
+        "source_id",
+        "line",
+        "target_id",
+        "workload_id",
+        "config_index",
+        "error_no",
+        "mean_cost",
+        "all_cost",
+        "timestamp",
+        "version",
+        "tvm_version",
+        "hash",
+        "raw",
+    ]
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_reopening_does_not_migrate_again(tmp_path: Path) -> None:
+    with Store(tmp_path / "a.db") as first:
+        tunelog.import_paths(first, [str(X86)])
+    with Store(tmp_path / "a.db") as again:
+        assert again.stats().records == 200
+
+
+def test_every_line_is_accounted_for(store: Store) -> None:
+    (report,) = tunelog.import_paths(store, [str(EDGE)])
+    assert (
+        report.lines,
+        report.new,
+        report.duplicates,
+        report.comments,
+        report.blank,
+        report.rejected,
+    ) == (19, 8, 1, 6, 1, 3)
+    assert report.accounted
+    assert [(r.line, r.reason) for r in report.rejects] == [
+        (15, "auto_scheduler record v0.6 (not supported yet)"),
+        (16, "invalid JSON at column 88"),
+        (17, "tab-separated text, not a JSON record"),
+    ]
+    assert [(r.line, r.reason) for r in store.rejects(report.source_id or 0)] == [
+        (r.line, r.reason) for r in report.rejects
+    ]
+
+
+def test_reimporting_a_file_adds_nothing_and_says_so(store: Store) -> None:
+    (first,) = tunelog.import_paths(store, [str(X86)])
+    (second,) = tunelog.import_paths(store, [str(X86)])
+    assert (second.new, second.duplicates) == (0, 200)
+    assert second.already_imported_as == f"#{first.source_id} {X86}"
+    assert store.stats().records == 200
+    assert len(store.sources()) == 1
+
+
+def test_a_record_seen_in_another_file_is_a_duplicate(store: Store, tmp_path: Path) -> None:
+    lines = X86.read_bytes().splitlines(keepends=True)
+    part = tmp_path / "part.log"
+    part.write_bytes(b"".join(lines[:50]) + b"# extra\n")
+    tunelog.import_paths(store, [str(X86)])
+    (report,) = tunelog.import_paths(store, [str(part)])
+    assert (report.new, report.duplicates, report.comments) == (0, 50, 1)
+    assert report.already_imported_as is None  # different bytes: a new source
+    assert len(store.sources()) == 2
+
+
+def test_directories_import_recursively_and_gzip_is_transparent(store: Store) -> None:
+    reports = tunelog.import_paths(store, [str(SAMPLE_LOGS)])
+    assert [Path(r.path).name for r in reports] == [
+        "edge_cases.log",
+        "x86_mini_llvm.log",
+        "x86_mini_short_timeouts.log.gz",
+    ]
+    assert reports[2].new == 125
+
+
+def test_sources_record_provenance(store: Store) -> None:
+    tunelog.import_paths(store, [str(X86)], label="skylake run")
+    (source,) = store.sources()
+    assert (source.path, source.label, source.lines, source.records) == (
+        str(X86),
+        "skylake run",
+        200,
+        200,
+    )
+    assert source.size == X86.stat().st_size
+    assert len(source.sha256) == 64
+    row = store.conn.execute("SELECT source_id, line FROM records ORDER BY id LIMIT 1").fetchone()
+    assert row == (source.id, 1)
+
+
+def test_original_line_bytes_are_kept(store: Store) -> None:
+    tunelog.import_paths(store, [str(X86)])
+    raws = [r[0] for r in store.conn.execute("SELECT raw FROM records ORDER BY id")]
+    assert raws == X86.read_bytes().splitlines()
+
+
+def test_strict_rolls_back_a_file_with_rejected_lines(store: Store) -> None:
+    (report,) = tunelog.import_paths(store, [str(EDGE)], strict=True)
+    assert report.rolled_back
+    assert store.stats().records == 0
+    assert store.sources() == []
+
+
+def _crashing_lines(path: Path, after: int) -> Iterator[bytes]:
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if number > after:
+                raise KeyboardInterrupt
+            yield line
+
+
+@pytest.mark.parametrize("after", [0, 10, 150, 199])
+def test_an_interrupted_import_leaves_the_database_as_before(store: Store, after: int) -> None:
+    tunelog.import_paths(store, [str(EDGE)])
+    before = store.stats().model_dump()
+    with OpenedLog(LogInput(str(X86))) as opened, pytest.raises(KeyboardInterrupt):
+        store.import_log(opened, lines=_crashing_lines(X86, after))
+    assert store.stats().model_dump() == before
+    assert len(store.sources()) == 1
+    assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    (report,) = tunelog.import_paths(store, [str(X86)])
+    assert report.new == 200
+
+
+def test_missing_path_raises_input_not_found(store: Store) -> None:
+    with pytest.raises(InputNotFoundError, match="does not exist"):
+        tunelog.import_paths(store, ["no/such/file.log"])
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_text("this is not SQLite\n" * 100)
+    with pytest.raises(NotATunelogDatabaseError, match="not a tunelog database"):
+        Store(path)
+
+
+def test_another_applications_sqlite_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE things (x)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(NotATunelogDatabaseError, match="not a tunelog one"):
+        Store(path)
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    Store(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    conn.close()
+    with pytest.raises(NewerSchemaError, match="newer tunelog"):
+        Store(path)
+
+
+def test_stats_count_valid_and_failed(store: Store) -> None:
+    tunelog.import_paths(store, [str(X86)])
+    stats = store.stats()
+    assert (stats.records, stats.valid, stats.failed) == (200, 194, 6)
+    assert stats.by_error == [{"error_no": 0, "records": 194}, {"error_no": 6, "records": 6}]
+    assert {row["template"] for row in stats.by_template} == {
+        "conv2d_NCHWc.x86",
+        "dense_nopack.x86",
+        "dense_pack.x86",
+    }

@@ -1,0 +1,5 @@
+"""`python -m tunelog`."""
+
+from tunelog.cli import run
+
+run()

@@ -1,0 +1,387 @@
+"""The `tunelog` command: a thin typer layer that formats what the library returns.
+
+stdout carries only tables or JSON (safe for pipes); progress, warnings and errors go to stderr.
+A user's mistake ends in one `Error: ...` line and exit code 1 (usage errors: 2).
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, ParamSpec, TypeVar
+
+import orjson
+import typer
+from tabulate import tabulate
+
+from tunelog import api
+from tunelog.exceptions import TunelogError
+from tunelog.inputs import LogInput
+from tunelog.models import BestRow, FileReport
+from tunelog.store import Filters, Store
+from tunelog.workloads import short_args
+
+DEFAULT_DB = "tunelog.db"
+REJECTS_SHOWN = 20
+
+app = typer.Typer(
+    name="tunelog",
+    help="Import, query and clean Apache TVM AutoTVM tuning logs (no TVM needed).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class _State:
+    db_path: str = DEFAULT_DB
+
+
+state = _State()
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn domain errors into one `Error:` line and exit 1, never a traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except TunelogError as exc:
+            _err(f"Error: {exc}")
+            raise typer.Exit(1) from None
+        except sqlite3.Error as exc:
+            _err(f"Error: database {state.db_path}: {exc}; check the disk and the file")
+            raise typer.Exit(1) from None
+        except OSError as exc:
+            _err(f"Error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            _err("Interrupted: the file being imported was rolled back; finished files are kept")
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+@contextmanager
+def opened_store() -> Iterator[Store]:
+    """The database named by --db, TUNELOG_DB or ./tunelog.db."""
+    store = Store(state.db_path)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def emit_json(value: Any) -> None:
+    """Pretty JSON on stdout."""
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def emit_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
+    """A plain-text table on stdout."""
+    if not rows:
+        return
+    typer.echo(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+
+
+def format_seconds(seconds: float) -> str:
+    """A latency in readable units: `671.6 us`, `12.40 ms`, `1.20 s` (`failed` for 1e9)."""
+    if seconds >= 1e8:
+        return "failed"
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print JSON on stdout instead of a table.")
+]
+
+
+@app.callback()
+def main(
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            envvar="TUNELOG_DB",
+            help="Database file (default: ./tunelog.db; env TUNELOG_DB).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """tunelog: AutoTVM tuning logs in an embedded SQLite database."""
+    state.db_path = db or DEFAULT_DB
+
+
+# -- import -----------------------------------------------------------------------------------
+
+
+@app.command("import")
+@handles_errors
+def import_command(
+    paths: Annotated[
+        list[str], typer.Argument(help="Log files, directories (recursive) or - for stdin.")
+    ],
+    label: Annotated[str | None, typer.Option(help="A label stored with each source.")] = None,
+    strict: Annotated[
+        bool, typer.Option(help="Roll back any file with a rejected line and exit 1.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Import AutoTVM logs (plain, .gz, .bz2 or .xz); re-importing adds nothing."""
+    with opened_store() as store, _progress() as progress:
+        reports = api.import_paths(store, paths, label=label, strict=strict, progress=progress)
+    _print_import(reports, as_json)
+    if any(r.rolled_back for r in reports):
+        _err("Error: --strict: files with rejected lines were rolled back; fix or drop --strict")
+        raise typer.Exit(1)
+
+
+def _print_import(reports: list[FileReport], as_json: bool) -> None:
+    if as_json:
+        emit_json(
+            {
+                "files": [
+                    r.model_dump(
+                        include={
+                            "path",
+                            "lines",
+                            "new",
+                            "duplicates",
+                            "comments",
+                            "blank",
+                            "rejected",
+                            "rejects",
+                            "already_imported_as",
+                            "rolled_back",
+                        }
+                    )
+                    for r in reports
+                ]
+            }
+        )
+        return
+    rows = [
+        (r.path, r.lines, r.new, r.duplicates, r.comments, r.blank, r.rejected, _import_note(r))
+        for r in reports
+    ]
+    emit_table(rows, ("file", "lines", "new", "dup", "comments", "blank", "rejected", "note"))
+    for report in reports:
+        for reject in report.rejects[:REJECTS_SHOWN]:
+            _err(f"{report.path}:{reject.line}: {reject.reason}")
+        if report.rejected > len(report.rejects[:REJECTS_SHOWN]):
+            more = report.rejected - len(report.rejects[:REJECTS_SHOWN])
+            _err(f"{report.path}: ... and {more} more rejected line(s)")
+
+
+def _import_note(report: FileReport) -> str:
+    if report.rolled_back:
+        return "rolled back (--strict)"
+    if report.already_imported_as:
+        return f"already imported as {report.already_imported_as}"
+    return ""
+
+
+@contextmanager
+def _progress() -> Iterator[api.ImportProgress | None]:
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        console=Console(file=sys.stderr),
+        transient=True,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(source: LogInput, done: int, total: int | None) -> None:
+        if source.path not in tasks:
+            tasks[source.path] = bar.add_task(source.path, total=total)
+        bar.update(tasks[source.path], completed=done)
+
+    with bar:
+        yield update
+
+
+# -- listings ---------------------------------------------------------------------------------
+
+
+@app.command()
+@handles_errors
+def sources(as_json: JsonOption = False) -> None:
+    """List imported files with their line accounting."""
+    with opened_store() as store:
+        rows = store.sources()
+    if as_json:
+        emit_json([s.model_dump() for s in rows])
+        return
+    emit_table(
+        [
+            (
+                s.id,
+                s.path,
+                s.label or "",
+                s.lines,
+                s.records,
+                s.duplicates,
+                s.rejected,
+                s.sha256[:12],
+                s.imported_at,
+            )
+            for s in rows
+        ],
+        ("id", "path", "label", "lines", "records", "dup", "rejected", "sha256", "imported"),
+    )
+
+
+@app.command()
+@handles_errors
+def stats(as_json: JsonOption = False) -> None:
+    """Records by target, template and error number; valid vs failed."""
+    with opened_store() as store:
+        result = store.stats()
+    if as_json:
+        emit_json(result.model_dump())
+        return
+    typer.echo(
+        f"records: {result.records}  valid: {result.valid}  failed: {result.failed}  "
+        f"sources: {result.sources}  targets: {result.targets}  workloads: {result.workloads}"
+    )
+    for title, rows, headers in (
+        ("by target", result.by_target, ("target", "records", "valid", "failed")),
+        ("by template", result.by_template, ("template", "records", "valid", "failed")),
+        ("by error", result.by_error, ("error_no", "records")),
+    ):
+        if rows:
+            typer.echo(f"\n{title}:")
+            emit_table([[row[h] for h in headers] for row in rows], headers)
+
+
+FilterTargetKey = Annotated[
+    str | None, typer.Option("--target-key", help="Only slots of this target key (e.g. cuda).")
+]
+FilterModel = Annotated[str | None, typer.Option(help="Only slots of this -model value.")]
+FilterTemplate = Annotated[
+    str | None, typer.Option(help="Only this template (task name), e.g. conv2d_nchw.cuda.")
+]
+FilterTask = Annotated[
+    str | None, typer.Option(help="Only templates whose name contains this text.")
+]
+
+
+@app.command()
+@handles_errors
+def best(
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    template: FilterTemplate = None,
+    task: FilterTask = None,
+    knobs: Annotated[bool, typer.Option(help="Show the winning knob values.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """The config apply_history_best picks for each slot (target key or model, workload)."""
+    filters = Filters(target_key=target_key, model=model, template=template, task=task)
+    with opened_store() as store:
+        rows = store.best(filters, knobs=knobs)
+    if as_json:
+        emit_json([row.model_dump() for row in rows])
+        return
+    emit_table([_best_row(row, knobs) for row in rows], _best_headers(knobs))
+    if not rows:
+        _err("no valid measurement matches (see `tunelog stats`)")
+
+
+def _best_headers(knobs: bool) -> list[str]:
+    headers = ["slots", "template", "args", "config", "latency", "trials", "source"]
+    return [*headers, "knobs"] if knobs else headers
+
+
+def _best_row(row: BestRow, knobs: bool) -> list[Any]:
+    template = row.task_name + (f" [{row.template_key}]" if row.template_key else "")
+    cells: list[Any] = [
+        ",".join(row.slots),
+        template,
+        short_args(row.task_name, row.args),
+        row.config_index,
+        format_seconds(row.mean_cost),
+        row.trials,
+        f"{Path(row.source).name}:{row.line}",
+    ]
+    if knobs:
+        cells.append(" ".join(f"{k}={_compact(v)}" for k, v in row.knobs or []))
+    return cells
+
+
+def _compact(value: object) -> str:
+    return orjson.dumps(value).decode().replace('"', "")
+
+
+# -- export -----------------------------------------------------------------------------------
+
+
+@app.command()
+@handles_errors
+def export(
+    out: Annotated[str, typer.Argument(help="Output log file, or - for stdout.")],
+    top_k: Annotated[
+        int, typer.Option("--top-k", min=1, help="Keep the K best distinct configs per slot.")
+    ] = 1,
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    template: FilterTemplate = None,
+    task: FilterTask = None,
+    force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
+    include_v01: Annotated[
+        bool, typer.Option("--include-v01", help="Also write v0.1 records (old TVM only).")
+    ] = False,
+    fix_targets: Annotated[
+        bool,
+        typer.Option(help="Drop target options modern TVM rejects (-link-params) when writing."),
+    ] = False,
+) -> None:
+    """Write a cleaned log that apply_history_best loads and decides on as on the full logs."""
+    filters = Filters(target_key=target_key, model=model, template=template, task=task)
+    with opened_store() as store:
+        report = api.export(
+            store,
+            out,
+            filters=filters,
+            top_k=top_k,
+            force=force,
+            include_v01=include_v01,
+            fix_targets=fix_targets,
+        )
+    for warning in report.warnings:
+        _err(f"warning: {warning}")
+    if out != "-":
+        _err(f"wrote {report.written} record(s) to {out}")
+
+
+def run() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

@@ -1,0 +1,43 @@
+"""Domain exceptions. Each names the condition; its message says what to do next."""
+
+from __future__ import annotations
+
+
+class TunelogError(Exception):
+    """Base class: every error tunelog raises for a user's mistake or a bad environment."""
+
+
+class TargetParseError(TunelogError, ValueError):
+    """A target string could not be parsed."""
+
+
+class InputNotFoundError(TunelogError):
+    """A path given to import does not exist or cannot be read."""
+
+
+class NotATunelogDatabaseError(TunelogError):
+    """The database path holds a file that is not a tunelog database."""
+
+
+class NewerSchemaError(TunelogError):
+    """The database was written by a newer tunelog than this one."""
+
+
+class DatabaseUnavailableError(TunelogError):
+    """The database cannot be opened or written (permissions, full disk, locked too long)."""
+
+
+class OutputExistsError(TunelogError):
+    """An export target already exists and --force was not given."""
+
+
+class StrictImportError(TunelogError):
+    """--strict import found rejected lines; the file was rolled back."""
+
+
+class UnknownErrorCodeError(TunelogError, LookupError):
+    """An error code name or number that AutoTVM does not define."""
+
+
+class NothingToExportError(TunelogError):
+    """An export would write no record (no valid measurement matches the filters)."""

@@ -1,0 +1,68 @@
+"""Writing cleaned logs: atomic file output and target rewriting. No SQLite here."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import orjson
+
+from tunelog.exceptions import OutputExistsError
+from tunelog.targets import parse_target
+
+STDOUT = "-"
+
+
+def write_lines_atomically(out: str, lines: Iterable[bytes], *, force: bool = False) -> int:
+    """Write `lines` (each without its line end) to `out`, or stdout for `-`; return the count.
+
+    A file is written to a temporary file in the same directory and renamed over `out`, so a
+    crash never leaves a half-written log. An existing `out` is refused unless `force`.
+    """
+    if out == STDOUT:
+        count = 0
+        stream = sys.stdout.buffer
+        for line in lines:
+            stream.write(line + b"\n")
+            count += 1
+        stream.flush()
+        return count
+    path = Path(out)
+    if path.exists() and not force:
+        raise OutputExistsError(
+            f"{out} already exists; tunelog never merges into an existing log: "
+            "choose another path or pass --force to replace it"
+        )
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    count = 0
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for line in lines:
+                handle.write(line + b"\n")
+                count += 1
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    return count
+
+
+def rewrite_target(raw: bytes, target: str) -> bytes:
+    """The line with its target string replaced by the form modern AutoTVM accepts.
+
+    Only the JSON string of the target changes; every other byte is kept.
+    """
+    fixed = parse_target(target).sanitized()
+    if fixed == target:
+        return raw
+    old = orjson.dumps(target)
+    new = orjson.dumps(fixed)
+    return raw.replace(old, new, 1)

@@ -1,0 +1,717 @@
+"""The SQLite store: the only module that talks to the database.
+
+Layout (see MIGRATIONS): `sources` (one row per imported file), `targets` and `workloads`
+(deduplicated strings), `records` (one row per distinct line, the original bytes kept), `slots`
+(the ApplyHistoryBest slot holders, maintained on import so `best`/`export` never scan records),
+and `rejects` (why each refused line was refused).
+
+Writes happen in one transaction per file (BEGIN IMMEDIATE), so an interrupted import leaves the
+database as it was before that file, and concurrent importers queue on SQLite's write lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import sqlite_utils
+
+from tunelog.exceptions import (
+    DatabaseUnavailableError,
+    NewerSchemaError,
+    NotATunelogDatabaseError,
+)
+from tunelog.inputs import OpenedLog
+from tunelog.models import BestRow, FileReport, RejectedLine, Source, Stats
+from tunelog.records import Blank, Comment, Rejected, TuningRecord, parse_line, strip_line
+from tunelog.selection import KEY_SLOT, MODEL_SLOT, slots_of
+from tunelog.targets import parse_target
+
+APPLICATION_ID = 0x54554E4C  # "TUNL": marks the file as a tunelog database
+BATCH_SIZE = 2000
+REJECTS_KEPT_IN_REPORT = 20
+BUSY_TIMEOUT_MS = 60_000
+
+ProgressCallback = Callable[[int], None]
+
+
+def _migration_1(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE sources (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,
+            label TEXT,
+            sha256 TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            lines INTEGER NOT NULL,
+            records INTEGER NOT NULL,
+            duplicates INTEGER NOT NULL,
+            comments INTEGER NOT NULL,
+            blank INTEGER NOT NULL,
+            rejected INTEGER NOT NULL,
+            imported_at TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX sources_sha256 ON sources(sha256)")
+    db.execute(
+        """
+        CREATE TABLE targets (
+            id INTEGER PRIMARY KEY,
+            target TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            keys TEXT NOT NULL,
+            model TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE workloads (
+            id INTEGER PRIMARY KEY,
+            task_name TEXT NOT NULL,
+            template_key TEXT NOT NULL,
+            args TEXT NOT NULL,
+            UNIQUE (task_name, template_key, args)
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE records (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            line INTEGER NOT NULL,
+            target_id INTEGER NOT NULL REFERENCES targets(id),
+            workload_id INTEGER NOT NULL REFERENCES workloads(id),
+            config_index INTEGER NOT NULL,
+            error_no INTEGER NOT NULL,
+            mean_cost REAL NOT NULL,
+            all_cost REAL NOT NULL,
+            timestamp REAL NOT NULL,
+            version TEXT NOT NULL,
+            tvm_version TEXT,
+            hash INTEGER NOT NULL UNIQUE,
+            raw BLOB NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX records_workload ON records(workload_id, target_id)")
+    db.execute(
+        """
+        CREATE TABLE slots (
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            workload_id INTEGER NOT NULL,
+            record_id INTEGER NOT NULL,
+            mean_cost REAL NOT NULL,
+            PRIMARY KEY (kind, name, workload_id)
+        ) WITHOUT ROWID"""
+    )
+    db.execute("CREATE INDEX slots_record ON slots(record_id)")
+    db.execute(
+        """
+        CREATE TABLE rejects (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            line INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            PRIMARY KEY (source_id, line)
+        ) WITHOUT ROWID"""
+    )
+
+
+# Append only: a database's PRAGMA user_version is the number of migrations applied.
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_migration_1]
+
+
+def content_hash(content: bytes) -> int:
+    """64-bit signed hash of a line's content (the dedup key; collisions are probed)."""
+    return int.from_bytes(hashlib.blake2b(content, digest_size=8).digest(), "big", signed=True)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which slots/records a query covers. Empty fields match everything."""
+
+    target_key: str | None = None
+    model: str | None = None
+    template: str | None = None
+    task: str | None = None
+
+
+@dataclass(frozen=True)
+class SlotHolder:
+    """One slot (`kind` "key" or "model", its `name`, the workload) and its holder."""
+
+    kind: str
+    name: str
+    task_name: str
+    template_key: str
+    args_json: str
+    record_id: int
+    source_id: int
+    line: int
+    config_index: int
+    mean_cost: float
+
+    @property
+    def workload_json(self) -> str:
+        """`[task_name, *args]` as compact JSON (the golden files' form)."""
+        inner = self.args_json[1:-1]
+        return f"[{orjson.dumps(self.task_name).decode()}{',' + inner if inner else ''}]"
+
+
+class Store:
+    """A tunelog database file. Open with `Store(path)`; created and migrated on open."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        except sqlite3.Error as exc:
+            raise DatabaseUnavailableError(
+                f"cannot open database {self.path}: {exc}; check that its directory exists "
+                "and is writable, or pass another --db"
+            ) from exc
+        self.conn = conn
+        self.db = sqlite_utils.Database(conn)
+        try:
+            self._prepare()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            message = str(exc)
+            if "not a database" in message or "malformed" in message:
+                raise NotATunelogDatabaseError(
+                    f"{self.path} is not a tunelog database (SQLite says: {message}); "
+                    "pass another --db path"
+                ) from exc
+            raise DatabaseUnavailableError(
+                f"cannot use database {self.path}: {message}; check that its directory exists "
+                "and is writable, or pass another --db"
+            ) from exc
+
+    # -- schema -------------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        conn = self.conn
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        if app_id != APPLICATION_ID and (has_tables or version):
+            raise NotATunelogDatabaseError(
+                f"{self.path} is an SQLite database but not a tunelog one; pass another --db path"
+            )
+        if version > len(MIGRATIONS):
+            raise NewerSchemaError(
+                f"{self.path} was written by a newer tunelog (schema {version}, this one knows "
+                f"{len(MIGRATIONS)}); upgrade tunelog"
+            )
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        if version < len(MIGRATIONS):
+            self._migrate()
+
+    def _migrate(self) -> None:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read under the write lock: another process may have migrated meanwhile.
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for number in range(version, len(MIGRATIONS)):
+                MIGRATIONS[number](self.db)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @property
+    def schema_version(self) -> int:
+        """Number of migrations applied."""
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- import -------------------------------------------------------------------------------
+
+    def import_log(
+        self,
+        opened: OpenedLog,
+        *,
+        label: str | None = None,
+        strict: bool = False,
+        lines: Iterable[bytes] | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> FileReport:
+        """Import one opened log in a single transaction and report what happened.
+
+        `lines` overrides `opened.lines()` (e.g. lines already repaired). With `strict`, a file
+        with any rejected line is rolled back (`report.rolled_back`).
+        """
+        report = FileReport(path=opened.source.path)
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
+        try:
+            writer = _ImportWriter(self.conn, report)
+            writer.run(opened.lines() if lines is None else lines, opened, progress)
+            report.sha256 = opened.sha256
+            self._finish_import(writer, opened, report, label, strict)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        return report
+
+    def _finish_import(
+        self,
+        writer: _ImportWriter,
+        opened: OpenedLog,
+        report: FileReport,
+        label: str | None,
+        strict: bool,
+    ) -> None:
+        conn = self.conn
+        if strict and report.rejected:
+            conn.execute("ROLLBACK")
+            report.rolled_back = True
+            report.new = 0
+            return
+        earlier = conn.execute(
+            "SELECT id, path FROM sources WHERE sha256 = ? AND id != ? ORDER BY id LIMIT 1",
+            (report.sha256, writer.source_id),
+        ).fetchone()
+        if earlier is not None and report.new == 0:
+            conn.execute("ROLLBACK")  # same bytes imported before: keep no trace of this run
+            report.already_imported_as = f"#{earlier[0]} {earlier[1]}"
+            return
+        conn.execute(
+            """UPDATE sources SET label = ?, sha256 = ?, size = ?, lines = ?, records = ?,
+               duplicates = ?, comments = ?, blank = ?, rejected = ? WHERE id = ?""",
+            (
+                label,
+                report.sha256,
+                opened.size,
+                report.lines,
+                report.new,
+                report.duplicates,
+                report.comments,
+                report.blank,
+                report.rejected,
+                writer.source_id,
+            ),
+        )
+        conn.execute("COMMIT")
+        report.source_id = writer.source_id
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def sources(self) -> list[Source]:
+        """Imported files, oldest first."""
+        rows = self.conn.execute(
+            """SELECT id, path, label, sha256, size, lines, records, duplicates, comments, blank,
+                      rejected, imported_at FROM sources ORDER BY id"""
+        ).fetchall()
+        names = list(Source.model_fields)
+        return [Source(**dict(zip(names, row, strict=True))) for row in rows]
+
+    def rejects(self, source_id: int, limit: int | None = None) -> list[RejectedLine]:
+        """Rejected lines of one source, by line number."""
+        sql = "SELECT line, reason FROM rejects WHERE source_id = ? ORDER BY line"
+        params: tuple[Any, ...] = (source_id,)
+        if limit is not None:
+            sql += " LIMIT ?"
+            params += (limit,)
+        return [RejectedLine(line=a, reason=b) for a, b in self.conn.execute(sql, params)]
+
+    def stats(self) -> Stats:
+        """Counts by target, template and error number."""
+        c = self.conn
+
+        def one(sql: str) -> int:
+            return int(c.execute(sql).fetchone()[0])
+
+        def table(sql: str, names: Sequence[str]) -> list[dict[str, object]]:
+            return [dict(zip(names, row, strict=True)) for row in c.execute(sql)]
+
+        return Stats(
+            records=one("SELECT count(*) FROM records"),
+            valid=one("SELECT count(*) FROM records WHERE error_no = 0"),
+            failed=one("SELECT count(*) FROM records WHERE error_no != 0"),
+            sources=one("SELECT count(*) FROM sources"),
+            targets=one("SELECT count(*) FROM targets"),
+            workloads=one("SELECT count(*) FROM workloads"),
+            by_target=table(
+                """SELECT t.target, count(*), sum(r.error_no = 0), sum(r.error_no != 0)
+                   FROM records r JOIN targets t ON t.id = r.target_id
+                   GROUP BY t.id ORDER BY count(*) DESC, t.target""",
+                ("target", "records", "valid", "failed"),
+            ),
+            by_template=table(
+                """SELECT w.task_name, w.template_key, count(*), sum(r.error_no = 0),
+                          sum(r.error_no != 0)
+                   FROM records r JOIN workloads w ON w.id = r.workload_id
+                   GROUP BY w.task_name, w.template_key ORDER BY count(*) DESC, w.task_name""",
+                ("template", "template_key", "records", "valid", "failed"),
+            ),
+            by_error=table(
+                """SELECT error_no, count(*) FROM records GROUP BY error_no ORDER BY error_no""",
+                ("error_no", "records"),
+            ),
+        )
+
+    def best(self, filters: Filters | None = None, *, knobs: bool = False) -> list[BestRow]:
+        """Slot winners, one row per (workload, winning record), with the slots it holds."""
+        where, params = _slot_filter_sql(filters or Filters())
+        rows = self.conn.execute(
+            f"""SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
+                       r.config_index, r.mean_cost, src.path, r.line, r.version, r.raw,
+                       (SELECT count(*) FROM records c
+                         WHERE c.workload_id = r.workload_id AND c.target_id = r.target_id)
+                FROM slots s
+                JOIN records r ON r.id = s.record_id
+                JOIN targets t ON t.id = r.target_id
+                JOIN workloads w ON w.id = s.workload_id
+                JOIN sources src ON src.id = r.source_id
+                {where}
+                ORDER BY r.workload_id, r.id, s.kind DESC, s.name""",
+            params,
+        ).fetchall()
+        grouped: dict[int, BestRow] = {}
+        for row in rows:
+            kind, name, record_id = row[0], row[1], row[2]
+            label = f"model={name}" if kind == MODEL_SLOT else name
+            existing = grouped.get(record_id)
+            if existing is not None:
+                existing.slots.append(label)
+                continue
+            grouped[record_id] = BestRow(
+                slots=[label],
+                target=row[3],
+                task_name=row[4],
+                template_key=row[5],
+                args=json.loads(row[6]),
+                config_index=row[7],
+                mean_cost=row[8],
+                source=row[9],
+                line=row[10],
+                log_version=row[11],
+                record_id=record_id,
+                trials=row[13],
+                knobs=_knobs(row[12]) if knobs else None,
+            )
+        return list(grouped.values())
+
+    def winner_lines(
+        self, filters: Filters | None = None, *, top_k: int = 1
+    ) -> Iterator[tuple[int, str, str, bytes]]:
+        """`(record_id, target, version, raw)` of every slot winner (or top-k), by record id."""
+        where, params = _slot_filter_sql(filters or Filters())
+        if top_k <= 1:
+            sql = f"""SELECT DISTINCT r.id, t.target, r.version, r.raw FROM slots s
+                      JOIN records r ON r.id = s.record_id
+                      JOIN targets t ON t.id = r.target_id
+                      JOIN workloads w ON w.id = s.workload_id
+                      {where} ORDER BY r.id"""
+            yield from self.conn.execute(sql, params)
+            return
+        yield from self._top_k_lines(where, params, top_k)
+
+    def slot_holders(self) -> list[SlotHolder]:
+        """Every slot and the record holding it (the two ApplyHistoryBest dictionaries)."""
+        rows = self.conn.execute(
+            """SELECT s.kind, s.name, w.task_name, w.template_key, w.args, r.id, r.source_id,
+                      r.line, r.config_index, r.mean_cost
+               FROM slots s JOIN records r ON r.id = s.record_id
+               JOIN workloads w ON w.id = s.workload_id ORDER BY s.kind, s.name, w.id"""
+        ).fetchall()
+        return [SlotHolder(*row) for row in rows]
+
+    def has_slot_winners(self, filters: Filters | None = None) -> bool:
+        """True when at least one slot matches the filters."""
+        where, params = _slot_filter_sql(filters or Filters())
+        sql = f"""SELECT 1 FROM slots s JOIN workloads w ON w.id = s.workload_id {where} LIMIT 1"""
+        return self.conn.execute(sql, params).fetchone() is not None
+
+    def _top_k_lines(
+        self, where: str, params: tuple[Any, ...], top_k: int
+    ) -> Iterator[tuple[int, str, str, bytes]]:
+        # For each slot: the valid records competing for it, best first; keep the first
+        # (best, earliest) measurement of each config until K distinct configs.
+        chosen: set[int] = set()
+        slot_rows = self.conn.execute(
+            f"""SELECT s.kind, s.name, s.workload_id FROM slots s
+                JOIN workloads w ON w.id = s.workload_id {where}""",
+            params,
+        ).fetchall()
+        target_slots: dict[int, list[tuple[str, str]]] = {}
+        for target_id, target in self.conn.execute("SELECT id, target FROM targets"):
+            parsed = parse_target(target)
+            target_slots[target_id] = [(s.kind, s.name) for s in slots_of(parsed, "")]
+        for kind, name, workload_id in slot_rows:
+            targets = [t for t, slots in target_slots.items() if (kind, name) in slots]
+            marks = ",".join("?" * len(targets))
+            configs: set[int] = set()
+            for record_id, config_index in self.conn.execute(
+                f"""SELECT id, config_index FROM records
+                    WHERE workload_id = ? AND error_no = 0 AND target_id IN ({marks})
+                    ORDER BY mean_cost, id""",
+                (workload_id, *targets),
+            ):
+                if config_index in configs:
+                    continue
+                configs.add(config_index)
+                chosen.add(record_id)
+                if len(configs) >= top_k:
+                    break
+        ordered = sorted(chosen)
+        for start in range(0, len(ordered), 500):
+            chunk = ordered[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            yield from self.conn.execute(
+                f"""SELECT r.id, t.target, r.version, r.raw FROM records r
+                    JOIN targets t ON t.id = r.target_id WHERE r.id IN ({marks}) ORDER BY r.id""",
+                chunk,
+            )
+
+
+def _slot_filter_sql(filters: Filters) -> tuple[str, tuple[Any, ...]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if filters.target_key is not None:
+        clauses.append("s.kind = ? AND s.name = ?")
+        params += [KEY_SLOT, filters.target_key]
+    if filters.model is not None:
+        clauses.append("s.kind = ? AND s.name = ?")
+        params += [MODEL_SLOT, filters.model]
+    if filters.template is not None:
+        clauses.append("w.task_name = ?")
+        params.append(filters.template)
+    if filters.task is not None:
+        clauses.append("w.task_name LIKE ?")
+        params.append(f"%{filters.task}%")
+    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+    return where, tuple(params)
+
+
+def _knobs(raw: bytes) -> list[list[object]] | None:
+    parsed = parse_line(raw)
+    if isinstance(parsed, TuningRecord):
+        return [[name, value] for name, _type, value in parsed.entity]
+    return None
+
+
+class _ImportWriter:
+    """Streams one file's lines into the open transaction, batch by batch."""
+
+    def __init__(self, conn: sqlite3.Connection, report: FileReport) -> None:
+        self.conn = conn
+        self.report = report
+        self.target_ids: dict[str, tuple[int, list[tuple[str, str]]]] = {}
+        self.workload_ids: dict[tuple[str, str, str], int] = {}
+        self.next_id = int(
+            conn.execute("SELECT coalesce(max(id), 0) + 1 FROM records").fetchone()[0]
+        )
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        cur = conn.execute(
+            """INSERT INTO sources (path, sha256, size, lines, records, duplicates, comments,
+                                    blank, rejected, imported_at)
+               VALUES (?, '', 0, 0, 0, 0, 0, 0, 0, ?)""",
+            (report.path, now),
+        )
+        self.source_id = int(cur.lastrowid or 0)
+        self.pending_rejects: list[tuple[int, int, str]] = []
+
+    def run(
+        self, lines: Iterable[bytes], opened: OpenedLog, progress: ProgressCallback | None
+    ) -> None:
+        report = self.report
+        batch: list[tuple[int, TuningRecord, bytes]] = []
+        line_no = 0
+        try:
+            for line_no, raw in enumerate(lines, 1):
+                parsed = parse_line(raw)
+                if isinstance(parsed, TuningRecord):
+                    batch.append((line_no, parsed, strip_line(raw)))
+                    if len(batch) >= BATCH_SIZE:
+                        self._flush(batch)
+                        batch = []
+                        if progress is not None:
+                            progress(opened.size)
+                elif isinstance(parsed, Comment):
+                    report.comments += 1
+                elif isinstance(parsed, Blank):
+                    report.blank += 1
+                elif isinstance(parsed, Rejected):
+                    self._reject(line_no, parsed.reason)
+        except (EOFError, OSError, ValueError) as exc:
+            # A truncated or corrupt compressed stream: keep what was read, say where it broke.
+            line_no += 1
+            self._reject(line_no, f"unreadable input after line {line_no - 1}: {exc}")
+        report.lines = line_no
+        self._flush(batch)
+        self._flush_rejects()
+        if progress is not None:
+            progress(opened.size)
+
+    def _reject(self, line_no: int, reason: str) -> None:
+        self.report.rejected += 1
+        if len(self.report.rejects) < REJECTS_KEPT_IN_REPORT:
+            self.report.rejects.append(RejectedLine(line=line_no, reason=reason))
+        self.pending_rejects.append((self.source_id, line_no, reason))
+        if len(self.pending_rejects) >= BATCH_SIZE:
+            self._flush_rejects()
+
+    def _flush_rejects(self) -> None:
+        if self.pending_rejects:
+            self.conn.executemany(
+                "INSERT INTO rejects (source_id, line, reason) VALUES (?, ?, ?)",
+                self.pending_rejects,
+            )
+            self.pending_rejects = []
+
+    def _target(self, target: str) -> tuple[int, list[tuple[str, str]]]:
+        cached = self.target_ids.get(target)
+        if cached is not None:
+            return cached
+        parsed = parse_target(target)
+        row = self.conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()
+        if row is None:
+            row = self.conn.execute(
+                "INSERT INTO targets (target, kind, keys, model) VALUES (?, ?, ?, ?) RETURNING id",
+                (target, parsed.kind, json.dumps(list(parsed.keys)), parsed.model),
+            ).fetchone()
+        slots = [(s.kind, s.name) for s in slots_of(parsed, "")]
+        self.target_ids[target] = (int(row[0]), slots)
+        return self.target_ids[target]
+
+    def _workload(self, task: str, template_key: str, args: str) -> int:
+        key = (task, template_key, args)
+        cached = self.workload_ids.get(key)
+        if cached is not None:
+            return cached
+        row = self.conn.execute(
+            "SELECT id FROM workloads WHERE task_name = ? AND template_key = ? AND args = ?", key
+        ).fetchone()
+        if row is None:
+            row = self.conn.execute(
+                "INSERT INTO workloads (task_name, template_key, args) VALUES (?, ?, ?) "
+                "RETURNING id",
+                key,
+            ).fetchone()
+        self.workload_ids[key] = int(row[0])
+        return self.workload_ids[key]
+
+    def _existing(self, hashes: Sequence[int]) -> dict[int, bytes]:
+        found: dict[int, bytes] = {}
+        unique = list(set(hashes))
+        for start in range(0, len(unique), 900):
+            chunk = unique[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            for h, raw in self.conn.execute(
+                f"SELECT hash, raw FROM records WHERE hash IN ({marks})", chunk
+            ):
+                found[h] = raw
+        return found
+
+    def _flush(self, batch: list[tuple[int, TuningRecord, bytes]]) -> None:
+        if not batch:
+            return
+        hashes = [content_hash(content) for _, _, content in batch]
+        stored = self._existing(hashes)
+        looked_up = set(hashes)
+        rows: list[tuple[Any, ...]] = []
+        best: dict[tuple[str, str, int], tuple[float, int]] = {}
+        for (line_no, rec, content), first_hash in zip(batch, hashes, strict=True):
+            h = self._place(first_hash, content, stored, looked_up)
+            if h is None:
+                self.report.duplicates += 1
+                continue
+            stored[h] = content
+            target_id, slots = self._target(rec.target)
+            workload_id = self._workload(rec.task_name, rec.template_key, rec.args_json)
+            record_id = self.next_id
+            self.next_id += 1
+            mean = rec.mean_cost
+            error_no = rec.error_no
+            rows.append(
+                (
+                    record_id,
+                    self.source_id,
+                    line_no,
+                    target_id,
+                    workload_id,
+                    rec.config_index,
+                    error_no,
+                    mean,
+                    rec.all_cost,
+                    rec.timestamp,
+                    rec.log_version,
+                    rec.tvm_version,
+                    h,
+                    content,
+                )
+            )
+            if error_no == 0:
+                for kind, name in slots:
+                    key = (kind, name, workload_id)
+                    holder = best.get(key)
+                    if holder is None or holder[0] > mean:
+                        best[key] = (mean, record_id)
+        self.report.new += len(rows)
+        self.conn.executemany(
+            """INSERT INTO records (id, source_id, line, target_id, workload_id, config_index,
+                                    error_no, mean_cost, all_cost, timestamp, version,
+                                    tvm_version, hash, raw)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            rows,
+        )
+        # Later records replace a holder only when strictly faster: ties keep the earlier one.
+        self.conn.executemany(
+            """INSERT INTO slots (kind, name, workload_id, record_id, mean_cost)
+               VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT (kind, name, workload_id) DO UPDATE
+               SET record_id = excluded.record_id, mean_cost = excluded.mean_cost
+               WHERE excluded.mean_cost < slots.mean_cost""",
+            [(k, n, w, rid, mean) for (k, n, w), (mean, rid) in best.items()],
+        )
+
+    def _place(
+        self, h: int, content: bytes, stored: dict[int, bytes], looked_up: set[int]
+    ) -> int | None:
+        """The hash slot for new content, or None if this content is already stored.
+
+        `stored` holds what the batch lookup found for the hashes in `looked_up`. Linear
+        probing on the (astronomically rare) 64-bit collision keeps dedup exact.
+        """
+        while True:
+            if h not in stored:
+                if h in looked_up:
+                    return h
+                row = self.conn.execute("SELECT raw FROM records WHERE hash = ?", (h,)).fetchone()
+                if row is None:
+                    return h
+                stored[h] = row[0]
+            if stored[h] == content:
+                return None
+            h = h + 1 if h < (1 << 63) - 1 else -(1 << 63)
+
+
+def open_store(path: str | Path) -> Store:
+    """Open (creating and migrating if needed) the database at `path`."""
+    return Store(path)

@@ -1,0 +1,821 @@
+"""What a tuning task computes: operator family, layer identity, short text and FLOPs.
+
+Pure: task names and argument lists in, strings and numbers out; nothing here raises on odd
+arguments (a log may hold anything), it falls back instead.
+
+Family rule (`operator_family`)
+-------------------------------
+1. A TOPI template name is `<stem>.<target>` in v0.2 logs (`conv2d_nchw_winograd.cuda`) and
+   `topi_<namespace>_<stem>` in v0.1 logs (`topi_nn_conv2d`, `topi_x86_conv2d_NCHWc`).
+2. The stem is lower-cased and split on `_`; words naming a data layout (nchw, nhwc, NCHWc, hwcn,
+   ncw, nwc, ncdhw, ndhwc, HWNCnc, ...) or an implementation choice are dropped: algorithms
+   (winograd, direct, spatial_pack, pack, nopack, packed, small_batch, large_batch, via_sort, ...),
+   libraries (cudnn, cublas, cblas, mkl, dnnl, miopen, rocblas, nnpack), data types and
+   instruction sets (int8, quantized, tensorcore, vnni, dsp, simd) and weight handling
+   (without_weight_transform, without_transform).
+3. The words left, joined by `_`, are the family when they name a known operator (`_OPERATORS`:
+   conv1d, conv2d, conv3d, depthwise_conv2d, group_conv2d, conv2d_transpose, dense, batch_matmul,
+   matmul, ...). One TVM stem does not spell its operator: `conv3x3_spNCHW`/`conv3x3_spNHWC` are
+   sparse convolutions, family `sparse_conv2d`.
+4. Any other name, user templates included (`matmul`, `tutorial/conv2d`, `Gemm_tv2_...`), is its
+   own family: the task name itself.
+5. The v0.1 template key (`direct`, `winograd`, `spatial_pack`, ...) never changes the family: like
+   the words of step 2 it picks an implementation of one operator.
+
+VTA's packed templates (`conv2d_packed.vta`, `dense_packed.vta`, ...) belong to the plain family
+(`conv2d`, `dense`): "packed" is an implementation word, and v0.1 VTA logs already file the same
+layers under `topi_nn_conv2d`. Their packed layouts (`NCHW1n16c`, 6-D tensors) are part of the
+layer identity, so they never merge with unpacked layers.
+
+Layer identity (`layer_key`, tvm-reference §5)
+----------------------------------------------
+Templates of one family spell one operator call differently; the key is rebuilt from what the
+call means: family, data layout, input and weight shapes with their dtypes, strides, padding
+(top/left/bottom/right order, TVM's `get_pad_tuple`), dilation, groups, output layout when it
+differs from the input layout, transposed convolutions' output padding, dense bias, matmul
+transposes, and output dtype (`None` means the input dtype, as in TOPI). Templates named
+`*without_weight_transform*` / `*without_transform*` take an already transformed kernel (its shape
+is not the layer's weight shape), so they keep a key of their own. The winograd templates found
+in real logs (`conv2d_nchw_winograd.{cuda,arm_cpu,mali,image2d}`, v0.1 `topi_nn_conv2d` +
+`winograd`) take the original kernel and do merge with the direct templates. Names that are not
+TOPI templates, families without a model here, and arguments that do not fit a known argument
+list get `<task name>|args=<canonical JSON of the args>`.
+
+FLOPs (`flops`, tvm-reference §7)
+---------------------------------
+What TVM's compute definitions give, read from the args: a convolution (any rank, grouped,
+depthwise, winograd, VTA-packed) is `2 * N * prod(output spatial) * prod(kernel shape)`, i.e.
+`2 * N * K * OH * OW * C/groups * KH * KW` for NCHW; a transposed convolution is the same with the
+transposed output size `(H - 1) * stride - pad_begin - pad_end + KH + output_padding`; dense and
+matmul are `2 * M * N * K` (a bias add is not counted), batch_matmul `2 * B * M * N * K`.
+Anything else is `None` ("unknown"), never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["flops", "gflops", "layer_key", "operator_family", "short_args"]
+
+_V01_PREFIX = "topi_"
+# v0.1 task names put the TOPI namespace after `topi_`; longest first so `intel_graphics` wins.
+_V01_NAMESPACES = tuple(
+    sorted(
+        (
+            "arm_cpu",
+            "bifrost",
+            "cuda",
+            "generic",
+            "gpu",
+            "hexagon",
+            "hls",
+            "intel_graphics",
+            "mali",
+            "nn",
+            "opengl",
+            "riscv",
+            "rocm",
+            "vta",
+            "x86",
+        ),
+        key=len,
+        reverse=True,
+    )
+)
+_TOPI_NAME = re.compile(r"([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)")
+
+# Multi-word implementation phrases, matched before single words so that `small_batch` does not
+# leave a stray `batch` (which would turn `dense_small_batch` into `dense_batch`).
+_DROP_PHRASES: tuple[tuple[str, ...], ...] = (
+    ("without", "weight", "transform"),
+    ("without", "transform"),
+    ("spatial", "pack"),
+    ("small", "batch"),
+    ("large", "batch"),
+    ("via", "sort"),
+)
+_DROP_WORDS = frozenset(
+    {
+        # algorithms and schedules
+        "winograd",
+        "direct",
+        "pack",
+        "nopack",
+        "packed",
+        "interleaved",
+        "native",
+        "hybrid",
+        "default",
+        "from",
+        # vendor libraries
+        "cudnn",
+        "cublas",
+        "cblas",
+        "mkl",
+        "dnnl",
+        "miopen",
+        "rocblas",
+        "nnpack",
+        # data types and instruction sets
+        "int8",
+        "quantized",
+        "tensorcore",
+        "vnni",
+        "dsp",
+        "simd",
+    }
+)
+# Layout words: letters of N, C, H, W, D, optionally followed by packed factors (`nchw4c`).
+_LAYOUT_WORD = re.compile(r"[nchwd]{3,6}(?:\d+[nchwd])*")
+_OPERATORS = frozenset(
+    {
+        "batch_matmul",
+        "bitserial_conv2d",
+        "bitserial_dense",
+        "conv1d",
+        "conv1d_transpose",
+        "conv2d",
+        "conv2d_transpose",
+        "conv3d",
+        "conv3d_transpose",
+        "correlation",
+        "deformable_conv2d",
+        "dense",
+        "depthwise_conv2d",
+        "group_conv1d",
+        "group_conv2d",
+        "matmul",
+        "scatter",
+        "sparse_conv2d",
+    }
+)
+
+# Spatial rank of the convolution families this module reads.
+_CONV_RANK = {
+    "conv1d": 1,
+    "group_conv1d": 1,
+    "conv2d": 2,
+    "group_conv2d": 2,
+    "depthwise_conv2d": 2,
+    "conv3d": 3,
+}
+_TRANSPOSED_RANK = {"conv1d_transpose": 1, "conv2d_transpose": 2, "conv3d_transpose": 3}
+_SPATIAL_LETTERS = {1: "W", 2: "HW", 3: "DHW"}
+# VTA's batch-and-channel packed layout, e.g. NCHW1n16c: data [N/n, C/c, H, W, n, c].
+_PACKED_LAYOUT = re.compile(r"NCHW(\d+)n(\d+)c")
+_LAYOUT_STRING = re.compile(r"[A-Z]+(?:\d+[a-z])*")
+_DTYPE = re.compile(r"bool|(?:u?int|float|bfloat)\d+(?:x\d+)?")
+
+# Layout hints found in a template name.
+_CHANNEL_FIRST = "channel-first"
+_CHANNEL_LAST = "channel-last"
+_HWCN = "HWCN"
+_OTHER = "other"
+
+_SHORT_LIMIT = 120
+_FALLBACK_MARK = "|args="
+
+
+@dataclass(frozen=True, slots=True)
+class _NameInfo:
+    """What a task name says: family and the conventions its argument list follows."""
+
+    family: str
+    topi: bool  # a TOPI template, so its args follow TOPI's argument lists
+    layout_hint: str  # one of _CHANNEL_FIRST, _CHANNEL_LAST, _HWCN, _OTHER or ""
+    pretransformed: bool  # the kernel argument is already transformed (winograd, interleave)
+    vta: bool
+    old_x86: bool  # TVM <= 0.6 x86 / intel_graphics conv2d argument list
+
+
+@dataclass(frozen=True, slots=True)
+class _Tensor:
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Conv:
+    """One convolution call, normalised: padding is begins then ends (top, left, bottom, right)."""
+
+    family: str
+    transposed: bool
+    layout: str
+    data: _Tensor
+    kernel: _Tensor
+    strides: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilation: tuple[int, ...]
+    groups: int
+    out_layout: str  # "" when the output layout is the input layout
+    output_padding: tuple[int, ...]  # transposed convolutions only
+    out_dtype: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Matmul:
+    """dense (`x @ w.T`), matmul or batch_matmul, with TOPI's transpose flags made explicit."""
+
+    family: str
+    a: _Tensor
+    b: _Tensor
+    bias: _Tensor | None
+    transpose_a: bool
+    transpose_b: bool
+    out_shape: tuple[int, ...] | None
+    out_dtype: str
+
+
+_Call = _Conv | _Matmul
+
+
+# ---------------------------------------------------------------------------------------------
+# Families
+
+
+def _strip_name(task_name: str) -> tuple[str, bool]:
+    """The stem of a TOPI template name, and whether the name is a TOPI template at all."""
+    match = _TOPI_NAME.fullmatch(task_name)
+    if match:
+        return match.group(1), True
+    if task_name.startswith(_V01_PREFIX):
+        rest = task_name[len(_V01_PREFIX) :]
+        for namespace in _V01_NAMESPACES:
+            if rest.startswith(namespace + "_"):
+                return rest[len(namespace) + 1 :], True
+    return task_name, False
+
+
+def _split_stem(stem: str) -> tuple[list[str], list[str]]:
+    """The operator words of a stem, and its layout words."""
+    words = stem.lower().split("_")
+    kept: list[str] = []
+    layouts: list[str] = []
+    i = 0
+    while i < len(words):
+        phrase = next((p for p in _DROP_PHRASES if tuple(words[i : i + len(p)]) == p), None)
+        if phrase is not None:
+            i += len(phrase)
+            continue
+        word = words[i]
+        if _LAYOUT_WORD.fullmatch(word):
+            layouts.append(word)
+        elif word not in _DROP_WORDS:
+            kept.append(word)
+        i += 1
+    return kept, layouts
+
+
+def _layout_hint(layout_words: list[str]) -> str:
+    hints: set[str] = set()
+    for word in layout_words:
+        if word == "hwcn":
+            hints.add(_HWCN)
+        elif word in ("nhwc", "nwc", "ndhwc"):
+            hints.add(_CHANNEL_LAST)
+        elif word.startswith("nc"):
+            # nchw, ncw, ncdhw, and nchwc / nchw4c whose tensors may still be plain NCHW
+            hints.add(_CHANNEL_FIRST)
+        else:
+            hints.add(_OTHER)
+    if len(hints) == 1:
+        return hints.pop()
+    return _OTHER if hints else ""
+
+
+def _name_info(task_name: str) -> _NameInfo:
+    stem, topi = _strip_name(task_name)
+    if not topi:
+        return _NameInfo(task_name, False, "", False, False, False)
+    lowered = stem.lower()
+    kept, layout_words = _split_stem(stem)
+    # conv3x3_spNCHW / conv3x3_spNHWC: the one stem that does not spell its operator
+    family = "sparse_conv2d" if lowered.startswith("conv3x3_sp") else "_".join(kept)
+    if family not in _OPERATORS:
+        return _NameInfo(task_name, False, "", False, False, False)
+    return _NameInfo(
+        family=family,
+        topi=True,
+        layout_hint=_layout_hint(layout_words),
+        pretransformed="without_weight_transform" in lowered or "without_transform" in lowered,
+        vta=task_name.endswith(".vta"),
+        old_x86=task_name.startswith(("topi_x86_conv2d", "topi_intel_graphics_conv2d")),
+    )
+
+
+def operator_family(task_name: str, template_key: str = "") -> str:
+    """The operator family of a template (rule in the module docstring).
+
+    `template_key` (v0.1 `direct`, `winograd`, ...) is accepted for symmetry with the record
+    fields; by rule 5 it never changes the family.
+    """
+    return _name_info(task_name).family
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading arguments
+
+
+def _int(value: object) -> int | None:
+    # JSON booleans are Python ints; a boolean is never a size.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return None
+
+
+def _ints(value: object) -> tuple[int, ...] | None:
+    if not isinstance(value, (list, tuple)):
+        return None
+    out: list[int] = []
+    for item in value:
+        number = _int(item)
+        if number is None:
+            return None
+        out.append(number)
+    return tuple(out)
+
+
+def _tensor(value: object) -> _Tensor | None:
+    """A `["TENSOR", shape, dtype]` argument; any other spelling is not read."""
+    if not isinstance(value, (list, tuple)) or len(value) != 3 or value[0] != "TENSOR":
+        return None
+    shape = _ints(value[1])
+    dtype = value[2]
+    if shape is None or not isinstance(dtype, str):
+        return None
+    return _Tensor(shape, dtype)
+
+
+def _is_number_arg(value: object) -> bool:
+    return _int(value) is not None or _ints(value) is not None
+
+
+def _per_axis(value: object, rank: int) -> tuple[int, ...] | None:
+    """Strides, dilation, output padding: an int, or one number per spatial axis."""
+    number = _int(value)
+    if number is not None:
+        return (number,) * rank
+    numbers = _ints(value)
+    if numbers is not None and len(numbers) == rank:
+        return numbers
+    return None
+
+
+def _padding(value: object, rank: int) -> tuple[int, ...] | None:
+    """Padding as begins then ends, as TVM's get_pad_tuple / get_pad_tuple1d / 3d read it."""
+    number = _int(value)
+    if number is not None:
+        return (number,) * (2 * rank)
+    numbers = _ints(value)
+    if numbers is None:
+        return None
+    if len(numbers) == rank:
+        return numbers + numbers
+    if len(numbers) == 2 * rank:
+        return numbers
+    return None
+
+
+def _out_dtype(value: object, default: str) -> str | None:
+    if value is None:
+        return default  # TOPI: out_dtype=None means the input's dtype
+    if isinstance(value, str) and _DTYPE.fullmatch(value):
+        return value
+    return None
+
+
+def _flag(value: object) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if _int(value) in (0, 1):
+        return bool(value)
+    return None
+
+
+def _conv_layouts(rank: int) -> tuple[str, ...]:
+    letters = _SPATIAL_LETTERS[rank]
+    plain = ("NC" + letters, "N" + letters + "C")
+    return (*plain, _HWCN) if rank == 2 else plain
+
+
+def _resolve_layout(info: _NameInfo, given: str, data: _Tensor, rank: int) -> str | None:
+    """The data layout: the layout argument if any, else what the name says."""
+    if given:
+        layout = given
+    elif info.layout_hint == _CHANNEL_FIRST:
+        layout = "NC" + _SPATIAL_LETTERS[rank]
+    elif info.layout_hint == _CHANNEL_LAST:
+        layout = "N" + _SPATIAL_LETTERS[rank] + "C"
+    elif info.layout_hint == _HWCN:
+        layout = _HWCN
+    elif info.vta and rank == 2 and len(data.shape) == 6:
+        # VTA templates without a layout argument take NCHW{n}n{c}c tensors.
+        layout = f"NCHW{data.shape[4]}n{data.shape[5]}c"
+    else:
+        return None
+    if rank == 2 and _PACKED_LAYOUT.fullmatch(layout):
+        return layout if len(data.shape) == 6 else None
+    if layout in _conv_layouts(rank) and len(data.shape) == rank + 2:
+        return layout
+    return None
+
+
+def _parse_conv(info: _NameInfo, args: Sequence[object]) -> _Conv | None:
+    transposed = info.family in _TRANSPOSED_RANK
+    rank = _TRANSPOSED_RANK.get(info.family) or _CONV_RANK.get(info.family)
+    if rank is None or len(args) < 4 or info.pretransformed:
+        return None
+    data, kernel = _tensor(args[0]), _tensor(args[1])
+    if data is None or kernel is None or len(kernel.shape) != len(data.shape):
+        return None
+    rest = list(args[2:])
+    old_x86 = (
+        info.old_x86
+        and len(data.shape) == 4
+        and len(rest) >= 2
+        and _int(rest[0]) == data.shape[1]
+        and _ints(rest[1]) == kernel.shape[2:]
+    )
+    if old_x86:
+        # TVM <= 0.6 x86: (in_channel, kernel_size, [dilation,] strides, padding, layouts, dtype),
+        # checked against the record's own workload field in tophub llvm_v0.01..v0.03.
+        rest = rest[2:]
+    numbers: list[object] = []
+    while rest and len(numbers) < (2 if transposed else 3) and _is_number_arg(rest[0]):
+        numbers.append(rest.pop(0))
+    if old_x86 and len(numbers) == 3:
+        numbers = [numbers[1], numbers[2], numbers[0]]
+    if len(numbers) < 2:
+        return None
+    strides = _per_axis(numbers[0], rank)
+    padding = _padding(numbers[1], rank)
+    dilation = _per_axis(numbers[2], rank) if len(numbers) == 3 else (1,) * rank
+    if strides is None or padding is None or dilation is None:
+        return None
+
+    groups = 1
+    layouts: list[str] = []
+    output_padding: tuple[int, ...] = ()
+    if transposed:
+        if not rest or len(rest) > 2:
+            return None
+        out_dtype = _out_dtype(rest[0], data.dtype)
+        output_padding = (0,) * rank
+        if len(rest) == 2:
+            given_padding = _per_axis(rest[1], rank)
+            if given_padding is None:
+                return None
+            output_padding = given_padding
+    else:
+        given_groups = _int(rest[0]) if rest else None
+        if given_groups is not None:
+            groups = given_groups
+            rest.pop(0)
+        elif info.family.startswith("group_"):
+            return None  # grouped templates always pass groups
+        if info.family == "depthwise_conv2d" and groups != 1:
+            return None
+        if not 1 <= len(rest) <= 3:
+            return None
+        for item in rest[:-1]:
+            if not isinstance(item, str) or not _LAYOUT_STRING.fullmatch(item):
+                return None
+            layouts.append(item)
+        out_dtype = _out_dtype(rest[-1], data.dtype)
+    if out_dtype is None:
+        return None
+    layout = _resolve_layout(info, layouts[0] if layouts else "", data, rank)
+    if layout is None:
+        return None
+    out_layout = layouts[1] if len(layouts) == 2 and layouts[1] != layout else ""
+    return _Conv(
+        family=info.family,
+        transposed=transposed,
+        layout=layout,
+        data=data,
+        kernel=kernel,
+        strides=strides,
+        padding=padding,
+        dilation=dilation,
+        groups=groups,
+        out_layout=out_layout,
+        output_padding=output_padding,
+        out_dtype=out_dtype,
+    )
+
+
+def _parse_matmul(info: _NameInfo, args: Sequence[object]) -> _Matmul | None:
+    """dense (data, weight, bias, out_dtype); matmul (a, b, bias, out_dtype, trans_a, trans_b);
+    batch_matmul (x, y, out_shape, out_dtype, trans_a, trans_b). Trailing arguments optional."""
+    if len(args) < 2:
+        return None
+    a, b = _tensor(args[0]), _tensor(args[1])
+    if a is None or b is None:
+        return None
+    rest = list(args[2:])
+    bias: _Tensor | None = None
+    out_shape: tuple[int, ...] | None = None
+    if info.family == "batch_matmul":
+        max_args, transpose_b = 4, True  # TOPI batch_matmul defaults to y given as [B, N, K]
+        if rest and rest[0] is not None:
+            out_shape = _ints(rest[0])
+            if out_shape is None:
+                return None
+    else:
+        max_args, transpose_b = (2 if info.family == "dense" else 4), info.family == "dense"
+        if rest and rest[0] is not None:
+            bias = _tensor(rest[0])
+            if bias is None:
+                return None
+    if len(rest) > max_args:
+        return None
+    out_dtype = _out_dtype(rest[1] if len(rest) > 1 else None, a.dtype)
+    flags = [_flag(item) for item in rest[2:]]
+    if out_dtype is None or None in flags:
+        return None
+    transpose_a = bool(flags[0]) if flags else False
+    if len(flags) == 2:
+        transpose_b = bool(flags[1])
+    return _Matmul(info.family, a, b, bias, transpose_a, transpose_b, out_shape, out_dtype)
+
+
+def _parse(info: _NameInfo, args: object) -> _Call | None:
+    if not info.topi or not isinstance(args, (list, tuple)):
+        return None
+    if info.family in _CONV_RANK or info.family in _TRANSPOSED_RANK:
+        return _parse_conv(info, args)
+    if info.family in ("dense", "matmul", "batch_matmul"):
+        return _parse_matmul(info, args)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Layer identity
+
+
+def _canonical_json(args: object) -> str:
+    try:
+        return json.dumps(args, sort_keys=True, separators=(",", ":"), default=repr)
+    except (TypeError, ValueError, RecursionError):
+        return repr(args)
+
+
+def _fallback_key(task_name: str, args: object) -> str:
+    return f"{task_name}{_FALLBACK_MARK}{_canonical_json(args)}"
+
+
+def _tensor_text(tensor: _Tensor) -> str:
+    return "x".join(map(str, tensor.shape)) + ":" + tensor.dtype
+
+
+def _numbers(values: tuple[int, ...]) -> str:
+    return ",".join(map(str, values))
+
+
+def _call_key(call: _Call) -> str:
+    if isinstance(call, _Conv):
+        parts = [
+            call.family,
+            call.layout,
+            _tensor_text(call.data),
+            _tensor_text(call.kernel),
+            "s" + _numbers(call.strides),
+            "p" + _numbers(call.padding),
+        ]
+        if call.transposed:
+            parts.append("op" + _numbers(call.output_padding))
+        else:
+            parts += ["d" + _numbers(call.dilation), f"g{call.groups}"]
+        if call.out_layout:
+            parts.append("out=" + call.out_layout)
+        parts.append(call.out_dtype)
+        return "|".join(parts)
+    # out_shape is left out: it follows from the inputs, and old TVMs do not pass it.
+    parts = [call.family, _tensor_text(call.a), _tensor_text(call.b)]
+    if call.family != "batch_matmul":
+        parts.append("bias=" + (_tensor_text(call.bias) if call.bias else "-"))
+    if call.family != "dense":
+        parts.append("T" if call.transpose_a else "N")
+        parts[-1] += "T" if call.transpose_b else "N"
+    parts.append(call.out_dtype)
+    return "|".join(parts)
+
+
+def layer_key(task_name: str, template_key: str, args: list[Any]) -> str:
+    """A canonical string naming the layer a record tuned, shared by the templates of one family.
+
+    Two records of one target compete for the same relay call exactly when their keys are equal
+    (see the module docstring for what is normalised). Never raises.
+    """
+    try:
+        call = _parse(_name_info(task_name), args)
+        if call is not None:
+            return _call_key(call)
+    except (TypeError, ValueError, RecursionError):
+        pass
+    return _fallback_key(task_name, args)
+
+
+# ---------------------------------------------------------------------------------------------
+# Short text
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "x".join(map(str, shape))
+
+
+def _same_or_list(values: tuple[int, ...], separator: str) -> str:
+    if values and all(v == values[0] for v in values):
+        return str(values[0])
+    return separator.join(map(str, values))
+
+
+def _dtype_text(in_dtype: str, out_dtype: str) -> str:
+    if in_dtype == out_dtype:
+        return "" if in_dtype == "float32" else in_dtype
+    return f"{in_dtype}->{out_dtype}"
+
+
+def _call_short(call: _Call) -> str:
+    if isinstance(call, _Conv):
+        words = [
+            f"{_shape_text(call.data.shape)} * {_shape_text(call.kernel.shape)}",
+            "s" + _same_or_list(call.strides, "x"),
+            "p" + _same_or_list(call.padding, ","),
+        ]
+        if any(d != 1 for d in call.dilation):
+            words.append("d" + _same_or_list(call.dilation, "x"))
+        if call.groups != 1:
+            words.append(f"g{call.groups}")
+        if any(call.output_padding):
+            words.append("op" + _same_or_list(call.output_padding, "x"))
+        if not call.layout.startswith("NC") or _PACKED_LAYOUT.fullmatch(call.layout):
+            words.append(call.layout)  # shapes alone do not say NHWC / packed
+        words.append(_dtype_text(call.data.dtype, call.out_dtype))
+        return " ".join(w for w in words if w)
+    words = [f"{_shape_text(call.a.shape)} * {_shape_text(call.b.shape)}"]
+    if call.bias is not None:
+        words.append("+ bias")
+    default_b = call.family != "matmul"
+    if call.transpose_a or call.transpose_b != default_b:
+        # BLAS letters: N = as stored, T = transposed; shown only when not the default
+        words.append(("T" if call.transpose_a else "N") + ("T" if call.transpose_b else "N"))
+    words.append(_dtype_text(call.a.dtype, call.out_dtype))
+    return " ".join(w for w in words if w)
+
+
+def _generic_short(args: object) -> str:
+    if not isinstance(args, (list, tuple)):
+        return _canonical_json(args)
+    shapes: list[str] = []
+    others: list[str] = []
+    for arg in args:
+        # Loose on purpose: this is display text, a damaged TENSOR still shows its shape.
+        if isinstance(arg, (list, tuple)) and len(arg) >= 2 and arg[0] == "TENSOR":
+            shape = _ints(arg[1])
+            if shape is not None:
+                shapes.append(_shape_text(shape))
+                continue
+        if arg is None:
+            continue
+        others.append(arg if isinstance(arg, str) else _canonical_json(arg))
+    return " ".join(w for w in [" * ".join(shapes), *others] if w)
+
+
+def short_args(task_name: str, args: list[Any]) -> str:
+    """Compact human text for a task's arguments, e.g. `1x3x608x608 * 16x3x7x7 s1 p3`.
+
+    Tensor shapes joined by ` * `; convolutions add stride, padding (all four sides, or one
+    number when equal) and dilation when not 1; a dtype shows only when it is not float32.
+    Never raises.
+    """
+    try:
+        call = _parse(_name_info(task_name), args)
+        text = _call_short(call) if call is not None else _generic_short(args)
+    except (TypeError, ValueError, RecursionError):
+        text = _canonical_json(args)
+    if len(text) > _SHORT_LIMIT:
+        text = text[: _SHORT_LIMIT - 3] + "..."
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# FLOPs
+
+
+def _conv_flops(call: _Conv) -> int | None:
+    rank = len(call.strides)
+    d, k, g = call.data.shape, call.kernel.shape, call.groups
+    if min(d + k + call.strides + call.dilation + (g,)) <= 0:
+        return None
+    if min(call.padding + call.output_padding, default=0) < 0:
+        return None
+    packed = _PACKED_LAYOUT.fullmatch(call.layout)
+    depthwise = call.family == "depthwise_conv2d"
+    if packed:
+        # VTA: data [N/n, C/c, H, W, n, c], kernel [O/o, I/i, KH, KW, o, i]
+        if depthwise or d[4] != int(packed.group(1)) or d[5] != int(packed.group(2)):
+            return None
+        batch, channels, spatial, k_spatial = d[0] * d[4], d[1] * d[5], d[2:4], k[2:4]
+        consistent = k[1] * k[5] * g == channels
+    elif call.layout == _HWCN:
+        # conv2d_hwcn: data [H, W, C, N], kernel [KH, KW, C, K]
+        if depthwise or call.transposed:
+            return None
+        batch, channels, spatial, k_spatial = d[3], d[2], d[:2], k[:2]
+        consistent = k[2] * g == channels and k[3] % g == 0
+    elif call.layout.startswith("NC"):
+        batch, channels, spatial, k_spatial = d[0], d[1], d[2:], k[2:]
+        if depthwise or call.transposed:
+            # depthwise [C, multiplier, KH, KW]; transposed [C_in, C_out, KH, KW]
+            consistent = k[0] == channels
+        else:
+            consistent = k[1] * g == channels and k[0] % g == 0  # [K, C/groups, KH, KW]
+    else:
+        if call.transposed:
+            return None
+        batch, channels, spatial, k_spatial = d[0], d[-1], d[1:-1], k[:rank]
+        if depthwise:
+            consistent = k[rank] == channels  # [KH, KW, C, multiplier]
+        else:
+            # HWIO for most templates, HWOI for the arm_cpu DSP ones: the product is the same.
+            consistent = any(
+                k[i] * g == channels and k[o] % g == 0
+                for i, o in ((rank, rank + 1), (rank + 1, rank))
+            )
+    if not consistent:
+        return None
+    output = 1
+    for axis in range(rank):
+        size, kernel, stride = spatial[axis], k_spatial[axis], call.strides[axis]
+        begin, end = call.padding[axis], call.padding[rank + axis]
+        if call.transposed:
+            if call.output_padding[axis] >= stride:
+                return None  # TOPI asserts output_padding < stride
+            out = (size - 1) * stride - begin - end + kernel + call.output_padding[axis]
+        else:
+            out = (size + begin + end - call.dilation[axis] * (kernel - 1) - 1) // stride + 1
+        if out <= 0:
+            return None
+        output *= out
+    return 2 * batch * output * math.prod(k)
+
+
+def _matmul_flops(call: _Matmul, vta: bool) -> int | None:
+    a, b = call.a.shape, call.b.shape
+    if min(a + b, default=0) <= 0:
+        return None
+    if call.family == "dense" and vta and len(a) == 4 and len(b) == 4:
+        # VTA dense: data [M/m, K/k, m, k], weight [N/n, K/k, n, k]
+        if a[1] != b[1] or a[3] != b[3]:
+            return None
+        return 2 * (a[0] * a[2]) * (b[0] * b[2]) * (a[1] * a[3])
+    rank = 3 if call.family == "batch_matmul" else 2
+    if len(a) != rank or len(b) != rank:
+        return None
+    m, k = (a[-1], a[-2]) if call.transpose_a else (a[-2], a[-1])
+    n, k_b = (b[-2], b[-1]) if call.transpose_b else (b[-1], b[-2])
+    if k != k_b:
+        return None
+    batch = 1
+    if rank == 3:
+        # TOPI batch_matmul broadcasts a batch of 1
+        if a[0] != b[0] and 1 not in (a[0], b[0]):
+            return None
+        batch = max(a[0], b[0])
+        if call.out_shape is not None and call.out_shape != (batch, m, n):
+            return None
+    return 2 * batch * m * n * k
+
+
+def flops(task_name: str, template_key: str, args: list[Any]) -> int | None:
+    """FLOPs of one call of the task, from its args; None when the family or args are unknown.
+
+    Formulas in the module docstring. `template_key` is accepted for symmetry with the record
+    fields; it does not change the count (winograd counts as the direct convolution).
+    """
+    try:
+        info = _name_info(task_name)
+        call = _parse(info, args)
+        if isinstance(call, _Conv):
+            return _conv_flops(call)
+        if isinstance(call, _Matmul):
+            return _matmul_flops(call, info.vta)
+    except (TypeError, ValueError, RecursionError):
+        pass
+    return None
+
+
+def gflops(flop: int | None, mean_cost_seconds: float) -> float | None:
+    """GFLOPS as AutoTVM prints it: flop / mean cost / 1e9; None when either is unusable."""
+    if flop is None or not math.isfinite(mean_cost_seconds) or mean_cost_seconds <= 0:
+        return None
+    try:
+        return flop / mean_cost_seconds / 1e9
+    except OverflowError:
+        return None
