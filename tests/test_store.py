@@ -25,7 +25,15 @@ X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 def test_schema_after_migrations(store: Store) -> None:
     assert store.schema_version == len(MIGRATIONS)
     tables = set(store.db.table_names())
-    assert {"sources", "targets", "workloads", "records", "slots", "rejects"} <= tables
+    assert {
+        "sources",
+        "targets",
+        "workloads",
+        "records",
+        "slots",
+        "rejects",
+        "dictionaries",
+    } <= tables
     assert [c.name for c in store.db["records"].columns] == [
         "id",
         "source_id",
@@ -41,6 +49,7 @@ def test_schema_after_migrations(store: Store) -> None:
         "tvm_version",
         "hash",
         "raw",
+        "dict_id",
     ]
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -120,8 +129,29 @@ def test_sources_record_provenance(store: Store) -> None:
 
 def test_original_line_bytes_are_kept(store: Store) -> None:
     tunelog.import_paths(store, [str(X86)])
-    raws = [r[0] for r in store.conn.execute("SELECT raw FROM records ORDER BY id")]
-    assert raws == X86.read_bytes().splitlines()
+    rows = store.conn.execute("SELECT raw, dict_id FROM records ORDER BY id").fetchall()
+    assert [store.codec.decode(raw, dict_id) for raw, dict_id in rows] == (
+        X86.read_bytes().splitlines()
+    )
+
+
+def test_large_files_are_stored_compressed_and_small_ones_reuse_the_dictionary(
+    store: Store, tmp_path: Path
+) -> None:
+    big = tmp_path / "big.log"
+    lines = X86.read_bytes().splitlines()
+    # 600 distinct lines: enough to train a dictionary on the first batch.
+    big.write_bytes(
+        b"".join(line.replace(b"0.16.dev0", b"%d" % i) + b"\n" for i in range(3) for line in lines)
+    )
+    tunelog.import_paths(store, [str(big), str(EDGE)])
+    (dictionaries,) = store.conn.execute("SELECT count(*) FROM dictionaries").fetchone()
+    stored, original = store.conn.execute(
+        "SELECT sum(length(raw)), count(*) FROM records WHERE dict_id IS NOT NULL"
+    ).fetchone()
+    assert dictionaries == 1
+    assert original == 600 + 8
+    assert stored < 0.5 * big.stat().st_size
 
 
 def test_strict_rolls_back_a_file_with_rejected_lines(store: Store) -> None:

@@ -220,16 +220,31 @@ CONV_ARGS = [tensor(1, 64, 56, 56), tensor(128, 64, 3, 3), [2, 2], [1, 1, 1, 1],
             id="out_dtype None is the input dtype",
         ),
         pytest.param(
-            ("topi_nn_conv2d", "direct", [*CONV_ARGS[:2], [2, 2], [1, 1], [1, 1], "NCHW", "float32"]),
+            (
+                "topi_nn_conv2d",
+                "direct",
+                [*CONV_ARGS[:2], [2, 2], [1, 1], [1, 1], "NCHW", "float32"],
+            ),
             ("topi_nn_conv2d", "winograd", [*CONV_ARGS[:2], [2, 2], [1, 1], "NCHW", "float32"]),
             id="v0.1 direct and winograd, dilation omitted",
         ),
         pytest.param(
-            ("depthwise_conv2d_nchw.arm_cpu", "", [tensor(1, 32, 8, 8), tensor(32, 1, 3, 3), *CONV_ARGS[2:]]),
+            (
+                "depthwise_conv2d_nchw.arm_cpu",
+                "",
+                [tensor(1, 32, 8, 8), tensor(32, 1, 3, 3), *CONV_ARGS[2:]],
+            ),
             (
                 "depthwise_conv2d_NCHWc.x86",
                 "",
-                [tensor(1, 32, 8, 8), tensor(32, 1, 3, 3), *CONV_ARGS[2:5], "NCHW", "NCHW", "float32"],
+                [
+                    tensor(1, 32, 8, 8),
+                    tensor(32, 1, 3, 3),
+                    *CONV_ARGS[2:5],
+                    "NCHW",
+                    "NCHW",
+                    "float32",
+                ],
             ),
             id="depthwise arm_cpu and x86 NCHWc",
         ),
@@ -250,7 +265,11 @@ CONV_ARGS = [tensor(1, 64, 56, 56), tensor(128, 64, 3, 3), [2, 2], [1, 1, 1, 1],
         ),
         pytest.param(
             ("conv1d_ncw.cuda", "", [tensor(1, 16, 100), tensor(32, 16, 5), 1, 2, 1, "float32"]),
-            ("conv1d_ncw.cuda", "", [tensor(1, 16, 100), tensor(32, 16, 5), [1], [2, 2], [1], "float32"]),
+            (
+                "conv1d_ncw.cuda",
+                "",
+                [tensor(1, 16, 100), tensor(32, 16, 5), [1], [2, 2], [1], "float32"],
+            ),
             id="conv1d padding 1 or 2 numbers",
         ),
     ],
@@ -310,7 +329,11 @@ def test_same_layer_gets_same_key(
             id="batch_matmul transpose_b",
         ),
         pytest.param(
-            ("conv2d_transpose_nchw.cuda", "", [tensor(1, 8, 4, 4), tensor(8, 4, 2, 2), 2, 0, "float32"]),
+            (
+                "conv2d_transpose_nchw.cuda",
+                "",
+                [tensor(1, 8, 4, 4), tensor(8, 4, 2, 2), 2, 0, "float32"],
+            ),
             (
                 "conv2d_transpose_nchw.cuda",
                 "",
@@ -336,15 +359,31 @@ def test_layer_key_spells_out_the_normalised_call() -> None:
     [
         ("matmul", [512, 512, 512], "matmul|args=[512,512,512]"),
         ("tutorial/conv2d", [1, 28, [1, 1]], "tutorial/conv2d|args=[1,28,[1,1]]"),
-        ("correlation_nchw.cuda", [tensor(1, 2)], 'correlation_nchw.cuda|args=[["TENSOR",[1,2],"float32"]]'),
+        (
+            "correlation_nchw.cuda",
+            [tensor(1, 2)],
+            'correlation_nchw.cuda|args=[["TENSOR",[1,2],"float32"]]',
+        ),
         # known family, args that do not fit its argument list: no partial reading
-        ("conv2d_nchw.cuda", [tensor(1, 3, 8, 8), tensor(4, 3, 3, 3), [1, 1, 1], 0, 1, "float32"], None),
+        (
+            "conv2d_nchw.cuda",
+            [tensor(1, 3, 8, 8), tensor(4, 3, 3, 3), [1, 1, 1], 0, 1, "float32"],
+            None,
+        ),
         ("conv2d_nchw.cuda", [tensor(1, 3, 8, 8), tensor(4, 3, 3), 1, 0, 1, "float32"], None),
-        ("conv2d_nchw.cuda", [tensor(1, 3, 8, 8), tensor(4, 3, 3, 3), 1, 0, 1, "NCHW16c", "float32"], None),
+        (
+            "conv2d_nchw.cuda",
+            [tensor(1, 3, 8, 8), tensor(4, 3, 3, 3), 1, 0, 1, "NCHW16c", "float32"],
+            None,
+        ),
         ("conv2d_nchw.cuda", [tensor(1, 3, 8, 8), tensor(4, 3, 3, 3), 1, 0, 1, "notadtype"], None),
         ("dense_pack.x86", [tensor(1, 8), [None], None, "float32"], None),
         ("dense_pack.x86", [tensor(1, 8), tensor(2, 8), None, "float32", "extra"], None),
-        ("group_conv2d_nchw.cuda", [tensor(1, 4, 8, 8), tensor(4, 2, 3, 3), 1, 0, 1, "float32"], None),
+        (
+            "group_conv2d_nchw.cuda",
+            [tensor(1, 4, 8, 8), tensor(4, 2, 3, 3), 1, 0, 1, "float32"],
+            None,
+        ),
     ],
 )
 def test_unreadable_args_fall_back_to_task_name_and_json(
@@ -375,7 +414,16 @@ def test_pretransformed_winograd_keeps_its_own_key() -> None:
         ),
         (
             "conv2d_NCHWc.x86",
-            [tensor(1, 3, 32, 32), tensor(16, 3, 3, 3), [2, 1], [1, 1, 0, 0], [1, 1], "NCHW", "NCHW", "float32"],
+            [
+                tensor(1, 3, 32, 32),
+                tensor(16, 3, 3, 3),
+                [2, 1],
+                [1, 1, 0, 0],
+                [1, 1],
+                "NCHW",
+                "NCHW",
+                "float32",
+            ],
             "1x3x32x32 * 16x3x3x3 s2x1 p1,1,0,0",
         ),
         (
@@ -390,17 +438,43 @@ def test_pretransformed_winograd_keeps_its_own_key() -> None:
         ),
         (
             "conv2d_nhwc.gpu",
-            [tensor(1, 56, 56, 64, dtype="float16"), tensor(3, 3, 64, 128, dtype="float16"), 2, 1, 1, "float16"],
+            [
+                tensor(1, 56, 56, 64, dtype="float16"),
+                tensor(3, 3, 64, 128, dtype="float16"),
+                2,
+                1,
+                1,
+                "float16",
+            ],
             "1x56x56x64 * 3x3x64x128 s2 p1 NHWC float16",
         ),
         (
             "conv2d_transpose_nchw.arm_cpu",
-            [tensor(1, 128, 32, 32, dtype="int8"), tensor(128, 3, 4, 4, dtype="int8"), [2, 2], [1, 1, 1, 1], "int32", [0, 0]],
+            [
+                tensor(1, 128, 32, 32, dtype="int8"),
+                tensor(128, 3, 4, 4, dtype="int8"),
+                [2, 2],
+                [1, 1, 1, 1],
+                "int32",
+                [0, 0],
+            ],
             "1x128x32x32 * 128x3x4x4 s2 p1 int8->int32",
         ),
-        ("dense_pack.x86", [tensor(1, 8192), tensor(10, 8192), None, "float32"], "1x8192 * 10x8192"),
-        ("dense_pack.x86", [tensor(1, 64, dtype="int8"), tensor(10, 64, dtype="int8"), None, "int8"], "1x64 * 10x64 int8"),
-        ("topi_nn_dense", [tensor(1, 4096), tensor(1000, 4096), tensor(1000)], "1x4096 * 1000x4096 + bias"),
+        (
+            "dense_pack.x86",
+            [tensor(1, 8192), tensor(10, 8192), None, "float32"],
+            "1x8192 * 10x8192",
+        ),
+        (
+            "dense_pack.x86",
+            [tensor(1, 64, dtype="int8"), tensor(10, 64, dtype="int8"), None, "int8"],
+            "1x64 * 10x64 int8",
+        ),
+        (
+            "topi_nn_dense",
+            [tensor(1, 4096), tensor(1000, 4096), tensor(1000)],
+            "1x4096 * 1000x4096 + bias",
+        ),
         ("batch_matmul.cuda", [tensor(12, 128, 64), tensor(12, 128, 64)], "12x128x64 * 12x128x64"),
         (
             "batch_matmul.cuda",
@@ -412,7 +486,13 @@ def test_pretransformed_winograd_keeps_its_own_key() -> None:
         ("Gemm_tv2_x", [256, 256, 128, "float32"], "256 256 128 float32"),
         (
             "conv2d_transpose_nchw.cuda",
-            [tensor(1, 512, 1, 128), ["TENSOR", [512, 1, 1, 512], "float32", [0, 0]], [1, 128], [0, 256, 0, 256], "float32"],
+            [
+                tensor(1, 512, 1, 128),
+                ["TENSOR", [512, 1, 1, 512], "float32", [0, 0]],
+                [1, 128],
+                [0, 256, 0, 256],
+                "float32",
+            ],
             "1x512x1x128 * 512x1x1x512 [1,128] [0,256,0,256] float32",
         ),
     ],
@@ -455,7 +535,15 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "topi_nn_conv2d",
             "winograd",
-            [tensor(1, 512, 7, 7), tensor(512, 512, 3, 3), [1, 1], [1, 1], [1, 1], "NCHW", "float32"],
+            [
+                tensor(1, 512, 7, 7),
+                tensor(512, 512, 3, 3),
+                [1, 1],
+                [1, 1],
+                [1, 1],
+                "NCHW",
+                "float32",
+            ],
             # the same layer in a v0.1 record: 231,211,008
             231_211_008,
             id="conv2d v0.1",
@@ -463,7 +551,16 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "conv2d_NCHWc.x86",
             "",
-            [tensor(1, 3, 32, 32), tensor(16, 3, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1], "NCHW", "NCHW", "float32"],
+            [
+                tensor(1, 3, 32, 32),
+                tensor(16, 3, 3, 3),
+                [1, 1],
+                [1, 1, 1, 1],
+                [1, 1],
+                "NCHW",
+                "NCHW",
+                "float32",
+            ],
             # the x86 template takes NCHW shapes plus layout strings; OH = OW = 32
             # 2 * 16 * 32 * 32 * 3 * 3 * 3 = 32 * 1024 * 27
             884_736,
@@ -472,7 +569,17 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "topi_x86_conv2d_NCHWc",
             "",
-            [tensor(1, 3, 224, 224), tensor(64, 3, 7, 7), 3, [7, 7], [2, 2], [3, 3], "NCHW", "NCHW", "float32"],
+            [
+                tensor(1, 3, 224, 224),
+                tensor(64, 3, 7, 7),
+                3,
+                [7, 7],
+                [2, 2],
+                [3, 3],
+                "NCHW",
+                "NCHW",
+                "float32",
+            ],
             # TVM <= 0.6 x86 list (in_channel, kernel_size, strides, padding): same as conv2d NCHW
             236_027_904,
             id="conv2d old x86",
@@ -480,7 +587,17 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "topi_x86_conv2d",
             "direct",
-            [tensor(1, 3, 224, 224), tensor(64, 3, 7, 7), 3, [7, 7], [1, 1], [2, 2], [3, 3], "NCHW", "float32"],
+            [
+                tensor(1, 3, 224, 224),
+                tensor(64, 3, 7, 7),
+                3,
+                [7, 7],
+                [1, 1],
+                [2, 2],
+                [3, 3],
+                "NCHW",
+                "float32",
+            ],
             # with dilation after kernel_size: same layer, 236,027,904
             236_027_904,
             id="conv2d old x86 with dilation",
@@ -488,7 +605,16 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "conv2d_cudnn.cuda",
             "",
-            [tensor(1, 3, 224, 224), tensor(64, 3, 7, 7), [2, 2], [3, 3, 3, 3], [1, 1], 1, "NCHW", "float32"],
+            [
+                tensor(1, 3, 224, 224),
+                tensor(64, 3, 7, 7),
+                [2, 2],
+                [3, 3, 3, 3],
+                [1, 1],
+                1,
+                "NCHW",
+                "float32",
+            ],
             236_027_904,
             id="conv2d cudnn",
         ),
@@ -505,7 +631,8 @@ def test_short_args_stays_short() -> None:
             "conv2d_nchw.cuda",
             "",
             [tensor(1, 8, 10, 10), tensor(4, 8, 3, 3), [2, 1], [1, 0, 0, 0], [1, 1], "float32"],
-            # top=1 left=0 bottom=0 right=0: OH = (10 + 1 - 3) // 2 + 1 = 5, OW = (10 - 3) // 1 + 1 = 8
+            # top=1 left=0 bottom=0 right=0
+            # OH = (10 + 1 - 3) // 2 + 1 = 5, OW = (10 - 3) // 1 + 1 = 8
             # 2 * 4 * 5 * 8 * 8 * 3 * 3 = 8 * 40 * 72
             23_040,
             id="conv2d asymmetric padding and strides",
@@ -548,7 +675,15 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "conv3d_ncdhw.cuda",
             "",
-            [tensor(1, 4, 8, 16, 16), tensor(8, 4, 3, 3, 3), [1, 1, 1], [1, 1, 1], [1, 1, 1], 1, "float32"],
+            [
+                tensor(1, 4, 8, 16, 16),
+                tensor(8, 4, 3, 3, 3),
+                [1, 1, 1],
+                [1, 1, 1],
+                [1, 1, 1],
+                1,
+                "float32",
+            ],
             # OD = 8, OH = OW = 16: 2 * K8 * (8 * 16 * 16) * C4 * 27 = 16 * 2048 * 108
             3_538_944,
             id="conv3d NCDHW",
@@ -556,7 +691,15 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "group_conv2d_nchw.cuda",
             "",
-            [tensor(1, 64, 28, 28), tensor(128, 16, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1], 4, "float32"],
+            [
+                tensor(1, 64, 28, 28),
+                tensor(128, 16, 3, 3),
+                [1, 1],
+                [1, 1, 1, 1],
+                [1, 1],
+                4,
+                "float32",
+            ],
             # C/groups = 64/4 = 16 = kernel[1]; OH = OW = 28
             # 2 * K128 * 28 * 28 * 16 * 3 * 3 = 256 * 784 * 144
             28_901_376,
@@ -582,7 +725,16 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "depthwise_conv2d_NCHWc.x86",
             "",
-            [tensor(1, 32, 112, 112), tensor(32, 1, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1], "NCHW", "NCHW", "float32"],
+            [
+                tensor(1, 32, 112, 112),
+                tensor(32, 1, 3, 3),
+                [1, 1],
+                [1, 1, 1, 1],
+                [1, 1],
+                "NCHW",
+                "NCHW",
+                "float32",
+            ],
             7_225_344,
             id="depthwise x86 NCHWc",
         ),
@@ -614,7 +766,13 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "topi_nn_conv2d_transpose_nchw",
             "direct",
-            [tensor(1, 128, 32, 32, dtype="int8"), tensor(128, 3, 4, 4, dtype="int8"), [2, 2], [1, 1], "int32"],
+            [
+                tensor(1, 128, 32, 32, dtype="int8"),
+                tensor(128, 3, 4, 4, dtype="int8"),
+                [2, 2],
+                [1, 1],
+                "int32",
+            ],
             # v0.1, no output padding argument: 50,331,648
             50_331_648,
             id="conv2d transpose v0.1",
@@ -703,7 +861,15 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "conv2d_packed.vta",
             "",
-            [tensor(1, 1, 208, 208, 1, 16, dtype="int8"), tensor(2, 1, 3, 3, 16, 16, dtype="int8"), [1, 1], [1, 1, 1, 1], [1, 1], "NCHW1n16c", "int32"],
+            [
+                tensor(1, 1, 208, 208, 1, 16, dtype="int8"),
+                tensor(2, 1, 3, 3, 16, 16, dtype="int8"),
+                [1, 1],
+                [1, 1, 1, 1],
+                [1, 1],
+                "NCHW1n16c",
+                "int32",
+            ],
             # N = 1*1, C = 1*16, K = 2*16 = 32, OH = OW = 208
             # 2 * 32 * 208 * 208 * 16 * 3 * 3 = 64 * 43264 * 144
             398_721_024,
@@ -712,7 +878,15 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "group_conv2d_packed.vta",
             "",
-            [tensor(1, 2, 112, 112, 1, 16, dtype="int8"), tensor(2, 1, 3, 3, 16, 16, dtype="int8"), [1, 1], [1, 1, 1, 1], [1, 1], 2, "int32"],
+            [
+                tensor(1, 2, 112, 112, 1, 16, dtype="int8"),
+                tensor(2, 1, 3, 3, 16, 16, dtype="int8"),
+                [1, 1],
+                [1, 1, 1, 1],
+                [1, 1],
+                2,
+                "int32",
+            ],
             # C = 32, groups 2, C/groups = 16, K = 32, OH = OW = 112
             # 2 * 32 * 112 * 112 * 16 * 9 = 2 * 12544 * 4608
             115_605_504,
@@ -721,7 +895,14 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "conv2d_transpose_packed.vta",
             "",
-            [tensor(1, 64, 4, 4, 1, 16, dtype="int8"), tensor(32, 64, 4, 4, 16, 16, dtype="int8"), [2, 2], [1, 1, 1, 1], "int32", [0, 0]],
+            [
+                tensor(1, 64, 4, 4, 1, 16, dtype="int8"),
+                tensor(32, 64, 4, 4, 16, 16, dtype="int8"),
+                [2, 2],
+                [1, 1, 1, 1],
+                "int32",
+                [0, 0],
+            ],
             # C_in = 64*16 = 1024, C_out = 32*16 = 512, OH = OW = 3 * 2 - 2 + 4 = 8
             # 2 * 512 * 8 * 8 * 1024 * 4 * 4 = 2 * 64 * 8388608
             1_073_741_824,
@@ -730,7 +911,12 @@ def test_short_args_stays_short() -> None:
         pytest.param(
             "dense_packed.vta",
             "",
-            [tensor(4, 16, 1, 16, dtype="int8"), tensor(8, 16, 16, 16, dtype="int8"), None, "int32"],
+            [
+                tensor(4, 16, 1, 16, dtype="int8"),
+                tensor(8, 16, 16, 16, dtype="int8"),
+                None,
+                "int32",
+            ],
             # data [M/1, K/16, 1, 16]: M 4, K 256; weight [N/16, K/16, 16, 16]: N 128
             # 2 * 4 * 128 * 256
             262_144,
@@ -738,9 +924,7 @@ def test_short_args_stays_short() -> None:
         ),
     ],
 )
-def test_flops_by_family(
-    task_name: str, template_key: str, args: list[Any], expected: int
-) -> None:
+def test_flops_by_family(task_name: str, template_key: str, args: list[Any], expected: int) -> None:
     assert flops(task_name, template_key, args) == expected
 
 
@@ -749,7 +933,9 @@ def test_flops_by_family(
     [
         pytest.param("matmul", [512, 512, 512], id="user template"),
         pytest.param("conv2d", [1, 28, 28, 128, 256, 3, 3, [1, 1], [1, 1]], id="int args"),
-        pytest.param("correlation_nchw.cuda", [tensor(1, 2, 3, 4), tensor(1, 2, 3, 4)], id="no model"),
+        pytest.param(
+            "correlation_nchw.cuda", [tensor(1, 2, 3, 4), tensor(1, 2, 3, 4)], id="no model"
+        ),
         pytest.param(
             "conv2d_nchw_winograd_without_weight_transform.cuda",
             [tensor(1, 64, 56, 56), tensor(6, 6, 64, 64), 1, 1, 1, "float32"],
@@ -759,6 +945,16 @@ def test_flops_by_family(
             "conv2d_nchw.cuda",
             [tensor(1, 3, 32, 32), tensor(16, 4, 3, 3), 1, 1, 1, "float32"],
             id="channels disagree",
+        ),
+        pytest.param(
+            "depthwise_conv2d_nchw.cuda",
+            [tensor(1, 8, 10, 10), tensor(16, 1, 3, 3), 1, 0, 1, "float32"],
+            id="depthwise kernel is not [C, multiplier, KH, KW]",
+        ),
+        pytest.param(
+            "conv2d_transpose_nchw.cuda",
+            [tensor(1, 128, 32, 32), tensor(3, 128, 4, 4), 2, 1, "float32", [0, 0]],
+            id="transposed kernel is not [C_in, C_out, KH, KW]",
         ),
         pytest.param(
             "conv2d_nchw.cuda",
@@ -782,16 +978,26 @@ def test_flops_by_family(
         ),
         pytest.param(
             "conv2d_transpose_nchw.cuda",
-            [tensor(1, 512, 1, 128), ["TENSOR", [512, 1, 1, 512], "float32", [0, 0]], [1, 128], [0, 256, 0, 256], "float32"],
+            [
+                tensor(1, 512, 1, 128),
+                ["TENSOR", [512, 1, 1, 512], "float32", [0, 0]],
+                [1, 128],
+                [0, 256, 0, 256],
+                "float32",
+            ],
             id="damaged tensor from tophub cuda_v0.10",
         ),
-        pytest.param("dense_pack.x86", [tensor(1, 100), tensor(10, 99), None, "float32"], id="K disagrees"),
+        pytest.param(
+            "dense_pack.x86", [tensor(1, 100), tensor(10, 99), None, "float32"], id="K disagrees"
+        ),
         pytest.param(
             "batch_matmul.x86",
             [tensor(12, 128, 64), tensor(12, 128, 64), [12, 128, 64]],
             id="out_shape disagrees",
         ),
-        pytest.param("batch_matmul.cuda", [tensor(2, 4, 8), tensor(3, 4, 8)], id="batches disagree"),
+        pytest.param(
+            "batch_matmul.cuda", [tensor(2, 4, 8), tensor(3, 4, 8)], id="batches disagree"
+        ),
         pytest.param(
             "dense_pack.x86",
             [tensor(1, 16, 1, 16), tensor(8, 16, 16, 16), None, "float32"],
@@ -847,7 +1053,9 @@ def test_tophub_direct_and_winograd_records_share_layer_keys(
         assert re.search(r"\|\d+x\d+x3x3:float32\|", key), key
 
 
-@pytest.mark.parametrize("log", ["cuda_v0.10.log", "arm_cpu_v0.08.log", "llvm_v0.01.log", "vta_v0.10.log"])
+@pytest.mark.parametrize(
+    "log", ["cuda_v0.10.log", "arm_cpu_v0.08.log", "llvm_v0.01.log", "vta_v0.10.log"]
+)
 def test_tophub_records_are_all_read(log: str) -> None:
     """Every TOPI record gets a structured key and a FLOP count, except damaged TENSOR args."""
     unread = []
@@ -904,7 +1112,9 @@ tensors = st.builds(
 )
 json_values = st.recursive(
     json_scalars | tensors,
-    lambda children: st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=4), children, max_size=3)
+    ),
     max_leaves=30,
 )
 # lists that look like real argument lists: tensors, number lists, layouts and dtypes
@@ -946,6 +1156,24 @@ def test_padding_and_stride_spellings_are_one_key(
 ) -> None:
     data, weight = tensor(1, 8, 32, 32), tensor(16, 8, kernel, kernel)
     short = [data, weight, stride, [pad_h, pad_w], dilation, "float32"]
-    long = [data, weight, [stride, stride], [pad_h, pad_w, pad_h, pad_w], [dilation, dilation], "float32"]
-    assert layer_key("conv2d_nchw.cuda", "", short) == layer_key("conv2d_NCHWc.x86", "", [*long[:5], "NCHW", "NCHW", "float32"])
+    long = [
+        data,
+        weight,
+        [stride, stride],
+        [pad_h, pad_w, pad_h, pad_w],
+        [dilation, dilation],
+        "float32",
+    ]
+    assert layer_key("conv2d_nchw.cuda", "", short) == layer_key(
+        "conv2d_NCHWc.x86", "", [*long[:5], "NCHW", "NCHW", "float32"]
+    )
     assert flops("conv2d_nchw.cuda", "", short) == flops("conv2d_nchw.cuda", "", long)
+
+
+def test_never_raises_on_nesting_deeper_than_the_recursion_limit() -> None:
+    deep: list[Any] = []
+    for _ in range(5000):
+        deep = [deep]
+    assert layer_key("conv2d_nchw.cuda", "", [deep]).startswith("conv2d_nchw.cuda|args=")
+    assert short_args("conv2d_nchw.cuda", [deep])
+    assert flops("conv2d_nchw.cuda", "", [deep]) is None

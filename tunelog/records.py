@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -65,7 +65,8 @@ def _pairwise_sum(values: tuple[float, ...] | list[float], start: int, n: int) -
     return _pairwise_sum(values, start, half) + _pairwise_sum(values, start + half, n - half)
 
 
-Number = Annotated[float, Field(strict=False)]  # ints are valid where floats are expected
+# Under strict mode a float field takes JSON ints and floats, never strings or booleans.
+Number: TypeAlias = float
 
 
 class _ConfigV02(BaseModel):
@@ -167,6 +168,25 @@ class TuningRecord(BaseModel):
     def args_json(self) -> str:
         """Canonical (compact) JSON of the arguments: the workload identity with the task name."""
         return orjson.dumps(self.args).decode()
+
+    def measurement(self) -> Measurement:
+        """The normalised view the store keeps."""
+        costs, error_no, all_cost, timestamp = self.result
+        return Measurement(
+            log_version=self.log_version,
+            target=self.target,
+            task_name=self.task_name,
+            template_key=self.template_key,
+            args=self.args,
+            config_index=self.config_index,
+            entity=[list(knob) for knob in self.entity],
+            costs=list(costs),
+            error_no=error_no,
+            all_cost=all_cost,
+            timestamp=timestamp,
+            tvm_version=self.tvm_version,
+            mean_cost=numpy_mean(costs),
+        )
 
     @property
     def workload_json(self) -> str:
@@ -273,7 +293,40 @@ class Rejected:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """The normalised view of one validated record: what the store keeps and ranks.
+
+    `costs` may hold JSON ints; `mean_cost` is `np.mean(costs)` computed once.
+    """
+
+    log_version: str
+    target: str
+    task_name: str
+    template_key: str
+    args: list[JsonValue]
+    config_index: int
+    entity: list[JsonValue]
+    costs: list[float]
+    error_no: int
+    all_cost: float
+    timestamp: float
+    tvm_version: str | None
+    mean_cost: float
+
+    @property
+    def args_json(self) -> str:
+        """Canonical (compact) JSON of the arguments."""
+        return orjson.dumps(self.args).decode()
+
+    @property
+    def workload_json(self) -> str:
+        """`[task_name, *args]` as compact JSON, the form golden files and TVM use."""
+        return orjson.dumps([self.task_name, *self.args]).decode()
+
+
 ParsedLine: TypeAlias = TuningRecord | Comment | Blank | Rejected
+ScannedLine: TypeAlias = Measurement | Comment | Blank | Rejected
 
 COMMENT = Comment()
 BLANK = Blank()
@@ -291,13 +344,43 @@ def strip_line(raw: bytes) -> bytes:
 
 
 def parse_line(raw: bytes) -> ParsedLine:
-    """Classify one line of a log (line end and BOM allowed) and validate it if it is a record."""
+    """Classify one line of a log (line end and BOM allowed); records come back as models."""
     line = strip_line(raw)
     stripped = line.strip()
     if not stripped:
         return BLANK
     if stripped.startswith(b"#"):
         return COMMENT
+    return _validate(line)
+
+
+def scan_line(raw: bytes) -> ScannedLine:
+    """Like `parse_line`, but records come back as `Measurement`s: the import's hot path.
+
+    Well-formed v0.2 lines take a fast path (orjson and checks that mirror the pydantic
+    models exactly); every other line goes through the models, which name what is wrong.
+    """
+    line = strip_line(raw)
+    stripped = line.strip()
+    if not stripped:
+        return BLANK
+    if stripped.startswith(b"#"):
+        return COMMENT
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        value = None
+    if type(value) is dict:
+        fast = _fast_v02(value)
+        if fast is not None:
+            return _check_values(fast)
+    validated = _validate(line)
+    if isinstance(validated, TuningRecord):
+        return validated.measurement()
+    return validated
+
+
+def _validate(line: bytes) -> ParsedLine:
     first = RecordV01 if b'"v"' in line and b'"input"' not in line else RecordV02
     try:
         record: TuningRecord = first.model_validate_json(line)
@@ -305,14 +388,89 @@ def parse_line(raw: bytes) -> ParsedLine:
         return _explain_rejection(line, first, exc)
     except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
         return Rejected(f"unreadable line ({type(exc).__name__})")
-    return _check_values(record)
-
-
-def _check_values(record: TuningRecord) -> ParsedLine:
-    """Semantic checks pydantic's types cannot express."""
     if isinstance(record, RecordV01) and record.v != 0.1:
         return Rejected(f"unknown log version {record.v!r} (AutoTVM writes 0.1 or 0.2)")
-    costs = record.result[0]
+    checked = _check_values(record.measurement())
+    return record if isinstance(checked, Measurement) else checked
+
+
+_KNOB_TYPES = frozenset(("sp", "re", "an", "ot"))
+
+
+def _is_number(value: object) -> bool:
+    # JSON numbers only: bool is an int subclass in Python but not a number in the schema.
+    return type(value) is float or type(value) is int
+
+
+def _fast_v02(value: dict[str, Any]) -> Measurement | None:
+    """A Measurement when `value` satisfies RecordV02's schema, else None (no reason given)."""
+    inp = value.get("input")
+    config = value.get("config")
+    result = value.get("result")
+    if type(inp) is not list or len(inp) != 4:
+        return None
+    target, task_name, args, kwargs = inp
+    if (
+        type(target) is not str
+        or type(task_name) is not str
+        or type(args) is not list
+        or type(kwargs) is not dict
+    ):
+        return None
+    if type(config) is not dict or "code_hash" not in config:
+        return None
+    index = config.get("index")
+    code_hash = config["code_hash"]
+    entity = config.get("entity")
+    if type(index) is not int or (code_hash is not None and type(code_hash) is not str):
+        return None
+    if type(entity) is not list:
+        return None
+    for knob in entity:
+        if (
+            type(knob) is not list
+            or len(knob) != 3
+            or type(knob[0]) is not str
+            or type(knob[1]) is not str
+            or knob[1] not in _KNOB_TYPES
+        ):
+            return None
+    if type(result) is not list or len(result) != 4:
+        return None
+    costs, error_no, all_cost, timestamp = result
+    if type(costs) is not list or type(error_no) is not int:
+        return None
+    if not (_is_number(all_cost) and _is_number(timestamp)):
+        return None
+    for cost in costs:
+        if not _is_number(cost):
+            return None
+    version = value.get("version")
+    tvm_version = value.get("tvm_version")
+    if version is not None and not _is_number(version):
+        return None
+    if tvm_version is not None and type(tvm_version) is not str:
+        return None
+    return Measurement(
+        log_version="0.2",
+        target=target,
+        task_name=task_name,
+        template_key="",
+        args=args,
+        config_index=index,
+        entity=entity,
+        costs=costs,
+        error_no=error_no,
+        all_cost=float(all_cost),
+        timestamp=float(timestamp),
+        tvm_version=tvm_version,
+        mean_cost=numpy_mean(costs),
+    )
+
+
+def _check_values(record: Measurement) -> ScannedLine:
+    """Semantic checks the schema cannot express."""
+    costs = record.costs
     if not costs:
         return Rejected("empty result costs")
     for cost in costs:
@@ -365,7 +523,7 @@ def _explain_rejection(line: bytes, tried: type[TuningRecord], exc: ValidationEr
 
 def _check_values_or_reject(record: TuningRecord) -> Rejected:
     # Reached only when the fast path picked the wrong layout; re-check and report.
-    checked = _check_values(record)
+    checked = _check_values(record.measurement())
     if isinstance(checked, Rejected):
         return checked
     return Rejected("record layout mixes v0.1 and v0.2 fields")

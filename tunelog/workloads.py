@@ -562,7 +562,12 @@ def _canonical_json(args: object) -> str:
     try:
         return json.dumps(args, sort_keys=True, separators=(",", ":"), default=repr)
     except (TypeError, ValueError, RecursionError):
+        pass
+    try:
         return repr(args)
+    except RecursionError:
+        # Nesting deeper than Python's recursion limit; no JSON reader hands such args over.
+        return f"<{type(args).__name__} nested too deep>"
 
 
 def _fallback_key(task_name: str, args: object) -> str:
