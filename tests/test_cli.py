@@ -206,3 +206,65 @@ def test_listing_commands_print_json_arrays(db: str) -> None:
 )
 def test_format_seconds(seconds: float, text: str) -> None:
     assert format_seconds(seconds) == text
+
+
+WORKLOADS_DENSE = """\
+target         operator    shapes            templates (trials valid/failed: best)                               winner                  config    margin    GFLOPS
+-------------  ----------  ----------------  ------------------------------------------------------------------  ----------------------  --------  --------  --------
+cpu            dense       1x512 * 1000x512  dense_nopack.x86 (1 1/0: 41.1 us); dense_pack.x86 (1 1/0: 45.0 us)  dense_nopack.x86        12        +10%      24.9
+cuda,gpu (t4)  dense       1x512 * 1000x512  topi_nn_dense [direct] (1 1/0: 30.1 us)                             topi_nn_dense [direct]  5                   34.0
+"""
+
+
+def test_workloads_shows_one_row_per_layer_with_the_winning_template(db: str) -> None:
+    run("--db", db, "import", "sample_logs/edge_cases.log")
+    code, out, err = run("--db", db, "workloads", "--task", "dense")
+    assert (code, err) == (0, "")
+    assert out == WORKLOADS_DENSE
+
+
+def test_workloads_json_and_bad_sort(db: str) -> None:
+    run("--db", db, "import", "sample_logs/x86_mini_llvm.log")
+    code, out, _ = run("--db", db, "workloads", "--json", "--sort", "latency")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 4
+    assert rows[0]["winner_cost"] == max(r["winner_cost"] for r in rows)
+    code, _, err = run("--db", db, "workloads", "--sort", "speed")
+    assert code == 2
+    assert "Invalid value for --sort: use one of latency, gflops, trials" in err
+
+
+def test_explain_by_number_and_name(db: str) -> None:
+    code, out, _ = run("--db", db, "explain", "6")
+    assert code == 0
+    assert out.startswith("6 BUILD_TIMEOUT: ")
+    assert "LocalBuilder(timeout=" in out
+    assert run("--db", db, "explain", "build_timeout")[1] == out
+
+
+def test_explain_unknown_code_is_one_error_line(db: str) -> None:
+    code, out, err = run("--db", db, "explain", "nine")
+    assert (code, out) == (1, "")
+    assert err.startswith("Error: unknown error code 'nine': use 0-8")
+    assert err.count("\n") == 1
+
+
+def test_untuned_and_errors_on_a_log_where_every_trial_failed(db: str, tmp_path: Path) -> None:
+    failed = tmp_path / "failed.log"
+    failed.write_bytes(
+        b"\n".join(
+            line
+            for line in (REPO / "sample_logs/x86_mini_llvm.log").read_bytes().splitlines()
+            if b"dense_pack" in line and b"[1000000000.0]" in line
+        )
+    )
+    run("--db", db, "import", str(failed))
+    code, out, _ = run("--db", db, "untuned", "--json")
+    (layer,) = json.loads(out)
+    assert (code, layer["operator"], layer["winner"]) == (0, "dense", None)
+    code, out, _ = run("--db", db, "errors", "--json")
+    (entry,) = json.loads(out)
+    assert entry["errors"] == {"BUILD_TIMEOUT": 3}
+    assert entry["diagnosis"][0] == (
+        "No valid measurement: this layer will run an untuned fallback config."
+    )

@@ -33,6 +33,7 @@ def test_schema_after_migrations(store: Store) -> None:
         "slots",
         "rejects",
         "dictionaries",
+        "tallies",
     } <= tables
     assert [c.name for c in store.db["records"].columns] == [
         "id",

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from tunelog.errorcodes import diagnose, error_name
 from tunelog.exceptions import NothingToExportError
 from tunelog.exporting import rewrite_target, write_lines_atomically
 from tunelog.inputs import LogInput, OpenedLog, expand_inputs
+from tunelog.layers import Layer, TemplateResult, build_layers
 from tunelog.models import FileReport
 from tunelog.store import Filters, Store
 from tunelog.targets import parse_target
@@ -68,6 +70,7 @@ class ExportReport:
     skipped_v01: int = 0
     unloadable_targets: dict[str, int] = field(default_factory=dict)
     rewritten_targets: int = 0
+    skipped_losing_templates: int = 0
 
     @property
     def warnings(self) -> list[str]:
@@ -84,6 +87,11 @@ class ExportReport:
                 f"{count} record(s) with target {target!r} cannot be loaded by TVM >= 0.10 "
                 f"({problems}): pass --fix-targets to drop the option"
             )
+        if self.skipped_losing_templates:
+            notes.append(
+                f"left out {self.skipped_losing_templates} record(s) of templates that lose "
+                "for every target (--winners-only)"
+            )
         if self.rewritten_targets:
             notes.append(f"rewrote the target string of {self.rewritten_targets} record(s)")
         return notes
@@ -98,6 +106,7 @@ def export(
     force: bool = False,
     include_v01: bool = False,
     fix_targets: bool = False,
+    winners_only: bool = False,
 ) -> ExportReport:
     """Write the slot winners (or the top-k configs per slot) as original lines to `out`.
 
@@ -106,9 +115,20 @@ def export(
     """
     filters = filters or Filters()
     report = ExportReport(path=out)
+    # --winners-only: keep a workload's records only where its template is relay's choice for
+    # at least one target group; a losing template's slots then answer nothing, so it is skipped.
+    winning = (
+        {lay.winner.workload.id for lay in layers(store) if lay.winner is not None}
+        if winners_only
+        else None
+    )
 
     def lines() -> Iterator[bytes]:
-        for _record_id, target, version, raw in store.winner_lines(filters, top_k=top_k):
+        for line in store.winner_lines(filters, top_k=top_k):
+            target, version, raw = line.target, line.version, line.raw
+            if winning is not None and line.workload_id not in winning:
+                report.skipped_losing_templates += 1
+                continue
             if version == "0.1" and not include_v01:
                 report.skipped_v01 += 1
                 continue
@@ -129,3 +149,135 @@ def export(
         )
     report.written = write_lines_atomically(out, lines(), force=force)
     return report
+
+
+# -- layers: one operator across templates ------------------------------------------------------
+
+SORT_KEYS = ("latency", "gflops", "trials")
+
+
+def layers(store: Store, filters: Filters | None = None, *, sort: str | None = None) -> list[Layer]:
+    """Every (target group, layer) with its templates and the one relay picks.
+
+    `sort`: "latency" (slowest winner first), "gflops" (least efficient first; unknown last) or
+    "trials" (fewest first); default: first seen first.
+    """
+    found = [lay for lay in build_layers(*store.layer_inputs()) if _matches(lay, filters)]
+    if sort == "latency":
+        found.sort(key=lambda lay: -_winner_cost(lay))
+    elif sort == "gflops":
+        found.sort(key=lambda lay: (lay.gflops is None, lay.gflops or 0.0))
+    elif sort == "trials":
+        found.sort(key=lambda lay: lay.trials)
+    elif sort is not None:
+        raise ValueError(f"unknown sort key {sort!r}: use one of {', '.join(SORT_KEYS)}")
+    return found
+
+
+def _winner_cost(layer: Layer) -> float:
+    """The winning config's mean cost; 0 for an untuned layer."""
+    if layer.winner is None or layer.winner.chosen is None:
+        return 0.0
+    return layer.winner.chosen.mean_cost
+
+
+def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
+    """Layers no template has a valid record for: they run a fallback (untuned) config."""
+    return [lay for lay in layers(store, filters) if lay.winner is None]
+
+
+def _matches(layer: Layer, filters: Filters | None) -> bool:
+    if filters is None:
+        return True
+    names = [t.workload.task_name for t in layer.templates]
+    if filters.target_key is not None and filters.target_key not in layer.group.keys:
+        return False
+    if filters.model is not None and filters.model != layer.group.model:
+        return False
+    if filters.template is not None and filters.template not in names:
+        return False
+    return filters.task is None or any(filters.task in name for name in names)
+
+
+@dataclass
+class ErrorSummary:
+    """Failures of one template on one layer, with a diagnosis."""
+
+    layer: Layer
+    template: TemplateResult
+    diagnosis: list[str]
+
+    @property
+    def error_counts(self) -> dict[str, int]:
+        """Error name -> records, failures only, most frequent first."""
+        failed = [(n, c) for n, c in self.template.errors.items() if n != 0]
+        return {error_name(n): c for n, c in sorted(failed, key=lambda nc: (-nc[1], nc[0]))}
+
+
+def errors(store: Store, filters: Filters | None = None) -> list[ErrorSummary]:
+    """Every template with failed records, per layer, most failures first."""
+    found: list[ErrorSummary] = []
+    for layer in layers(store, filters):
+        for template in layer.templates:
+            if template.failed:
+                found.append(ErrorSummary(layer, template, _diagnosis(layer, template)))
+    found.sort(key=lambda e: -e.template.failed)
+    return found
+
+
+def _diagnosis(layer: Layer, template: TemplateResult) -> list[str]:
+    failures = [n for n in template.errors if n != 0]
+    dominant = max(failures, key=lambda n: template.errors[n], default=None)
+    all_costs: list[float] = []
+    if dominant is not None and dominant in template.all_cost_range:
+        low, high = template.all_cost_range[dominant]
+        all_costs = [low] if low == high else [low, high]
+    notes = diagnose(template.errors, all_costs=all_costs)
+    if template.valid == 0 and layer.winner is not None:
+        # diagnose() assumes the layer falls back; here a query still finds a config.
+        notes = [n for n in notes if "fallback" not in n]
+        if layer.winner is template and template.chosen is not None:
+            notes.insert(
+                0,
+                "No valid measurement on these targets; apply_history_best answers with a record "
+                f"tuned for another target ({template.chosen.source}:{template.chosen.line}).",
+            )
+        else:
+            notes.insert(
+                0, f"No valid measurement for this template; the layer uses {layer.winner.name}."
+            )
+    return notes
+
+
+def layer_as_dict(layer: Layer) -> dict[str, object]:
+    """A layer as plain JSON-ready data (what `tunelog workloads --json` prints)."""
+    winner = layer.winner
+    return {
+        "target_keys": list(layer.group.keys),
+        "model": layer.group.model,
+        "targets": list(layer.group.targets),
+        "operator": layer.family,
+        "shapes": layer.shapes,
+        "layer_key": layer.key,
+        "templates": [
+            {
+                "template": t.workload.task_name,
+                "template_key": t.workload.template_key,
+                "args": t.workload.args,
+                "trials": t.trials,
+                "valid": t.valid,
+                "failed": t.failed,
+                "best_cost": t.chosen.mean_cost if t.chosen else None,
+                "best_config": t.chosen.config_index if t.chosen else None,
+                "source": f"{t.chosen.source}:{t.chosen.line}" if t.chosen else None,
+            }
+            for t in layer.templates
+        ],
+        "winner": winner.workload.task_name if winner else None,
+        "winner_config": winner.chosen.config_index if winner and winner.chosen else None,
+        "winner_cost": winner.chosen.mean_cost if winner and winner.chosen else None,
+        "margin": layer.margin,
+        "flops": layer.flops,
+        "gflops": layer.gflops,
+        "trials": layer.trials,
+    }

@@ -19,8 +19,10 @@ import typer
 from tabulate import tabulate
 
 from tunelog import api
+from tunelog.errorcodes import error_name, lookup_error_code
 from tunelog.exceptions import TunelogError
 from tunelog.inputs import LogInput
+from tunelog.layers import Layer
 from tunelog.models import BestRow, FileReport
 from tunelog.store import Filters, Store
 from tunelog.workloads import short_args
@@ -34,6 +36,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain click messages: usage errors stay a few grep-able lines
 )
 
 P = ParamSpec("P")
@@ -120,6 +123,7 @@ def main(
         typer.Option(
             "--db",
             envvar="TUNELOG_DB",
+            metavar="PATH",
             help="Database file (default: ./tunelog.db; env TUNELOG_DB).",
             show_default=False,
         ),
@@ -359,6 +363,10 @@ def export(
         bool,
         typer.Option(help="Drop target options modern TVM rejects (-link-params) when writing."),
     ] = False,
+    winners_only: Annotated[
+        bool,
+        typer.Option(help="Leave out templates that lose to another template of the same layer."),
+    ] = False,
 ) -> None:
     """Write a cleaned log that apply_history_best loads and decides on as on the full logs."""
     filters = Filters(target_key=target_key, model=model, template=template, task=task)
@@ -371,11 +379,194 @@ def export(
             force=force,
             include_v01=include_v01,
             fix_targets=fix_targets,
+            winners_only=winners_only,
         )
     for warning in report.warnings:
         _err(f"warning: {warning}")
     if out != "-":
         _err(f"wrote {report.written} record(s) to {out}")
+
+
+# -- layers -----------------------------------------------------------------------------------
+
+
+SortOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sort",
+        help="latency (slowest first), gflops (least efficient first) or trials (fewest first).",
+    ),
+]
+
+
+@app.command()
+@handles_errors
+def workloads(
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    template: FilterTemplate = None,
+    task: FilterTask = None,
+    sort: SortOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """One row per layer and target group: templates tried, the winner relay picks, GFLOPS."""
+    if sort is not None and sort not in api.SORT_KEYS:
+        raise typer.BadParameter(f"use one of {', '.join(api.SORT_KEYS)}", param_hint="--sort")
+    filters = Filters(target_key=target_key, model=model, template=template, task=task)
+    with opened_store() as store:
+        found = api.layers(store, filters, sort=sort)
+    if as_json:
+        emit_json([api.layer_as_dict(layer) for layer in found])
+        return
+    emit_table([_layer_row(layer) for layer in found], _LAYER_HEADERS)
+
+
+_LAYER_HEADERS = (
+    "target",
+    "operator",
+    "shapes",
+    "templates (trials valid/failed: best)",
+    "winner",
+    "config",
+    "margin",
+    "GFLOPS",
+)
+
+
+def _layer_row(layer: Layer) -> list[Any]:
+    tried = "; ".join(
+        f"{t.name} ({t.trials} {t.valid}/{t.failed}: "
+        f"{format_seconds(t.chosen.mean_cost) if t.chosen else 'untuned'})"
+        for t in layer.templates
+    )
+    winner = layer.winner
+    margin = layer.margin
+    gflops = layer.gflops
+    return [
+        layer.group.label,
+        layer.family,
+        layer.shapes,
+        tried,
+        winner.name if winner else "(untuned)",
+        winner.chosen.config_index if winner and winner.chosen else "",
+        f"+{margin * 100:.0f}%" if margin is not None else "",
+        f"{gflops:.1f}" if gflops is not None else "unknown" if winner else "",
+    ]
+
+
+@app.command()
+@handles_errors
+def untuned(
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    template: FilterTemplate = None,
+    task: FilterTask = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Layers with no valid record: they run a fallback config ("not been tuned")."""
+    filters = Filters(target_key=target_key, model=model, template=template, task=task)
+    with opened_store() as store:
+        found = api.untuned(store, filters)
+    if as_json:
+        emit_json([api.layer_as_dict(layer) for layer in found])
+        return
+    emit_table(
+        [
+            (
+                layer.group.label,
+                layer.family,
+                layer.shapes,
+                ", ".join(t.name for t in layer.templates),
+                layer.trials,
+                _errors_text({n: c for t in layer.templates for n, c in t.errors.items()}),
+            )
+            for layer in found
+        ],
+        ("target", "operator", "shapes", "templates", "trials", "errors"),
+    )
+    if not found:
+        _err("every layer has at least one valid measurement")
+
+
+def _errors_text(counts: dict[int, int]) -> str:
+    failed = sorted(((c, n) for n, c in counts.items() if n != 0), reverse=True)
+    return ", ".join(f"{error_name(n)} x{c}" for c, n in failed)
+
+
+@app.command()
+@handles_errors
+def errors(
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    template: FilterTemplate = None,
+    task: FilterTask = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Failed trials by layer and template, with error names and a diagnosis."""
+    filters = Filters(target_key=target_key, model=model, template=template, task=task)
+    with opened_store() as store:
+        found = api.errors(store, filters)
+    if as_json:
+        emit_json(
+            [
+                {
+                    "target_keys": list(e.layer.group.keys),
+                    "model": e.layer.group.model,
+                    "operator": e.layer.family,
+                    "shapes": e.layer.shapes,
+                    "template": e.template.workload.task_name,
+                    "trials": e.template.trials,
+                    "failed": e.template.failed,
+                    "errors": e.error_counts,
+                    "diagnosis": e.diagnosis,
+                }
+                for e in found
+            ]
+        )
+        return
+    emit_table(
+        [
+            (
+                e.layer.group.label,
+                e.layer.shapes,
+                e.template.name,
+                f"{e.template.failed}/{e.template.trials}",
+                ", ".join(f"{name} x{count}" for name, count in e.error_counts.items()),
+                " ".join(e.diagnosis),
+            )
+            for e in found
+        ],
+        ("target", "shapes", "template", "failed", "errors", "diagnosis"),
+    )
+    if not found:
+        _err("no failed trials")
+
+
+@app.command()
+@handles_errors
+def explain(
+    code: Annotated[str, typer.Argument(help="Error number (0-8) or name, e.g. build_timeout.")],
+    as_json: JsonOption = False,
+) -> None:
+    """What an AutoTVM error number means, its common causes, and what to change."""
+    entry = lookup_error_code(code)
+    if as_json:
+        emit_json(
+            {
+                "number": entry.number,
+                "name": entry.name,
+                "meaning": entry.meaning,
+                "causes": list(entry.causes),
+                "remedies": list(entry.remedies),
+            }
+        )
+        return
+    lines = [f"{entry.number} {entry.name}: {entry.meaning}"]
+    if entry.causes:
+        lines += ["", "Common causes:", *(f"  - {c}" for c in entry.causes)]
+    if entry.remedies:
+        lines += ["", "What to change:", *(f"  - {r}" for r in entry.remedies)]
+    typer.echo("\n".join(lines))
 
 
 def run() -> None:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 import sqlite_utils
@@ -30,6 +30,7 @@ from tunelog.exceptions import (
     NotATunelogDatabaseError,
 )
 from tunelog.inputs import OpenedLog
+from tunelog.layers import SlotWinner, Tally, WorkloadInfo
 from tunelog.models import BestRow, FileReport, RejectedLine, Source, Stats
 from tunelog.records import (
     Blank,
@@ -50,6 +51,7 @@ REJECTS_KEPT_IN_REPORT = 20
 BUSY_TIMEOUT_MS = 60_000
 
 ProgressCallback = Callable[[int], None]
+SlotKey = tuple[str, str, int]
 
 # Lines are stored zstd-compressed with a dictionary trained on the file's first batch
 # (a few µs per line, about 5x smaller); smaller files reuse the newest dictionary.
@@ -153,6 +155,19 @@ def _migration_1(db: sqlite_utils.Database) -> None:
         ) WITHOUT ROWID"""
     )
     db.execute("CREATE INDEX slots_record ON slots(record_id)")
+    # Records per (target, workload, error number), kept on import so summaries never scan.
+    db.execute(
+        """
+        CREATE TABLE tallies (
+            target_id INTEGER NOT NULL,
+            workload_id INTEGER NOT NULL,
+            error_no INTEGER NOT NULL,
+            records INTEGER NOT NULL,
+            min_all_cost REAL NOT NULL,
+            max_all_cost REAL NOT NULL,
+            PRIMARY KEY (target_id, workload_id, error_no)
+        ) WITHOUT ROWID"""
+    )
     db.execute(
         """
         CREATE TABLE rejects (
@@ -181,6 +196,16 @@ class Filters:
     model: str | None = None
     template: str | None = None
     task: str | None = None
+
+
+class ExportLine(NamedTuple):
+    """A record to export: ids, target string, log version and the original line bytes."""
+
+    record_id: int
+    workload_id: int
+    target: str
+    version: str
+    raw: bytes
 
 
 @dataclass(frozen=True)
@@ -460,17 +485,18 @@ class Store:
 
     def winner_lines(
         self, filters: Filters | None = None, *, top_k: int = 1
-    ) -> Iterator[tuple[int, str, str, bytes]]:
-        """`(record_id, target, version, raw)` of every slot winner (or top-k), by record id."""
+    ) -> Iterator[ExportLine]:
+        """Every slot winner (or the top-k configs of each slot) with its line, by record id."""
         where, params = _slot_filter_sql(filters or Filters())
         if top_k <= 1:
-            sql = f"""SELECT DISTINCT r.id, t.target, r.version, r.raw, r.dict_id FROM slots s
+            sql = f"""SELECT DISTINCT r.id, r.workload_id, t.target, r.version, r.raw, r.dict_id
+                      FROM slots s
                       JOIN records r ON r.id = s.record_id
                       JOIN targets t ON t.id = r.target_id
                       JOIN workloads w ON w.id = s.workload_id
                       {where} ORDER BY r.id"""
-            for rid, target, version, raw, dict_id in self.conn.execute(sql, params):
-                yield rid, target, version, self.codec.decode(raw, dict_id)
+            for rid, wid, target, version, raw, dict_id in self.conn.execute(sql, params):
+                yield ExportLine(rid, wid, target, version, self.codec.decode(raw, dict_id))
             return
         yield from self._top_k_lines(where, params, top_k)
 
@@ -484,15 +510,39 @@ class Store:
         ).fetchall()
         return [SlotHolder(*row) for row in rows]
 
+    def layer_inputs(
+        self,
+    ) -> tuple[list[tuple[int, str]], list[WorkloadInfo], list[Tally], dict[SlotKey, SlotWinner]]:
+        """Targets, workloads, tallies and slot winners: what `layers.build_layers` needs.
+
+        Reads only the small tables (never scans records), so it stays fast on large databases.
+        """
+        targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
+        workloads = [
+            WorkloadInfo(int(i), task, tkey, json.loads(args))
+            for i, task, tkey, args in self.conn.execute(
+                "SELECT id, task_name, template_key, args FROM workloads ORDER BY id"
+            )
+        ]
+        tallies = [Tally(*row) for row in self.conn.execute("SELECT * FROM tallies")]
+        slots = {
+            (kind, name, workload_id): SlotWinner(record_id, mean, index, path, line)
+            for kind, name, workload_id, record_id, mean, index, path, line in self.conn.execute(
+                """SELECT s.kind, s.name, s.workload_id, s.record_id, s.mean_cost,
+                          r.config_index, src.path, r.line
+                   FROM slots s JOIN records r ON r.id = s.record_id
+                   JOIN sources src ON src.id = r.source_id"""
+            )
+        }
+        return targets, workloads, tallies, slots
+
     def has_slot_winners(self, filters: Filters | None = None) -> bool:
         """True when at least one slot matches the filters."""
         where, params = _slot_filter_sql(filters or Filters())
         sql = f"""SELECT 1 FROM slots s JOIN workloads w ON w.id = s.workload_id {where} LIMIT 1"""
         return self.conn.execute(sql, params).fetchone() is not None
 
-    def _top_k_lines(
-        self, where: str, params: tuple[Any, ...], top_k: int
-    ) -> Iterator[tuple[int, str, str, bytes]]:
+    def _top_k_lines(self, where: str, params: tuple[Any, ...], top_k: int) -> Iterator[ExportLine]:
         # For each slot: the valid records competing for it, best first; keep the first
         # (best, earliest) measurement of each config until K distinct configs.
         chosen: set[int] = set()
@@ -525,12 +575,13 @@ class Store:
         for start in range(0, len(ordered), 500):
             chunk = ordered[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for rid, target, version, raw, dict_id in self.conn.execute(
-                f"""SELECT r.id, t.target, r.version, r.raw, r.dict_id FROM records r
-                    JOIN targets t ON t.id = r.target_id WHERE r.id IN ({marks}) ORDER BY r.id""",
+            for rid, wid, target, version, raw, dict_id in self.conn.execute(
+                f"""SELECT r.id, r.workload_id, t.target, r.version, r.raw, r.dict_id
+                    FROM records r JOIN targets t ON t.id = r.target_id
+                    WHERE r.id IN ({marks}) ORDER BY r.id""",
                 chunk,
             ):
-                yield rid, target, version, self.codec.decode(raw, dict_id)
+                yield ExportLine(rid, wid, target, version, self.codec.decode(raw, dict_id))
 
 
 def _slot_filter_sql(filters: Filters) -> tuple[str, tuple[Any, ...]]:
@@ -687,6 +738,7 @@ class _ImportWriter:
         looked_up = set(hashes)
         rows: list[tuple[Any, ...]] = []
         best: dict[tuple[str, str, int], tuple[float, int]] = {}
+        tallies: dict[tuple[int, int, int], list[float]] = {}
         for (line_no, rec, content), first_hash in zip(batch, hashes, strict=True):
             h = self._place(first_hash, content, stored, looked_up)
             if h is None:
@@ -723,6 +775,13 @@ class _ImportWriter:
                     dict_id,
                 )
             )
+            tally = tallies.get((target_id, workload_id, error_no))
+            if tally is None:
+                tallies[(target_id, workload_id, error_no)] = [1, rec.all_cost, rec.all_cost]
+            else:
+                tally[0] += 1
+                tally[1] = min(tally[1], rec.all_cost)
+                tally[2] = max(tally[2], rec.all_cost)
             if error_no == 0:
                 for kind, name in slots:
                     key = (kind, name, workload_id)
@@ -736,6 +795,16 @@ class _ImportWriter:
                                     tvm_version, hash, raw, dict_id)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             rows,
+        )
+        self.conn.executemany(
+            """INSERT INTO tallies (target_id, workload_id, error_no, records, min_all_cost,
+                                    max_all_cost)
+               VALUES (?, ?, ?, ?, ?, ?)
+               ON CONFLICT (target_id, workload_id, error_no) DO UPDATE
+               SET records = records + excluded.records,
+                   min_all_cost = min(min_all_cost, excluded.min_all_cost),
+                   max_all_cost = max(max_all_cost, excluded.max_all_cost)""",
+            [(t, w, e, int(n), lo, hi) for (t, w, e), (n, lo, hi) in tallies.items()],
         )
         # Later records replace a holder only when strictly faster: ties keep the earlier one.
         self.conn.executemany(

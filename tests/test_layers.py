@@ -1,0 +1,233 @@
+"""One layer across templates: the winner relay picks, untuned layers, errors, explain."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tunelog
+from tests.conftest import CORPUS, SAMPLE_LOGS, corpus_log_for, golden_files, require_shared
+from tunelog import api
+from tunelog.layers import Layer
+from tunelog.records import TuningRecord, parse_line
+from tunelog.selection import HistoryBest, history_best
+from tunelog.store import Store
+from tunelog.targets import parse_target
+
+X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
+EDGE = SAMPLE_LOGS / "edge_cases.log"
+
+
+def _layers_of(tmp_path: Path, *paths: Path) -> list[Layer]:
+    with Store(tmp_path / "l.db") as store:
+        tunelog.import_paths(store, [str(p) for p in paths])
+        return api.layers(store)
+
+
+def _golden_query(golden: dict[str, Any], target: str, workload: str) -> tuple[int, float] | None:
+    """apply_history_best's answer from the golden slot dictionaries."""
+    parsed = parse_target(target)
+    hit = golden["by_model"].get(f"{parsed.model}\t{workload}")
+    for key in parsed.keys:
+        if hit is not None:
+            break
+        hit = golden["by_targetkey"].get(f"{key}\t{workload}")
+    return None if hit is None else (hit["index"], hit["cost"])
+
+
+def _workload_json(task: str, args: list[Any]) -> str:
+    return json.dumps([task, *args], separators=(",", ":"))
+
+
+@pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
+def test_every_layer_winner_is_the_cheapest_golden_template_query(
+    golden: Path, tmp_path: Path
+) -> None:
+    require_shared()
+    expected = json.loads(golden.read_text())
+    for layer in _layers_of(tmp_path, corpus_log_for(golden)):
+        target = layer.group.targets[0]
+        answers = []
+        for template in layer.templates:
+            w = template.workload
+            answer = _golden_query(expected, target, _workload_json(w.task_name, w.args))
+            if answer is not None:
+                answers.append(answer)
+        if not answers:
+            assert layer.winner is None
+            continue
+        best_cost = min(cost for _, cost in answers)
+        assert layer.winner is not None and layer.winner.chosen is not None
+        assert layer.winner.chosen.mean_cost == best_cost
+        assert layer.winner.chosen.config_index in {i for i, c in answers if c == best_cost}
+
+
+def _history_of(path: Path) -> HistoryBest[tuple[int, float]]:
+    items = []
+    for raw in path.read_bytes().splitlines():
+        record = parse_line(raw)
+        assert isinstance(record, TuningRecord)
+        items.append(
+            (
+                record.target,
+                record.workload_json,
+                record.mean_cost,
+                record.error_no,
+                (record.config_index, record.mean_cost),
+            )
+        )
+    return history_best(items)
+
+
+@pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
+def test_winners_only_export_keeps_every_layer_choice(golden: Path, tmp_path: Path) -> None:
+    require_shared()
+    out = tmp_path / "winners.log"
+    with Store(tmp_path / "w.db") as store:
+        tunelog.import_paths(store, [str(corpus_log_for(golden))])
+        found = api.layers(store)
+        if not any(layer.winner for layer in found):
+            pytest.skip("every trial failed: nothing to export")
+        tunelog.export(store, str(out), winners_only=True)
+    history = _history_of(out)
+    for layer in found:
+        answers = []
+        for template in layer.templates:
+            w = template.workload
+            holder = history.query(layer.group.targets[0], _workload_json(w.task_name, w.args))
+            if holder is not None:
+                answers.append((holder.ref[1], template.workload.id, holder.ref[0]))
+        if layer.winner is None:
+            assert answers == []
+            continue
+        assert layer.winner.chosen is not None
+        cost, workload_id, index = min(answers)
+        assert (cost, index) == (layer.winner.chosen.mean_cost, layer.winner.chosen.config_index)
+        assert workload_id == layer.winner.workload.id
+
+
+def test_winners_only_drops_losing_templates(tmp_path: Path) -> None:
+    out = tmp_path / "w.log"
+    with Store(tmp_path / "w.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        report = tunelog.export(store, str(out), winners_only=True)
+    tasks = [
+        r.task_name
+        for r in map(parse_line, out.read_bytes().splitlines())
+        if isinstance(r, TuningRecord)
+    ]
+    assert "dense_pack.x86" not in tasks and "dense_nopack.x86" in tasks
+    assert report.skipped_losing_templates == 1
+
+
+def test_direct_and_winograd_of_one_layer_are_one_workload(tmp_path: Path) -> None:
+    require_shared()
+    found = _layers_of(tmp_path, CORPUS / "tophub/cuda_v0.10.log")
+    mixed = [lay for lay in found if len({t.workload.task_name for t in lay.templates}) > 1]
+    assert len(mixed) >= 30
+    for layer in mixed:
+        names = {t.workload.task_name for t in layer.templates}
+        assert names == {"conv2d_nchw.cuda", "conv2d_nchw_winograd.cuda"}
+        costs = [t.chosen.mean_cost for t in layer.templates if t.chosen]
+        assert layer.winner is not None and layer.winner.chosen is not None
+        assert layer.winner.chosen.mean_cost == min(costs)
+
+
+def test_dense_pack_and_nopack_are_one_workload_and_nopack_wins(tmp_path: Path) -> None:
+    (dense,) = [lay for lay in _layers_of(tmp_path, X86) if lay.family == "dense"]
+    assert [t.workload.task_name for t in dense.templates] == ["dense_nopack.x86", "dense_pack.x86"]
+    assert dense.winner is dense.templates[0]
+    assert dense.winner.chosen is not None
+    assert dense.winner.chosen.config_index == 19
+    assert dense.margin == pytest.approx(1.630099995963974e-05 / 1.1296666646861317e-05 - 1)
+    # 2 * M * N * K = 2 * 1 * 10 * 8192 FLOPs in 11.30 us
+    assert dense.flops == 163840
+    assert dense.gflops == pytest.approx(163840 / 1.1296666646861317e-05 / 1e9)
+
+
+def test_targets_group_by_keys_and_model_not_the_raw_string(tmp_path: Path) -> None:
+    short = SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz"
+    found = _layers_of(tmp_path, X86, short)
+    assert {lay.group.label for lay in found} == {"cpu"}
+    (dense,) = [lay for lay in found if lay.family == "dense"]
+    assert dense.trials == 80 + 50  # dense records of the two runs
+    assert len(dense.group.targets) == 2
+
+
+def test_layers_sort_by_latency_gflops_and_trials(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        by_latency = api.layers(store, sort="latency")
+        by_trials = api.layers(store, sort="trials")
+        by_gflops = api.layers(store, sort="gflops")
+    costs = [lay.winner.chosen.mean_cost for lay in by_latency if lay.winner and lay.winner.chosen]
+    assert costs == sorted(costs, reverse=True)
+    assert [lay.trials for lay in by_trials] == sorted(lay.trials for lay in by_trials)
+    gflops = [lay.gflops for lay in by_gflops if lay.gflops is not None]
+    assert gflops == sorted(gflops)
+
+
+def test_every_trial_failed_means_every_layer_is_untuned(tmp_path: Path) -> None:
+    require_shared()
+    log = CORPUS / "WANNA959__tvm_learning/resnet-50-v2-autotuning.json"
+    with Store(tmp_path / "u.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        untuned = api.untuned(store)
+        found = api.errors(store)
+    assert untuned and all(layer.winner is None for layer in untuned)
+    assert sum(layer.trials for layer in untuned) == 2488
+    assert all(
+        e.diagnosis[0].startswith("No valid measurement: this layer will run an untuned")
+        for e in found
+    )
+
+
+@pytest.mark.parametrize(
+    ("log", "expected"),
+    [
+        (
+            "CharlieCurry__tvm-learning/autotvm/back/XGBtuner_matmul.log",
+            "raise the builder timeout",
+        ),
+        ("generated/x86_mini_short_timeouts.log", "timeout was 0.8 s"),
+        (
+            "CharlieCurry__tvm-learning/autotvm/back/conv2d.log",
+            "the template likely does not match the target",
+        ),
+    ],
+)
+def test_errors_diagnose_build_timeouts_and_mismatched_templates(
+    log: str, expected: str, tmp_path: Path
+) -> None:
+    require_shared()
+    with Store(tmp_path / "e.db") as store:
+        tunelog.import_paths(store, [str(CORPUS / log)])
+        found = api.errors(store)
+    assert any(expected in " ".join(e.diagnosis) for e in found)
+
+
+def test_a_layer_answered_through_another_targets_key_slot_is_not_called_untuned(
+    tmp_path: Path,
+) -> None:
+    require_shared()
+    log = CORPUS / "WANNA959__tvm_learning/resnet-50-v2-autotuning.json"
+    with Store(tmp_path / "k.db") as store:
+        tunelog.import_paths(store, [str(log), str(EDGE)])
+        found = api.errors(store)
+        untuned = api.untuned(store)
+    shared = [
+        e
+        for e in found
+        if e.layer.shapes == "1x64x56x56 * 64x64x3x3 s1 p1"
+        and e.template.workload.task_name == "conv2d_nchw.cuda"
+        and e.layer.group.model == "unknown"
+    ]
+    assert shared and "another target" in shared[0].diagnosis[0]
+    assert all(
+        lay.shapes != "1x64x56x56 * 64x64x3x3 s1 p1"
+        for lay in untuned
+        if lay.group.model == "unknown"
+    )

@@ -1,0 +1,240 @@
+"""One layer across templates: which implementation relay picks under apply_history_best.
+
+Pure. Relay offers several implementations (templates) of one operator; under
+`apply_history_best` it queries each one's workload with the compile target and keeps the one
+whose tuned config has the strictly lowest cost, skipping untuned ones (tvm-reference §5). Here:
+
+* targets are grouped by what the query depends on, their keys and model (not the raw string);
+* templates are grouped into layers by `workloads.layer_key` (same operator call);
+* a template's cost in a group is what the slot table answers for that group's query (model
+  slot first, then the keys in order), so a template tuned under another target that shares a
+  key competes too, exactly as in TVM;
+* ties between templates keep the first one in import order (the order relay's strategy lists
+  implementations in is not in the log).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tunelog.selection import KEY_SLOT, MODEL_SLOT
+from tunelog.targets import UNKNOWN_MODEL, parse_target
+from tunelog.workloads import flops, gflops, layer_key, operator_family, short_args
+
+
+@dataclass(frozen=True, slots=True)
+class SlotWinner:
+    """The record holding a slot."""
+
+    record_id: int
+    mean_cost: float
+    config_index: int
+    source: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadInfo:
+    """A tuning task's workload: template name, v0.1 template key, arguments."""
+
+    id: int
+    task_name: str
+    template_key: str
+    args: list[object]
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Records of one (target, workload, error number), with the range of their all_cost."""
+
+    target_id: int
+    workload_id: int
+    error_no: int
+    records: int
+    min_all_cost: float
+    max_all_cost: float
+
+
+@dataclass(frozen=True, slots=True)
+class TargetGroup:
+    """Targets that query identically: the same keys and model."""
+
+    keys: tuple[str, ...]
+    model: str
+    targets: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """`keys (model)`, e.g. `cuda,gpu (t4)`."""
+        text = ",".join(self.keys) or "(no keys)"
+        return text if self.model == UNKNOWN_MODEL else f"{text} ({self.model})"
+
+
+@dataclass
+class TemplateResult:
+    """One template of a layer in one target group."""
+
+    workload: WorkloadInfo
+    errors: dict[int, int] = field(default_factory=dict)
+    all_cost_range: dict[int, tuple[float, float]] = field(default_factory=dict)
+    chosen: SlotWinner | None = None
+
+    @property
+    def trials(self) -> int:
+        """Records of this template on the group's targets."""
+        return sum(self.errors.values())
+
+    @property
+    def valid(self) -> int:
+        """Records with error_no 0."""
+        return self.errors.get(0, 0)
+
+    @property
+    def failed(self) -> int:
+        """Records with a non-zero error_no."""
+        return self.trials - self.valid
+
+    @property
+    def name(self) -> str:
+        """Template name, with the v0.1 template key when there is one."""
+        key = self.workload.template_key
+        return f"{self.workload.task_name} [{key}]" if key else self.workload.task_name
+
+
+@dataclass
+class Layer:
+    """One operator call on one target group, with every template that could implement it."""
+
+    group: TargetGroup
+    key: str
+    family: str
+    shapes: str
+    templates: list[TemplateResult]
+    winner: TemplateResult | None = None
+    runner_up: TemplateResult | None = None
+
+    @property
+    def trials(self) -> int:
+        """All records of the layer's templates on this group."""
+        return sum(t.trials for t in self.templates)
+
+    @property
+    def margin(self) -> float | None:
+        """How much slower the runner-up is than the winner (0.25 = 25 %)."""
+        if self.winner is None or self.runner_up is None:
+            return None
+        assert self.winner.chosen is not None and self.runner_up.chosen is not None
+        return self.runner_up.chosen.mean_cost / self.winner.chosen.mean_cost - 1.0
+
+    @property
+    def flops(self) -> int | None:
+        """FLOPs of one call (from the winner's arguments, else the first template's)."""
+        chosen = self.winner or self.templates[0]
+        w = chosen.workload
+        return flops(w.task_name, w.template_key, w.args)
+
+    @property
+    def gflops(self) -> float | None:
+        """GFLOPS of the winning config, None when FLOPs are unknown or nothing is tuned."""
+        if self.winner is None or self.winner.chosen is None:
+            return None
+        return gflops(self.flops, self.winner.chosen.mean_cost)
+
+
+def group_targets(targets: Iterable[tuple[int, str]]) -> dict[int, TargetGroup]:
+    """Map each target id to its group (same keys and model)."""
+    members: dict[tuple[tuple[str, ...], str], list[tuple[int, str]]] = {}
+    for target_id, target in targets:
+        parsed = parse_target(target)
+        members.setdefault((parsed.keys, parsed.model), []).append((target_id, target))
+    groups: dict[int, TargetGroup] = {}
+    for (keys, model), items in members.items():
+        group = TargetGroup(keys, model, tuple(sorted(t for _, t in items)))
+        for target_id, _ in items:
+            groups[target_id] = group
+    return groups
+
+
+def query(
+    slots: Mapping[tuple[str, str, int], SlotWinner], group: TargetGroup, workload_id: int
+) -> SlotWinner | None:
+    """What apply_history_best returns for this group's targets and workload."""
+    holder = slots.get((MODEL_SLOT, group.model, workload_id))
+    if holder is not None:
+        return holder
+    for key in group.keys:
+        holder = slots.get((KEY_SLOT, key, workload_id))
+        if holder is not None:
+            return holder
+    return None
+
+
+def build_layers(
+    targets: Iterable[tuple[int, str]],
+    workloads: Sequence[WorkloadInfo],
+    tallies: Iterable[Tally],
+    slots: Mapping[tuple[str, str, int], SlotWinner],
+) -> list[Layer]:
+    """Every (target group, layer) with records, its templates and relay's choice among them."""
+    groups = group_targets(targets)
+    by_id = {w.id: w for w in workloads}
+    keys = {w.id: layer_key(w.task_name, w.template_key, w.args) for w in workloads}
+    same_layer: dict[str, list[int]] = {}
+    for w in workloads:
+        same_layer.setdefault(keys[w.id], []).append(w.id)
+    results: dict[tuple[TargetGroup, int], TemplateResult] = {}
+    for tally in tallies:
+        group = groups[tally.target_id]
+        result = results.setdefault(
+            (group, tally.workload_id), TemplateResult(by_id[tally.workload_id])
+        )
+        result.errors[tally.error_no] = result.errors.get(tally.error_no, 0) + tally.records
+        low, high = result.all_cost_range.get(tally.error_no, (tally.min_all_cost,) * 2)
+        result.all_cost_range[tally.error_no] = (
+            min(low, tally.min_all_cost),
+            max(high, tally.max_all_cost),
+        )
+    layers: dict[tuple[TargetGroup, str], Layer] = {}
+    for (group, workload_id), _result in sorted(results.items(), key=lambda kv: kv[0][1]):
+        layer_id = keys[workload_id]
+        if (group, layer_id) in layers:
+            continue
+        layers[(group, layer_id)] = _layer(
+            group, layer_id, same_layer[layer_id], by_id, results, slots
+        )
+    return list(layers.values())
+
+
+def _layer(
+    group: TargetGroup,
+    layer_id: str,
+    workload_ids: list[int],
+    by_id: Mapping[int, WorkloadInfo],
+    results: Mapping[tuple[TargetGroup, int], TemplateResult],
+    slots: Mapping[tuple[str, str, int], SlotWinner],
+) -> Layer:
+    templates: list[TemplateResult] = []
+    for workload_id in workload_ids:
+        chosen = query(slots, group, workload_id)
+        tuned_here = results.get((group, workload_id))
+        if tuned_here is None and chosen is None:
+            continue  # never tuned for this group, and no shared key slot answers for it
+        template = tuned_here or TemplateResult(by_id[workload_id])
+        template.chosen = chosen
+        templates.append(template)
+    ranked = sorted(
+        (t for t in templates if t.chosen is not None),
+        key=lambda t: t.chosen.mean_cost if t.chosen is not None else 0.0,
+    )  # stable: equal costs keep import order, as relay's strict `>` keeps the first
+    untuned = [t for t in templates if t.chosen is None]
+    first = templates[0].workload
+    return Layer(
+        group=group,
+        key=layer_id,
+        family=operator_family(first.task_name, first.template_key),
+        shapes=short_args(first.task_name, first.args),
+        templates=ranked + untuned,
+        winner=ranked[0] if ranked else None,
+        runner_up=ranked[1] if len(ranked) > 1 else None,
+    )
