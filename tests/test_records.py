@@ -18,6 +18,7 @@ from tunelog.records import (
     TuningRecord,
     numpy_mean,
     parse_line,
+    repair_line,
 )
 
 V02 = (
@@ -208,3 +209,15 @@ def test_sample_log_lines_all_parse() -> None:
     sample = Path(__file__).resolve().parents[1] / "sample_logs" / "x86_mini_llvm.log"
     lines = sample.read_bytes().splitlines()
     assert lines and all(isinstance(parse_line(line), TuningRecord) for line in lines)
+
+
+def test_repair_undoes_typographic_quotes_and_splits_joined_records() -> None:
+    pasted = (V02 + b"  " + V02.replace(b"42", b"43")).replace(b'"', "“".encode(), 3)
+    pieces = repair_line(pasted + b"\n")
+    assert pieces == [V02, V02.replace(b"42", b"43")]
+    assert all(isinstance(parse_line(piece), RecordV02) for piece in pieces)
+
+
+@pytest.mark.parametrize("hopeless", [b"not json at all", b'{"input": [', b"\xff\xfe"])
+def test_repair_gives_up_on_lines_it_cannot_recover(hopeless: bytes) -> None:
+    assert repair_line(hopeless) == []

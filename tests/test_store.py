@@ -225,3 +225,34 @@ def test_stats_count_valid_and_failed(store: Store) -> None:
         "dense_nopack.x86",
         "dense_pack.x86",
     }
+
+
+def test_repair_recovers_pasted_records_and_accounts_for_split_lines(
+    store: Store, tmp_path: Path
+) -> None:
+    lines = X86.read_bytes().splitlines()
+    pasted = tmp_path / "forum.log"
+    joined = b" ".join(lines[:3]).replace(b'"', "\u201c".encode("utf-8"))
+    pasted.write_bytes(joined + b"\n" + lines[3] + b"\n")
+    (plain,) = tunelog.import_paths(store, [str(pasted)])
+    assert (plain.new, plain.rejected) == (1, 1)
+    assert "use --repair" in plain.rejects[0].reason
+    (repaired,) = tunelog.import_paths(store, [str(pasted)], repair=True)
+    assert (repaired.lines, repaired.split, repaired.repaired) == (2, 2, 3)
+    assert (repaired.new, repaired.duplicates, repaired.rejected) == (3, 1, 0)
+    assert repaired.accounted
+    rows = store.conn.execute(
+        "SELECT line FROM records WHERE source_id = ? ORDER BY id", (repaired.source_id,)
+    ).fetchall()
+    assert rows == [(1,), (1,), (1,)]
+
+
+def test_repair_on_the_forum_paste(store: Store) -> None:
+    from tests.conftest import CORPUS, require_shared
+
+    require_shared()
+    (report,) = tunelog.import_paths(
+        store, [str(CORPUS / "forum/centernet_forum_paste.log")], repair=True
+    )
+    assert (report.lines, report.repaired, report.rejected) == (3, 42, 0)
+    assert report.new + report.duplicates == 42

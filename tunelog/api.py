@@ -31,9 +31,14 @@ def import_paths(
     *,
     label: str | None = None,
     strict: bool = False,
+    repair: bool = False,
     progress: ImportProgress | None = None,
 ) -> list[FileReport]:
-    """Import files, directories (recursively) and `-` (stdin); one transaction per file."""
+    """Import files, directories (recursively) and `-` (stdin); one transaction per file.
+
+    `strict`: roll back any file with a rejected line. `repair`: recover records pasted from
+    web pages (typographic quotes, several records on one line).
+    """
     reports: list[FileReport] = []
     for source in expand_inputs(paths):
         total = None if source.is_stdin else _size(source.path)
@@ -41,7 +46,11 @@ def import_paths(
         if progress is not None:
             callback = _bind(progress, source, total)
         with OpenedLog(source) as opened:
-            reports.append(store.import_log(opened, label=label, strict=strict, progress=callback))
+            reports.append(
+                store.import_log(
+                    opened, label=label, strict=strict, repair=repair, progress=callback
+                )
+            )
     return reports
 
 

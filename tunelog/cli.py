@@ -146,11 +146,17 @@ def import_command(
     strict: Annotated[
         bool, typer.Option(help="Roll back any file with a rejected line and exit 1.")
     ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(help="Recover records pasted from web pages (curly quotes, joined lines)."),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Import AutoTVM logs (plain, .gz, .bz2 or .xz); re-importing adds nothing."""
     with opened_store() as store, _progress() as progress:
-        reports = api.import_paths(store, paths, label=label, strict=strict, progress=progress)
+        reports = api.import_paths(
+            store, paths, label=label, strict=strict, repair=repair, progress=progress
+        )
     _print_import(reports, as_json)
     if any(r.rolled_back for r in reports):
         _err("Error: --strict: files with rejected lines were rolled back; fix or drop --strict")
@@ -174,6 +180,8 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
                             "rejects",
                             "already_imported_as",
                             "rolled_back",
+                            "repaired",
+                            "split",
                         }
                     )
                     for r in reports
@@ -195,11 +203,14 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
 
 
 def _import_note(report: FileReport) -> str:
+    notes = []
     if report.rolled_back:
-        return "rolled back (--strict)"
+        notes.append("rolled back (--strict)")
     if report.already_imported_as:
-        return f"already imported as {report.already_imported_as}"
-    return ""
+        notes.append(f"already imported as {report.already_imported_as}")
+    if report.repaired:
+        notes.append(f"repaired {report.repaired} record(s)")
+    return "; ".join(notes)
 
 
 @contextmanager

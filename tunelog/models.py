@@ -13,10 +13,16 @@ class RejectedLine(BaseModel):
 
 
 class FileReport(BaseModel):
-    """What importing one file did. `lines == new + duplicates + comments + blank + rejected`."""
+    """What importing one file did.
+
+    `lines + split == new + duplicates + comments + blank + rejected`: with `--repair`, a line
+    holding k records run together counts k entries (`split` = k - 1); otherwise `split` is 0.
+    `repaired` counts the records recovered by `--repair`.
+    """
 
     path: str
     lines: int = 0
+    split: int = 0
     new: int = 0
     duplicates: int = 0
     comments: int = 0
@@ -32,7 +38,8 @@ class FileReport(BaseModel):
     @property
     def accounted(self) -> bool:
         """True when every line read is counted exactly once."""
-        return self.lines == self.new + self.duplicates + self.comments + self.blank + self.rejected
+        entries = self.new + self.duplicates + self.comments + self.blank + self.rejected
+        return self.lines + self.split == entries
 
 
 class Source(BaseModel):

@@ -39,6 +39,7 @@ from tunelog.records import (
     Rejected,
     TuningRecord,
     parse_line,
+    repair_line,
     scan_line,
     strip_line,
 )
@@ -173,10 +174,10 @@ def _migration_1(db: sqlite_utils.Database) -> None:
         CREATE TABLE rejects (
             source_id INTEGER NOT NULL REFERENCES sources(id),
             line INTEGER NOT NULL,
-            reason TEXT NOT NULL,
-            PRIMARY KEY (source_id, line)
-        ) WITHOUT ROWID"""
+            reason TEXT NOT NULL
+        )"""
     )
+    db.execute("CREATE INDEX rejects_source ON rejects(source_id, line)")
 
 
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
@@ -321,13 +322,14 @@ class Store:
         *,
         label: str | None = None,
         strict: bool = False,
+        repair: bool = False,
         lines: Iterable[bytes] | None = None,
         progress: ProgressCallback | None = None,
     ) -> FileReport:
         """Import one opened log in a single transaction and report what happened.
 
-        `lines` overrides `opened.lines()` (e.g. lines already repaired). With `strict`, a file
-        with any rejected line is rolled back (`report.rolled_back`).
+        `lines` overrides `opened.lines()`. With `strict`, a file with any rejected line is rolled
+        back (`report.rolled_back`); with `repair`, records pasted from web pages are recovered.
         """
         report = FileReport(path=opened.source.path)
         try:
@@ -335,7 +337,7 @@ class Store:
         except sqlite3.OperationalError as exc:
             raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
         try:
-            writer = _ImportWriter(self.conn, report, self.codec)
+            writer = _ImportWriter(self.conn, report, self.codec, repair=repair)
             writer.run(opened.lines() if lines is None else lines, opened, progress)
             report.sha256 = opened.sha256
             self._finish_import(writer, opened, report, label, strict)
@@ -613,8 +615,11 @@ def _knobs(raw: bytes) -> list[list[object]] | None:
 class _ImportWriter:
     """Streams one file's lines into the open transaction, batch by batch."""
 
-    def __init__(self, conn: sqlite3.Connection, report: FileReport, codec: LineCodec) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, report: FileReport, codec: LineCodec, *, repair: bool
+    ) -> None:
         self.conn = conn
+        self.repair = repair
         self.report = report
         self.codec = codec
         self.compressor: zstandard.ZstdCompressor | None = None
@@ -656,7 +661,19 @@ class _ImportWriter:
                 elif isinstance(parsed, Blank):
                     report.blank += 1
                 elif isinstance(parsed, Rejected):
-                    self._reject(line_no, parsed.reason)
+                    pieces = repair_line(raw) if self.repair else []
+                    if not pieces:
+                        self._reject(line_no, parsed.reason)
+                        continue
+                    report.split += len(pieces) - 1
+                    for piece in pieces:
+                        scanned = scan_line(piece)
+                        if isinstance(scanned, Measurement):
+                            report.repaired += 1
+                            batch.append((line_no, scanned, piece))
+                        else:
+                            reason = scanned.reason if isinstance(scanned, Rejected) else "empty"
+                            self._reject(line_no, f"after repair: {reason}")
         except (EOFError, OSError, ValueError) as exc:
             # A truncated or corrupt compressed stream: keep what was read, say where it broke.
             line_no += 1
