@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from tunelog.records import (
     Blank,
     Comment,
+    Measurement,
     RecordV01,
     RecordV02,
     Rejected,
@@ -19,6 +20,7 @@ from tunelog.records import (
     numpy_mean,
     parse_line,
     repair_line,
+    scan_line,
 )
 
 V02 = (
@@ -221,3 +223,53 @@ def test_repair_undoes_typographic_quotes_and_splits_joined_records() -> None:
 @pytest.mark.parametrize("hopeless", [b"not json at all", b'{"input": [', b"\xff\xfe"])
 def test_repair_gives_up_on_lines_it_cannot_recover(hopeless: bytes) -> None:
     assert repair_line(hopeless) == []
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=5)
+    | st.sampled_from(["sp", "re", "an", "ot", "cuda", "0.2"]),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_PATHS = [
+    ["input"],
+    ["input", 0],
+    ["input", 1],
+    ["input", 2],
+    ["input", 3],
+    ["config"],
+    ["config", "index"],
+    ["config", "code_hash"],
+    ["config", "entity"],
+    ["config", "entity", 0],
+    ["config", "entity", 0, 0],
+    ["config", "entity", 0, 1],
+    ["config", "entity", 0, 2],
+    ["result"],
+    ["result", 0],
+    ["result", 0, 0],
+    ["result", 1],
+    ["result", 2],
+    ["result", 3],
+    ["version"],
+    ["tvm_version"],
+]
+
+
+@settings(max_examples=600)
+@given(st.sampled_from(_PATHS), _JSON_VALUES | st.just(_DELETE))
+def test_fast_path_and_pydantic_models_agree(path: list[str | int], value: object) -> None:
+    """scan_line's msgspec schema must accept exactly what the pydantic models accept."""
+    mutated = _mutate(V02, path, value)
+    fast, model = scan_line(mutated), parse_line(mutated)
+    assert isinstance(fast, Measurement) == isinstance(model, TuningRecord), mutated
+    if isinstance(model, TuningRecord):
+        assert fast == model.measurement()
+    else:
+        assert isinstance(fast, Rejected) and isinstance(model, Rejected)

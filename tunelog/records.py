@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+import msgspec
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -38,6 +39,8 @@ def numpy_mean(values: tuple[float, ...] | list[float]) -> float:
     8 values on.
     """
     n = len(values)
+    if n == 1:
+        return float(values[0])
     if n == 0:
         return math.nan
     return _pairwise_sum(values, 0, n) / n
@@ -178,10 +181,9 @@ class TuningRecord(BaseModel):
             target=self.target,
             task_name=self.task_name,
             template_key=self.template_key,
-            args=self.args,
+            args_json=self.args_json,
             config_index=self.config_index,
-            entity=[list(knob) for knob in self.entity],
-            costs=list(costs),
+            costs=tuple(costs),
             error_no=error_no,
             all_cost=all_cost,
             timestamp=timestamp,
@@ -298,17 +300,17 @@ class Rejected:
 class Measurement:
     """The normalised view of one validated record: what the store keeps and ranks.
 
-    `costs` may hold JSON ints; `mean_cost` is `np.mean(costs)` computed once.
+    Only scalars (the arguments as canonical JSON), so millions can stream through an import
+    without giving the garbage collector anything to traverse. Knob values stay in the line.
     """
 
     log_version: str
     target: str
     task_name: str
     template_key: str
-    args: list[JsonValue]
+    args_json: str
     config_index: int
-    entity: list[JsonValue]
-    costs: list[float]
+    costs: tuple[float, ...]
     error_no: int
     all_cost: float
     timestamp: float
@@ -316,14 +318,16 @@ class Measurement:
     mean_cost: float
 
     @property
-    def args_json(self) -> str:
-        """Canonical (compact) JSON of the arguments."""
-        return orjson.dumps(self.args).decode()
+    def args(self) -> list[JsonValue]:
+        """The task arguments as JSON values."""
+        value: list[JsonValue] = orjson.loads(self.args_json)
+        return value
 
     @property
     def workload_json(self) -> str:
         """`[task_name, *args]` as compact JSON, the form golden files and TVM use."""
-        return orjson.dumps([self.task_name, *self.args]).decode()
+        inner = self.args_json[1:-1]
+        return "[" + orjson.dumps(self.task_name).decode() + ("," + inner if inner else "") + "]"
 
 
 ParsedLine: TypeAlias = TuningRecord | Comment | Blank | Rejected
@@ -358,27 +362,62 @@ def parse_line(raw: bytes) -> ParsedLine:
 def scan_line(raw: bytes) -> ScannedLine:
     """Like `parse_line`, but records come back as `Measurement`s: the import's hot path.
 
-    Well-formed v0.2 lines take a fast path (orjson and checks that mirror the pydantic
-    models exactly); every other line goes through the models, which name what is wrong.
+    Well-formed v0.2 lines are decoded by msgspec against `_FastRecordV02`, a mirror of the
+    `RecordV02` model (the tests hold the two to the same verdicts); every other line goes
+    through the pydantic models, which say precisely what is wrong.
     """
-    line = strip_line(raw)
+    return scan_content(strip_line(raw))
+
+
+def scan_content(line: bytes) -> ScannedLine:
+    """`scan_line` for a line already stripped of its BOM and line end (see `strip_line`)."""
     stripped = line.strip()
     if not stripped:
         return BLANK
     if stripped.startswith(b"#"):
         return COMMENT
     try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        value = None
-    if type(value) is dict:
-        fast = _fast_v02(value)
-        if fast is not None:
-            return _check_values(fast)
-    validated = _validate(line)
-    if isinstance(validated, TuningRecord):
-        return validated.measurement()
-    return validated
+        fast = _FAST_V02.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        validated = _validate(line)
+        return validated.measurement() if isinstance(validated, TuningRecord) else validated
+    target, task_name, args, _kwargs = fast.input
+    costs, error_no, all_cost, timestamp = fast.result
+    return _check_values(
+        Measurement(
+            "0.2",
+            target,
+            task_name,
+            "",
+            orjson.dumps(args).decode(),
+            fast.config.index,
+            costs,
+            error_no,
+            all_cost,
+            timestamp,
+            fast.tvm_version,
+            numpy_mean(costs),
+        )
+    )
+
+
+class _FastConfigV02(msgspec.Struct, gc=False):
+    index: int
+    code_hash: str | None
+    entity: list[tuple[str, KnobType, JsonValue]]
+
+
+class _FastRecordV02(msgspec.Struct, gc=False):
+    """RecordV02's schema for msgspec: same fields, same strictness (ints pass as floats)."""
+
+    input: tuple[str, str, list[JsonValue], dict[str, JsonValue]]
+    config: _FastConfigV02
+    result: tuple[tuple[float, ...], int, float, float]
+    version: float | None = None
+    tvm_version: str | None = None
+
+
+_FAST_V02 = msgspec.json.Decoder(_FastRecordV02)
 
 
 def _validate(line: bytes) -> ParsedLine:
@@ -393,80 +432,6 @@ def _validate(line: bytes) -> ParsedLine:
         return Rejected(f"unknown log version {record.v!r} (AutoTVM writes 0.1 or 0.2)")
     checked = _check_values(record.measurement())
     return record if isinstance(checked, Measurement) else checked
-
-
-_KNOB_TYPES = frozenset(("sp", "re", "an", "ot"))
-
-
-def _is_number(value: object) -> bool:
-    # JSON numbers only: bool is an int subclass in Python but not a number in the schema.
-    return type(value) is float or type(value) is int
-
-
-def _fast_v02(value: dict[str, Any]) -> Measurement | None:
-    """A Measurement when `value` satisfies RecordV02's schema, else None (no reason given)."""
-    inp = value.get("input")
-    config = value.get("config")
-    result = value.get("result")
-    if type(inp) is not list or len(inp) != 4:
-        return None
-    target, task_name, args, kwargs = inp
-    if (
-        type(target) is not str
-        or type(task_name) is not str
-        or type(args) is not list
-        or type(kwargs) is not dict
-    ):
-        return None
-    if type(config) is not dict or "code_hash" not in config:
-        return None
-    index = config.get("index")
-    code_hash = config["code_hash"]
-    entity = config.get("entity")
-    if type(index) is not int or (code_hash is not None and type(code_hash) is not str):
-        return None
-    if type(entity) is not list:
-        return None
-    for knob in entity:
-        if (
-            type(knob) is not list
-            or len(knob) != 3
-            or type(knob[0]) is not str
-            or type(knob[1]) is not str
-            or knob[1] not in _KNOB_TYPES
-        ):
-            return None
-    if type(result) is not list or len(result) != 4:
-        return None
-    costs, error_no, all_cost, timestamp = result
-    if type(costs) is not list or type(error_no) is not int:
-        return None
-    if not (_is_number(all_cost) and _is_number(timestamp)):
-        return None
-    for cost in costs:
-        if not _is_number(cost):
-            return None
-    version = value.get("version")
-    tvm_version = value.get("tvm_version")
-    if version is not None and not _is_number(version):
-        return None
-    if tvm_version is not None and type(tvm_version) is not str:
-        return None
-    return Measurement(
-        log_version="0.2",
-        target=target,
-        task_name=task_name,
-        template_key="",
-        args=args,
-        config_index=index,
-        entity=entity,
-        costs=costs,
-        error_no=error_no,
-        all_cost=float(all_cost),
-        timestamp=float(timestamp),
-        tvm_version=tvm_version,
-        mean_cost=numpy_mean(costs),
-    )
 
 
 # Quote characters a web page or word processor substitutes for ASCII `"`.

@@ -40,6 +40,7 @@ from tunelog.records import (
     TuningRecord,
     parse_line,
     repair_line,
+    scan_content,
     scan_line,
     strip_line,
 )
@@ -612,6 +613,11 @@ def _knobs(raw: bytes) -> list[list[object]] | None:
     return None
 
 
+# A parsed record waiting in a batch: line number, record, line content (no BOM, no line end).
+# Measurement holds only scalars, so a batch gives the garbage collector nothing to traverse.
+_Pending = tuple[int, Measurement, bytes]
+
+
 class _ImportWriter:
     """Streams one file's lines into the open transaction, batch by batch."""
 
@@ -644,13 +650,14 @@ class _ImportWriter:
         self, lines: Iterable[bytes], opened: OpenedLog, progress: ProgressCallback | None
     ) -> None:
         report = self.report
-        batch: list[tuple[int, Measurement, bytes]] = []
+        batch: list[_Pending] = []
         line_no = 0
         try:
             for line_no, raw in enumerate(lines, 1):
-                parsed = scan_line(raw)
+                content = strip_line(raw)
+                parsed = scan_content(content)
                 if isinstance(parsed, Measurement):
-                    batch.append((line_no, parsed, strip_line(raw)))
+                    batch.append((line_no, parsed, content))
                     if len(batch) >= BATCH_SIZE:
                         self._flush(batch)
                         batch = []
@@ -744,7 +751,7 @@ class _ImportWriter:
                 found[h] = self.codec.decode(raw, dict_id)
         return found
 
-    def _flush(self, batch: list[tuple[int, Measurement, bytes]]) -> None:
+    def _flush(self, batch: list[_Pending]) -> None:
         if not batch:
             return
         if not self.compressor_chosen:
@@ -756,14 +763,21 @@ class _ImportWriter:
         rows: list[tuple[Any, ...]] = []
         best: dict[tuple[str, str, int], tuple[float, int]] = {}
         tallies: dict[tuple[int, int, int], list[float]] = {}
+        target_ids = self.target_ids
+        workload_ids = self.workload_ids
         for (line_no, rec, content), first_hash in zip(batch, hashes, strict=True):
-            h = self._place(first_hash, content, stored, looked_up)
-            if h is None:
-                self.report.duplicates += 1
-                continue
+            h = first_hash
+            if h in stored:  # seen before (or a collision): the slow, exact path
+                placed = self._place(first_hash, content, stored, looked_up)
+                if placed is None:
+                    self.report.duplicates += 1
+                    continue
+                h = placed
             stored[h] = content
-            target_id, slots = self._target(rec.target)
-            workload_id = self._workload(rec.task_name, rec.template_key, rec.args_json)
+            target_id, slots = target_ids.get(rec.target) or self._target(rec.target)
+            workload_id = workload_ids.get(
+                (rec.task_name, rec.template_key, rec.args_json)
+            ) or self._workload(rec.task_name, rec.template_key, rec.args_json)
             record_id = self.next_id
             self.next_id += 1
             mean = rec.mean_cost
