@@ -144,7 +144,8 @@ def _migration_1(db: sqlite_utils.Database) -> None:
             dict_id INTEGER REFERENCES dictionaries(id)
         )"""
     )
-    db.execute("CREATE INDEX records_workload ON records(workload_id, target_id)")
+    # No index on records(workload_id): it cost a third of the insert time; summaries read
+    # `tallies` and `slots`, and only `export --top-k` scans records.
     db.execute(
         """
         CREATE TABLE slots (
@@ -450,7 +451,7 @@ class Store:
         rows = self.conn.execute(
             f"""SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
                        r.config_index, r.mean_cost, src.path, r.line, r.version, r.raw, r.dict_id,
-                       (SELECT count(*) FROM records c
+                       (SELECT sum(records) FROM tallies c
                          WHERE c.workload_id = r.workload_id AND c.target_id = r.target_id)
                 FROM slots s
                 JOIN records r ON r.id = s.record_id
@@ -546,35 +547,36 @@ class Store:
         return self.conn.execute(sql, params).fetchone() is not None
 
     def _top_k_lines(self, where: str, params: tuple[Any, ...], top_k: int) -> Iterator[ExportLine]:
-        # For each slot: the valid records competing for it, best first; keep the first
-        # (best, earliest) measurement of each config until K distinct configs.
-        chosen: set[int] = set()
-        slot_rows = self.conn.execute(
+        # One pass over the valid records of the wanted workloads, best first: each slot keeps
+        # the first (best, earliest) measurement of a config until it has K distinct configs.
+        wanted: dict[int, set[tuple[str, str]]] = {}
+        for kind, name, workload_id in self.conn.execute(
             f"""SELECT s.kind, s.name, s.workload_id FROM slots s
                 JOIN workloads w ON w.id = s.workload_id {where}""",
             params,
-        ).fetchall()
-        target_slots: dict[int, list[tuple[str, str]]] = {}
-        for target_id, target in self.conn.execute("SELECT id, target FROM targets"):
-            parsed = parse_target(target)
-            target_slots[target_id] = [(s.kind, s.name) for s in slots_of(parsed, "")]
-        for kind, name, workload_id in slot_rows:
-            targets = [t for t, slots in target_slots.items() if (kind, name) in slots]
-            marks = ",".join("?" * len(targets))
-            configs: set[int] = set()
-            for record_id, config_index in self.conn.execute(
-                f"""SELECT id, config_index FROM records
-                    WHERE workload_id = ? AND error_no = 0 AND target_id IN ({marks})
-                    ORDER BY mean_cost, id""",
-                (workload_id, *targets),
-            ):
-                if config_index in configs:
+        ):
+            wanted.setdefault(workload_id, set()).add((kind, name))
+        target_slots = {
+            target_id: [(s.kind, s.name) for s in slots_of(parse_target(target), "")]
+            for target_id, target in self.conn.execute("SELECT id, target FROM targets")
+        }
+        chosen: list[int] = []
+        configs: dict[tuple[str, str, int], set[int]] = {}
+        for record_id, target_id, workload_id, config_index in self.conn.execute(
+            """SELECT id, target_id, workload_id, config_index FROM records
+               WHERE error_no = 0 ORDER BY workload_id, mean_cost, id"""
+        ):
+            slots = wanted.get(workload_id)
+            if slots is None:
+                continue
+            for kind, name in target_slots[target_id]:
+                if (kind, name) not in slots:
                     continue
-                configs.add(config_index)
-                chosen.add(record_id)
-                if len(configs) >= top_k:
-                    break
-        ordered = sorted(chosen)
+                seen = configs.setdefault((kind, name, workload_id), set())
+                if len(seen) < top_k and config_index not in seen:
+                    seen.add(config_index)
+                    chosen.append(record_id)
+        ordered = sorted(set(chosen))
         for start in range(0, len(ordered), 500):
             chunk = ordered[start : start + 500]
             marks = ",".join("?" * len(chunk))
@@ -632,6 +634,7 @@ class _ImportWriter:
         self.dict_id: int | None = None
         self.compressor_chosen = False
         self.target_ids: dict[str, tuple[int, list[tuple[str, str]]]] = {}
+        self.slots_by_target: dict[int, list[tuple[str, str]]] = {}
         self.workload_ids: dict[tuple[str, str, str], int] = {}
         self.next_id = int(
             conn.execute("SELECT coalesce(max(id), 0) + 1 FROM records").fetchone()[0]
@@ -720,6 +723,7 @@ class _ImportWriter:
             ).fetchone()
         slots = [(s.kind, s.name) for s in slots_of(parsed, "")]
         self.target_ids[target] = (int(row[0]), slots)
+        self.slots_by_target[int(row[0])] = slots
         return self.target_ids[target]
 
     def _workload(self, task: str, template_key: str, args: str) -> int:
@@ -761,10 +765,14 @@ class _ImportWriter:
         stored = self._existing(hashes)
         looked_up = set(hashes)
         rows: list[tuple[Any, ...]] = []
-        best: dict[tuple[str, str, int], tuple[float, int]] = {}
+        # Per (target, workload): best valid (mean, id); per (target, workload, error): tally.
+        best_here: dict[tuple[int, int], tuple[float, int]] = {}
         tallies: dict[tuple[int, int, int], list[float]] = {}
         target_ids = self.target_ids
         workload_ids = self.workload_ids
+        source_id = self.source_id
+        dict_id = self.dict_id
+        next_id = self.next_id
         for (line_no, rec, content), first_hash in zip(batch, hashes, strict=True):
             h = first_hash
             if h in stored:  # seen before (or a collision): the slow, exact path
@@ -774,51 +782,58 @@ class _ImportWriter:
                     continue
                 h = placed
             stored[h] = content
-            target_id, slots = target_ids.get(rec.target) or self._target(rec.target)
-            workload_id = workload_ids.get(
-                (rec.task_name, rec.template_key, rec.args_json)
-            ) or self._workload(rec.task_name, rec.template_key, rec.args_json)
-            record_id = self.next_id
-            self.next_id += 1
+            target_id = (target_ids.get(rec.target) or self._target(rec.target))[0]
+            workload = (rec.task_name, rec.template_key, rec.args_json)
+            workload_id = workload_ids.get(workload) or self._workload(*workload)
+            record_id = next_id
+            next_id += 1
             mean = rec.mean_cost
             error_no = rec.error_no
-            stored_bytes, dict_id = content, None
-            if compress is not None:
-                packed = compress(content)
-                if len(packed) < len(content):
-                    stored_bytes, dict_id = packed, self.dict_id
+            all_cost = rec.all_cost
+            packed = compress(content) if compress is not None else content
+            compressed = len(packed) < len(content)
             rows.append(
                 (
                     record_id,
-                    self.source_id,
+                    source_id,
                     line_no,
                     target_id,
                     workload_id,
                     rec.config_index,
                     error_no,
                     mean,
-                    rec.all_cost,
+                    all_cost,
                     rec.timestamp,
                     rec.log_version,
                     rec.tvm_version,
                     h,
-                    stored_bytes,
-                    dict_id,
+                    packed if compressed else content,
+                    dict_id if compressed else None,
                 )
             )
             tally = tallies.get((target_id, workload_id, error_no))
             if tally is None:
-                tallies[(target_id, workload_id, error_no)] = [1, rec.all_cost, rec.all_cost]
+                tallies[(target_id, workload_id, error_no)] = [1, all_cost, all_cost]
             else:
                 tally[0] += 1
-                tally[1] = min(tally[1], rec.all_cost)
-                tally[2] = max(tally[2], rec.all_cost)
+                if all_cost < tally[1]:
+                    tally[1] = all_cost
+                if all_cost > tally[2]:
+                    tally[2] = all_cost
             if error_no == 0:
-                for kind, name in slots:
-                    key = (kind, name, workload_id)
-                    holder = best.get(key)
-                    if holder is None or holder[0] > mean:
-                        best[key] = (mean, record_id)
+                holder = best_here.get((target_id, workload_id))
+                if holder is None or holder[0] > mean:
+                    best_here[(target_id, workload_id)] = (mean, record_id)
+        self.next_id = next_id
+        # Expand to slots; a slot shared by several targets keeps the smallest (mean, id): the
+        # strict comparison of ApplyHistoryBest keeps the earliest of equal means.
+        best: dict[tuple[str, str, int], tuple[float, int]] = {}
+        for (target_id, workload_id), candidate in best_here.items():
+            for kind, name in self.slots_by_target[target_id]:
+                key = (kind, name, workload_id)
+                holder = best.get(key)
+                if holder is None or candidate < holder:
+                    best[key] = candidate
         self.report.new += len(rows)
         self.conn.executemany(
             """INSERT INTO records (id, source_id, line, target_id, workload_id, config_index,
