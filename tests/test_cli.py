@@ -92,13 +92,13 @@ def test_strict_import_exits_1_and_keeps_nothing(db: str) -> None:
 
 
 BEST_TABLE = """\
-slots              template                   args                          config    latency    trials    source
------------------  -------------------------  ----------------------------  --------  ---------  --------  -----------------
-model=t4,cuda,gpu  conv2d_nchw.cuda           1x64x56x56 * 64x64x3x3 s1 p1  877       102.0 us   3         edge_cases.log:4
-model=t4,cuda,gpu  conv2d_nchw_winograd.cuda  1x64x56x56 * 64x64x3x3 s1 p1  3120      165.0 us   2         edge_cases.log:6
-cpu                dense_nopack.x86           1x512 * 1000x512              12        41.1 us    1         edge_cases.log:12
-cpu                dense_pack.x86             1x512 * 1000x512              3         45.0 us    1         edge_cases.log:13
-model=t4,cuda,gpu  topi_nn_dense [direct]     1x512 * 1000x512              5         30.1 us    1         edge_cases.log:19
+target                                                                                slots              template                   args                          config    latency    trials    source
+------------------------------------------------------------------------------------  -----------------  -------------------------  ----------------------------  --------  ---------  --------  -----------------
+cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32  model=t4,cuda,gpu  conv2d_nchw.cuda           1x64x56x56 * 64x64x3x3 s1 p1  877       102.0 us   3         edge_cases.log:4
+cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32  model=t4,cuda,gpu  conv2d_nchw_winograd.cuda  1x64x56x56 * 64x64x3x3 s1 p1  3120      165.0 us   2         edge_cases.log:6
+llvm -keys=cpu -link-params=0 -mcpu=skylake-avx512                                    cpu                dense_nopack.x86           1x512 * 1000x512              12        41.1 us    1         edge_cases.log:12
+llvm -keys=cpu -link-params=0 -mcpu=skylake-avx512                                    cpu                dense_pack.x86             1x512 * 1000x512              3         45.0 us    1         edge_cases.log:13
+cuda -model=t4                                                                        model=t4,cuda,gpu  topi_nn_dense [direct]     1x512 * 1000x512              5         30.1 us    1         edge_cases.log:19
 """
 
 

@@ -328,13 +328,14 @@ def best(
 
 
 def _best_headers(knobs: bool) -> list[str]:
-    headers = ["slots", "template", "args", "config", "latency", "trials", "source"]
+    headers = ["target", "slots", "template", "args", "config", "latency", "trials", "source"]
     return [*headers, "knobs"] if knobs else headers
 
 
 def _best_row(row: BestRow, knobs: bool) -> list[Any]:
     template = row.task_name + (f" [{row.template_key}]" if row.template_key else "")
     cells: list[Any] = [
+        row.target,
         ",".join(row.slots),
         template,
         short_args(row.task_name, row.args),
