@@ -122,7 +122,22 @@ def export(
     Loading the result with `autotvm.apply_history_best` gives the same config for every
     (target, workload) as loading everything imported, in import order.
     """
-    filters = filters or Filters()
+    with store.snapshot():  # the winners and their lines from one state of the database
+        return _export(
+            store, out, filters or Filters(), top_k, force, include_v01, fix_targets, winners_only
+        )
+
+
+def _export(
+    store: Store,
+    out: str,
+    filters: Filters,
+    top_k: int,
+    force: bool,
+    include_v01: bool,
+    fix_targets: bool,
+    winners_only: bool,
+) -> ExportReport:
     report = ExportReport(path=out)
     # --winners-only: keep a workload's records only where its template is relay's choice for
     # at least one target group; a losing template's slots then answer nothing, so it is skipped.

@@ -163,43 +163,38 @@ def import_command(
         raise typer.Exit(1)
 
 
+_REPORT_FIELDS = {
+    "path",
+    "lines",
+    "new",
+    "duplicates",
+    "comments",
+    "blank",
+    "rejected",
+    "rejects",
+    "already_imported_as",
+    "rolled_back",
+    "repaired",
+    "split",
+}
+
+
 def _print_import(reports: list[FileReport], as_json: bool) -> None:
+    """The summary on stdout (table or JSON); rejected lines on stderr either way."""
     if as_json:
-        emit_json(
-            {
-                "files": [
-                    r.model_dump(
-                        include={
-                            "path",
-                            "lines",
-                            "new",
-                            "duplicates",
-                            "comments",
-                            "blank",
-                            "rejected",
-                            "rejects",
-                            "already_imported_as",
-                            "rolled_back",
-                            "repaired",
-                            "split",
-                        }
-                    )
-                    for r in reports
-                ]
-            }
-        )
-        return
-    rows = [
-        (r.path, r.lines, r.new, r.duplicates, r.comments, r.blank, r.rejected, _import_note(r))
-        for r in reports
-    ]
-    emit_table(rows, ("file", "lines", "new", "dup", "comments", "blank", "rejected", "note"))
+        emit_json({"files": [r.model_dump(include=_REPORT_FIELDS) for r in reports]})
+    else:
+        rows = [
+            (r.path, r.lines, r.new, r.duplicates, r.comments, r.blank, r.rejected, _import_note(r))
+            for r in reports
+        ]
+        emit_table(rows, ("file", "lines", "new", "dup", "comments", "blank", "rejected", "note"))
     for report in reports:
-        for reject in report.rejects[:REJECTS_SHOWN]:
+        shown = report.rejects[:REJECTS_SHOWN]
+        for reject in shown:
             _err(f"{report.path}:{reject.line}: {reject.reason}")
-        if report.rejected > len(report.rejects[:REJECTS_SHOWN]):
-            more = report.rejected - len(report.rejects[:REJECTS_SHOWN])
-            _err(f"{report.path}: ... and {more} more rejected line(s)")
+        if report.rejected > len(shown):
+            _err(f"{report.path}: ... and {report.rejected - len(shown)} more rejected line(s)")
 
 
 def _import_note(report: FileReport) -> str:

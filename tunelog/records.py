@@ -379,7 +379,7 @@ def scan_content(line: bytes) -> ScannedLine:
         return COMMENT
     try:
         fast = _FAST_V02.decode(line)
-    except (msgspec.DecodeError, RecursionError):
+    except (ValueError, RecursionError):  # msgspec.DecodeError, and UnicodeDecodeError in strings
         validated = _validate(line)
         return validated.measurement() if isinstance(validated, TuningRecord) else validated
     target, task_name, args, _kwargs = fast.input

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import lzma
 import sqlite3
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,7 +44,6 @@ from tunelog.records import (
     parse_line,
     repair_line,
     scan_content,
-    scan_line,
     strip_line,
 )
 from tunelog.selection import KEY_SLOT, MODEL_SLOT, slots_of
@@ -250,8 +252,10 @@ class Store:
         self.codec = LineCodec(conn)
         try:
             self._prepare()
-        except sqlite3.DatabaseError as exc:
-            conn.close()
+        except BaseException as exc:
+            conn.close()  # never leave a refused database open (or its -wal/-shm files)
+            if not isinstance(exc, sqlite3.DatabaseError):
+                raise
             message = str(exc)
             if "not a database" in message or "malformed" in message:
                 raise NotATunelogDatabaseError(
@@ -268,9 +272,10 @@ class Store:
     def _prepare(self) -> None:
         conn = self.conn
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        with self.snapshot():  # one read transaction: another process may be migrating
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
         if app_id != APPLICATION_ID and (has_tables or version):
             raise NotATunelogDatabaseError(
                 f"{self.path} is an SQLite database but not a tunelog one; pass another --db path"
@@ -300,6 +305,18 @@ class Store:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: the queries inside see one state of the database."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
 
     @property
     def schema_version(self) -> int:
@@ -419,6 +436,14 @@ class Store:
         def table(sql: str, names: Sequence[str]) -> list[dict[str, object]]:
             return [dict(zip(names, row, strict=True)) for row in c.execute(sql)]
 
+        with self.snapshot():
+            return self._stats(one, table)
+
+    def _stats(
+        self,
+        one: Callable[[str], int],
+        table: Callable[[str, Sequence[str]], list[dict[str, object]]],
+    ) -> Stats:
         return Stats(
             records=one("SELECT count(*) FROM records"),
             valid=one("SELECT count(*) FROM records WHERE error_no = 0"),
@@ -521,6 +546,12 @@ class Store:
 
         Reads only the small tables (never scans records), so it stays fast on large databases.
         """
+        with self.snapshot():
+            return self._layer_inputs()
+
+    def _layer_inputs(
+        self,
+    ) -> tuple[list[tuple[int, str]], list[WorkloadInfo], list[Tally], dict[SlotKey, SlotWinner]]:
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
         workloads = [
             WorkloadInfo(int(i), task, tkey, json.loads(args))
@@ -620,6 +651,31 @@ def _knobs(raw: bytes) -> list[list[object]] | None:
 _Pending = tuple[int, Measurement, bytes]
 
 
+# What a truncated or corrupt compressed stream raises while it is read.
+_STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
+
+
+def _readable_lines(
+    lines: Iterable[bytes], broken: Callable[[int, str], None]
+) -> Iterator[tuple[int, bytes]]:
+    """Number the lines; if the stream breaks, report it as one more (rejected) line and stop.
+
+    Only reading is guarded: an error while handling a line is a bug and must surface.
+    """
+    iterator = iter(lines)
+    line_no = 0
+    while True:
+        try:
+            raw = next(iterator)
+        except StopIteration:
+            return
+        except _STREAM_ERRORS as exc:
+            broken(line_no + 1, f"unreadable input after line {line_no}: {exc}")
+            return
+        line_no += 1
+        yield line_no, raw
+
+
 class _ImportWriter:
     """Streams one file's lines into the open transaction, batch by batch."""
 
@@ -655,44 +711,50 @@ class _ImportWriter:
         report = self.report
         batch: list[_Pending] = []
         line_no = 0
-        try:
-            for line_no, raw in enumerate(lines, 1):
-                content = strip_line(raw)
-                parsed = scan_content(content)
-                if isinstance(parsed, Measurement):
-                    batch.append((line_no, parsed, content))
-                    if len(batch) >= BATCH_SIZE:
-                        self._flush(batch)
-                        batch = []
-                        if progress is not None:
-                            progress(opened.size)
-                elif isinstance(parsed, Comment):
-                    report.comments += 1
-                elif isinstance(parsed, Blank):
-                    report.blank += 1
-                elif isinstance(parsed, Rejected):
-                    pieces = repair_line(raw) if self.repair else []
-                    if not pieces:
-                        self._reject(line_no, parsed.reason)
-                        continue
-                    report.split += len(pieces) - 1
-                    for piece in pieces:
-                        scanned = scan_line(piece)
-                        if isinstance(scanned, Measurement):
-                            report.repaired += 1
-                            batch.append((line_no, scanned, piece))
-                        else:
-                            reason = scanned.reason if isinstance(scanned, Rejected) else "empty"
-                            self._reject(line_no, f"after repair: {reason}")
-        except (EOFError, OSError, ValueError) as exc:
-            # A truncated or corrupt compressed stream: keep what was read, say where it broke.
-            line_no += 1
-            self._reject(line_no, f"unreadable input after line {line_no - 1}: {exc}")
-        report.lines = line_no
+        for line_no, raw in _readable_lines(lines, self._broken):
+            content = strip_line(raw)
+            parsed = scan_content(content)
+            if isinstance(parsed, Measurement):
+                batch.append((line_no, parsed, content))
+                if len(batch) >= BATCH_SIZE:
+                    self._flush(batch)
+                    batch = []
+                    if progress is not None:
+                        progress(opened.size)
+            elif isinstance(parsed, Comment):
+                report.comments += 1
+            elif isinstance(parsed, Blank):
+                report.blank += 1
+            elif isinstance(parsed, Rejected):
+                self._rejected_line(line_no, raw, parsed, batch)
+        report.lines = max(line_no, report.lines)
         self._flush(batch)
         self._flush_rejects()
         if progress is not None:
             progress(opened.size)
+
+    def _rejected_line(
+        self, line_no: int, raw: bytes, parsed: Rejected, batch: list[_Pending]
+    ) -> None:
+        """Reject the line, or with --repair recover the records pasted into it."""
+        pieces = repair_line(raw) if self.repair else []
+        if not pieces:
+            self._reject(line_no, parsed.reason)
+            return
+        self.report.split += len(pieces) - 1
+        for piece in pieces:
+            scanned = scan_content(piece)
+            if isinstance(scanned, Measurement):
+                self.report.repaired += 1
+                batch.append((line_no, scanned, piece))
+            else:
+                reason = scanned.reason if isinstance(scanned, Rejected) else "empty"
+                self._reject(line_no, f"after repair: {reason}")
+
+    def _broken(self, line_no: int, reason: str) -> None:
+        """The stream broke: the unreadable rest counts as one rejected line."""
+        self._reject(line_no, reason)
+        self.report.lines = line_no
 
     def _reject(self, line_no: int, reason: str) -> None:
         self.report.rejected += 1
