@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class RejectedLine(BaseModel):
     """A line that was not imported, and why."""
+
+    model_config = ConfigDict(defer_build=True)
 
     line: int
     reason: str
@@ -19,6 +21,8 @@ class FileReport(BaseModel):
     holding k records run together counts k entries (`split` = k - 1); otherwise `split` is 0.
     `repaired` counts the records recovered by `--repair`.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     path: str
     lines: int = 0
@@ -45,6 +49,8 @@ class FileReport(BaseModel):
 class Source(BaseModel):
     """An imported file."""
 
+    model_config = ConfigDict(defer_build=True)
+
     id: int
     path: str
     label: str | None
@@ -62,6 +68,8 @@ class Source(BaseModel):
 class Stats(BaseModel):
     """Counts over the whole database."""
 
+    model_config = ConfigDict(defer_build=True)
+
     records: int
     valid: int
     failed: int
@@ -75,6 +83,8 @@ class Stats(BaseModel):
 
 class BestRow(BaseModel):
     """A slot winner: the record `apply_history_best` returns for the listed slots."""
+
+    model_config = ConfigDict(defer_build=True)
 
     slots: list[str]
     target: str

@@ -28,7 +28,9 @@ Knob: TypeAlias = tuple[str, KnobType, JsonValue]
 # A failed measurement is written with this cost (MeasureResult for errors).
 FAILED_COST = 1e9
 
-_STRICT = ConfigDict(strict=True, frozen=True, extra="ignore")
+# defer_build: the models are built on first use; an import of clean v0.2 lines never
+# needs them (the msgspec fast path), which saves a tenth of a second of start-up.
+_STRICT = ConfigDict(strict=True, frozen=True, extra="ignore", defer_build=True)
 
 
 def numpy_mean(values: tuple[float, ...] | list[float]) -> float:
