@@ -305,3 +305,19 @@ def layer_as_dict(layer: Layer) -> dict[str, object]:
         "gflops": layer.gflops,
         "trials": layer.trials,
     }
+
+
+def error_as_dict(summary: ErrorSummary) -> dict[str, object]:
+    """An error summary as plain JSON-ready data (what `tunelog errors --json` prints)."""
+    layer, template = summary.layer, summary.template
+    return {
+        "target_keys": list(layer.group.keys),
+        "model": layer.group.model,
+        "operator": layer.family,
+        "shapes": layer.shapes,
+        "template": template.workload.task_name,
+        "trials": template.trials,
+        "failed": template.failed,
+        "errors": summary.error_counts,
+        "diagnosis": summary.diagnosis,
+    }

@@ -514,22 +514,7 @@ def errors(
     with opened_store() as store:
         found = api.errors(store, filters)
     if as_json:
-        emit_json(
-            [
-                {
-                    "target_keys": list(e.layer.group.keys),
-                    "model": e.layer.group.model,
-                    "operator": e.layer.family,
-                    "shapes": e.layer.shapes,
-                    "template": e.template.workload.task_name,
-                    "trials": e.template.trials,
-                    "failed": e.template.failed,
-                    "errors": e.error_counts,
-                    "diagnosis": e.diagnosis,
-                }
-                for e in found
-            ]
-        )
+        emit_json([api.error_as_dict(e) for e in found])
         return
     emit_table(
         [
