@@ -268,3 +268,20 @@ def test_untuned_and_errors_on_a_log_where_every_trial_failed(db: str, tmp_path:
     assert entry["diagnosis"][0] == (
         "No valid measurement: this layer will run an untuned fallback config."
     )
+
+
+def test_a_full_disk_is_one_error_line(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tunelog.store import Store
+
+    prepare = Store._prepare
+
+    def tiny_disk(self: Store) -> None:
+        prepare(self)
+        pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+        self.conn.execute(f"PRAGMA max_page_count = {pages + 2}")
+
+    monkeypatch.setattr(Store, "_prepare", tiny_disk)
+    code, out, err = run("--db", db, "import", "sample_logs/x86_mini_llvm.log")
+    assert (code, out) == (1, "")
+    assert err.startswith(f"Error: the disk holding {db} is full")
+    assert err.count("\n") == 1

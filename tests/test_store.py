@@ -256,3 +256,20 @@ def test_repair_on_the_forum_paste(store: Store) -> None:
     )
     assert (report.lines, report.repaired, report.rejected) == (3, 42, 0)
     assert report.new + report.duplicates == 42
+
+
+def test_a_full_disk_rolls_the_file_back_and_leaves_the_database_usable(store: Store) -> None:
+    from tunelog.exceptions import DiskFullError
+
+    tunelog.import_paths(store, [str(EDGE)])
+    before = store.stats().model_dump()
+    pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+    # SQLite reports a database that cannot grow exactly as it reports a full disk.
+    store.conn.execute(f"PRAGMA max_page_count = {pages + 2}")
+    with pytest.raises(DiskFullError, match=r"is full .* free some space and import it again"):
+        tunelog.import_paths(store, [str(X86)])
+    assert store.stats().model_dump() == before
+    assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    store.conn.execute("PRAGMA max_page_count = 1073741823")
+    (report,) = tunelog.import_paths(store, [str(X86)])
+    assert report.new == 200

@@ -27,6 +27,10 @@ class DatabaseUnavailableError(TunelogError):
     """The database cannot be opened or written (permissions, full disk, locked too long)."""
 
 
+class DiskFullError(DatabaseUnavailableError):
+    """The database could not grow: the disk (or SQLite's size limit) is full."""
+
+
 class OutputExistsError(TunelogError):
     """An export target already exists and --force was not given."""
 

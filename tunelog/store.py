@@ -29,6 +29,7 @@ import zstandard
 
 from tunelog.exceptions import (
     DatabaseUnavailableError,
+    DiskFullError,
     NewerSchemaError,
     NotATunelogDatabaseError,
 )
@@ -360,8 +361,14 @@ class Store:
             writer.run(opened.lines() if lines is None else lines, opened, progress)
             report.sha256 = opened.sha256
             self._finish_import(writer, opened, report, label, strict)
-        except BaseException:
-            self.conn.execute("ROLLBACK")
+        except BaseException as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
+                raise DiskFullError(
+                    f"the disk holding {self.path} is full ({exc}); nothing of "
+                    f"{report.path} was kept: free some space and import it again"
+                ) from exc
             raise
         return report
 
