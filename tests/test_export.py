@@ -159,3 +159,21 @@ def test_filters_limit_the_export(tmp_path: Path) -> None:
         report = tunelog.export(store, str(out), filters=Filters(task="dense"))
     assert report.written == 2
     assert all(b"dense_" in line for line in out.read_bytes().splitlines())
+
+
+def test_export_gets_ordinary_permissions_or_keeps_the_replaced_files(tmp_path: Path) -> None:
+    import os
+
+    out, kept = tmp_path / "new.log", tmp_path / "kept.log"
+    kept.write_text("old\n")
+    kept.chmod(0o640)
+    old_umask = os.umask(0o022)
+    try:
+        with Store(tmp_path / "p.db") as store:
+            tunelog.import_paths(store, [str(X86)])
+            tunelog.export(store, str(out))
+            tunelog.export(store, str(kept), force=True)
+    finally:
+        os.umask(old_umask)
+    assert out.stat().st_mode & 0o777 == 0o644
+    assert kept.stat().st_mode & 0o777 == 0o640

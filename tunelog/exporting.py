@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable
@@ -47,12 +48,24 @@ def write_lines_atomically(out: str, lines: Iterable[bytes], *, force: bool = Fa
                 count += 1
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp makes the file private (0600); give it the mode a plain open() would, or
+        # the mode of the file it replaces.
+        os.chmod(tmp_name, _mode_for(path))
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
     return count
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def rewrite_target(raw: bytes, target: str) -> bytes:
