@@ -1,0 +1,29 @@
+"""The SQLite store: the only package that talks to the database.
+
+Layout (see MIGRATIONS): `sources` (one row per imported file), `targets` and `workloads`
+(deduplicated strings), `records` (one row per distinct line, the original bytes kept), `slots`
+(the ApplyHistoryBest slot holders, maintained on import so `best`/`export` never scan records),
+and `rejects` (why each refused line was refused).
+
+Writes happen in one transaction per file (BEGIN IMMEDIATE), so an interrupted import leaves the
+database as it was before that file, and concurrent importers queue on SQLite's write lock.
+"""
+
+from tunelog.store.codec import LineCodec
+from tunelog.store.database import ExportLine, Filters, SlotHolder, Store, open_store
+from tunelog.store.importer import BATCH_SIZE, ProgressCallback, content_hash
+from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
+
+__all__ = [
+    "APPLICATION_ID",
+    "BATCH_SIZE",
+    "MIGRATIONS",
+    "ExportLine",
+    "Filters",
+    "LineCodec",
+    "ProgressCallback",
+    "SlotHolder",
+    "Store",
+    "content_hash",
+    "open_store",
+]
