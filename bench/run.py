@@ -416,8 +416,9 @@ def git_state() -> str:
 def source_digest() -> str:
     """A short digest of tunelog's sources, to notice edits made while the benchmark runs."""
     digest = hashlib.sha256()
-    for path in sorted((ROOT / "tunelog").glob("*.py")):
-        digest.update(path.name.encode() + path.read_bytes())
+    package = ROOT / "tunelog"
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + path.read_bytes())
     return digest.hexdigest()[:12]
 
 
