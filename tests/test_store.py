@@ -273,3 +273,15 @@ def test_a_full_disk_rolls_the_file_back_and_leaves_the_database_usable(store: S
     store.conn.execute("PRAGMA max_page_count = 1073741823")
     (report,) = tunelog.import_paths(store, [str(X86)])
     assert report.new == 200
+
+
+def test_progress_reports_bytes_read_up_to_the_file_size(store: Store) -> None:
+    seen: list[tuple[str, int, int | None]] = []
+
+    def progress(source: LogInput, done: int, *, total: int | None) -> None:
+        seen.append((source.path, done, total))
+
+    tunelog.import_paths(store, [str(X86)], progress=progress)
+    size = X86.stat().st_size
+    assert seen and seen[-1] == (str(X86), size, size)
+    assert [done for _, done, _ in seen] == sorted(done for _, done, _ in seen)

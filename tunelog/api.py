@@ -9,8 +9,11 @@ with tunelog.open_store("tunelog.db") as store:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import functools
+import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from tunelog.errorcodes import diagnose, error_name
 from tunelog.exceptions import NothingToExportError
@@ -21,8 +24,11 @@ from tunelog.models import FileReport
 from tunelog.store import Filters, Store
 from tunelog.targets import parse_target
 
-# Called with (input, bytes read so far, total bytes or None) while a file imports.
-ImportProgress = Callable[[LogInput, int, int | None], None]
+
+class ImportProgress(Protocol):
+    """Called while a file imports with the bytes read so far and the file size (None: stdin)."""
+
+    def __call__(self, source: LogInput, done: int, *, total: int | None) -> None: ...
 
 
 def import_paths(
@@ -41,10 +47,10 @@ def import_paths(
     """
     reports: list[FileReport] = []
     for source in expand_inputs(paths):
-        total = None if source.is_stdin else _size(source.path)
         callback = None
         if progress is not None:
-            callback = _bind(progress, source, total)
+            total = None if source.is_stdin else _size(source.path)
+            callback = functools.partial(progress, source, total=total)
         with OpenedLog(source) as opened:
             reports.append(
                 store.import_log(
@@ -54,17 +60,8 @@ def import_paths(
     return reports
 
 
-def _bind(progress: ImportProgress, source: LogInput, total: int | None) -> Callable[[int], None]:
-    def report(done: int) -> None:
-        progress(source, done, total)
-
-    return report
-
-
 def _size(path: str) -> int | None:
     try:
-        import os
-
         return os.path.getsize(path)
     except OSError:
         return None

@@ -225,7 +225,7 @@ def _progress() -> Iterator[api.ImportProgress | None]:
     )
     tasks: dict[str, Any] = {}
 
-    def update(source: LogInput, done: int, total: int | None) -> None:
+    def update(source: LogInput, done: int, *, total: int | None) -> None:
         if source.path not in tasks:
             tasks[source.path] = bar.add_task(source.path, total=total)
         bar.update(tasks[source.path], completed=done)
