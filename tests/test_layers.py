@@ -231,3 +231,36 @@ def test_a_layer_answered_through_another_targets_key_slot_is_not_called_untuned
         for lay in untuned
         if lay.group.model == "unknown"
     )
+
+
+def test_a_v01_template_cannot_win_a_layer_that_has_v02_records(tmp_path: Path) -> None:
+    args = [256, 256, 128, "float32"]
+    v01 = json.dumps(
+        {
+            "i": [
+                "llvm",
+                "matmul",
+                args,
+                {},
+                None,
+                {"i": 3, "t": "", "c": None, "e": [["tile_x", "sp", [-1, 4]]]},
+            ],
+            "r": [[0.001], 0, 1.0, 1.5e9],
+            "v": 0.1,
+        }
+    )
+    v02 = json.dumps(
+        {
+            "input": ["llvm", "matmul", args, {}],
+            "config": {"index": 9, "code_hash": None, "entity": [["tile_x", "sp", [-1, 8]]]},
+            "result": [[0.002], 0, 1.0, 1.6e9],
+            "version": 0.2,
+            "tvm_version": "0.9.dev0",
+        }
+    )
+    log = tmp_path / "mixed.log"
+    log.write_text(v01 + "\n" + v02 + "\n")
+    (layer,) = _layers_of(tmp_path, log)
+    assert [t.name for t in layer.templates] == ["matmul", "matmul (v0.1)"]
+    assert layer.winner is layer.templates[0]
+    assert layer.winner.chosen is not None and layer.winner.chosen.config_index == 9

@@ -42,6 +42,7 @@ class WorkloadInfo:
     task_name: str
     template_key: str
     args: list[object]
+    version: str = "0.2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +99,9 @@ class TemplateResult:
     @property
     def name(self) -> str:
         """Template name, with the v0.1 template key when there is one."""
-        key = self.workload.template_key
-        return f"{self.workload.task_name} [{key}]" if key else self.workload.task_name
+        w = self.workload
+        name = f"{w.task_name} [{w.template_key}]" if w.template_key else w.task_name
+        return name + " (v0.1)" if w.version == "0.1" else name
 
 
 @dataclass
@@ -223,6 +225,11 @@ def _layer(
         template = tuned_here or TemplateResult(by_id[workload_id])
         template.chosen = chosen
         templates.append(template)
+    if any(t.workload.version != "0.1" and t.chosen is not None for t in templates):
+        # TVM >= 0.7 skips v0.1 lines: with a newer record in the layer, v0.1 ones cannot win.
+        for t in templates:
+            if t.workload.version == "0.1":
+                t.chosen = None
     ranked = sorted(
         (t for t in templates if t.chosen is not None),
         key=lambda t: t.chosen.mean_cost if t.chosen is not None else 0.0,

@@ -404,9 +404,9 @@ class Store:
     ) -> tuple[list[tuple[int, str]], list[WorkloadInfo], list[Tally], dict[SlotKey, SlotWinner]]:
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
         workloads = [
-            WorkloadInfo(int(i), task, tkey, json.loads(args))
-            for i, task, tkey, args in self.conn.execute(
-                "SELECT id, task_name, template_key, args FROM workloads ORDER BY id"
+            WorkloadInfo(int(i), task, tkey, json.loads(args), version)
+            for i, task, tkey, args, version in self.conn.execute(
+                "SELECT id, task_name, template_key, args, version FROM workloads ORDER BY id"
             )
         ]
         tallies = [Tally(*row) for row in self.conn.execute("SELECT * FROM tallies")]

@@ -93,7 +93,7 @@ class ImportWriter:
         self.compressor_chosen = False
         self.target_ids: dict[str, tuple[int, list[tuple[str, str]]]] = {}
         self.slots_by_target: dict[int, list[tuple[str, str]]] = {}
-        self.workload_ids: dict[tuple[str, str, str], int] = {}
+        self.workload_ids: dict[tuple[str, str, str, str], int] = {}
         self.next_id = int(
             conn.execute("SELECT coalesce(max(id), 0) + 1 FROM records").fetchone()[0]
         )
@@ -190,18 +190,20 @@ class ImportWriter:
         self.slots_by_target[int(row[0])] = slots
         return self.target_ids[target]
 
-    def _workload(self, task: str, template_key: str, args: str) -> int:
-        key = (task, template_key, args)
+    def _workload(self, task: str, template_key: str, args: str, version: str) -> int:
+        key = (task, template_key, args, version)
         cached = self.workload_ids.get(key)
         if cached is not None:
             return cached
         row = self.conn.execute(
-            "SELECT id FROM workloads WHERE task_name = ? AND template_key = ? AND args = ?", key
+            """SELECT id FROM workloads
+               WHERE task_name = ? AND template_key = ? AND args = ? AND version = ?""",
+            key,
         ).fetchone()
         if row is None:
             row = self.conn.execute(
-                "INSERT INTO workloads (task_name, template_key, args) VALUES (?, ?, ?) "
-                "RETURNING id",
+                "INSERT INTO workloads (task_name, template_key, args, version) "
+                "VALUES (?, ?, ?, ?) RETURNING id",
                 key,
             ).fetchone()
         self.workload_ids[key] = int(row[0])
@@ -247,7 +249,7 @@ class ImportWriter:
                 h = placed
             stored[h] = content
             target_id = (target_ids.get(rec.target) or self._target(rec.target))[0]
-            workload = (rec.task_name, rec.template_key, rec.args_json)
+            workload = (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
             workload_id = workload_ids.get(workload) or self._workload(*workload)
             record_id = next_id
             next_id += 1

@@ -47,7 +47,10 @@ def _migration_1(db: sqlite_utils.Database) -> None:
             task_name TEXT NOT NULL,
             template_key TEXT NOT NULL,
             args TEXT NOT NULL,
-            UNIQUE (task_name, template_key, args)
+            -- The log version is part of the identity: TVM >= 0.7 skips v0.1 lines, so a
+            -- v0.1 record must never hold a slot a v0.2 record of the same task competes for.
+            version TEXT NOT NULL,
+            UNIQUE (task_name, template_key, args, version)
         )"""
     )
     db.execute(
