@@ -285,3 +285,12 @@ def test_progress_reports_bytes_read_up_to_the_file_size(store: Store) -> None:
     size = X86.stat().st_size
     assert seen and seen[-1] == (str(X86), size, size)
     assert [done for _, done, _ in seen] == sorted(done for _, done, _ in seen)
+
+
+def test_importing_the_directory_that_holds_the_database_skips_the_database(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "run.log").write_bytes(X86.read_bytes())
+    with Store(tmp_path / "tunelog.db") as store:
+        reports = tunelog.import_paths(store, [str(tmp_path)])
+    assert [Path(r.path).name for r in reports] == ["run.log"]

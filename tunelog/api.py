@@ -46,7 +46,10 @@ def import_paths(
     web pages (typographic quotes, several records on one line).
     """
     reports: list[FileReport] = []
+    own_files = _database_files(store)
     for source in expand_inputs(paths):
+        if not source.is_stdin and os.path.realpath(source.path) in own_files:
+            continue  # `tunelog import .` next to tunelog.db: never read the database itself
         callback = None
         if progress is not None:
             total = None if source.is_stdin else _size(source.path)
@@ -58,6 +61,11 @@ def import_paths(
                 )
             )
     return reports
+
+
+def _database_files(store: Store) -> set[str]:
+    base = os.path.realpath(store.path)
+    return {base + suffix for suffix in ("", "-wal", "-shm", "-journal")}
 
 
 def _size(path: str) -> int | None:
