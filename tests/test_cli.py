@@ -285,3 +285,11 @@ def test_a_full_disk_is_one_error_line(db: str, monkeypatch: pytest.MonkeyPatch)
     assert (code, out) == (1, "")
     assert err.startswith(f"Error: the disk holding {db} is full")
     assert err.count("\n") == 1
+
+
+def test_import_reads_stdin_for_dash(db: str) -> None:
+    data = (REPO / "sample_logs/x86_mini_llvm.log").read_bytes()
+    result = runner.invoke(app, ["--db", db, "import", "--json", "-"], input=data)
+    assert result.exit_code == 0
+    (entry,) = json.loads(result.stdout)["files"]
+    assert (entry["path"], entry["lines"], entry["new"]) == ("-", 200, 200)

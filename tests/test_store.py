@@ -294,3 +294,18 @@ def test_importing_the_directory_that_holds_the_database_skips_the_database(
     with Store(tmp_path / "tunelog.db") as store:
         reports = tunelog.import_paths(store, [str(tmp_path)])
     assert [Path(r.path).name for r in reports] == ["run.log"]
+
+
+@pytest.mark.parametrize("compress", ["gzip", "bz2", "lzma"])
+def test_compressed_logs_are_read_transparently_whatever_their_name(
+    store: Store, tmp_path: Path, compress: str
+) -> None:
+    import importlib
+
+    module = importlib.import_module(compress)
+    packed = tmp_path / "log.data"  # the name says nothing: the content does
+    packed.write_bytes(module.compress(X86.read_bytes()))
+    (report,) = tunelog.import_paths(store, [str(packed)])
+    assert (report.lines, report.new, report.rejected) == (200, 200, 0)
+    (source,) = store.sources()
+    assert source.size == packed.stat().st_size
