@@ -41,3 +41,32 @@ def store(tmp_path: Path) -> Iterator[Store]:
     """A fresh database in a temporary directory."""
     with Store(tmp_path / "test.db") as opened:
         yield opened
+
+
+def write_mixed_version_log(directory: Path) -> Path:
+    """A user template tuned twice: a faster v0.1 record, then a slower v0.2 one."""
+    import json
+
+    args = [256, 256, 128, "float32"]
+    v01 = {
+        "i": [
+            "llvm",
+            "matmul",
+            args,
+            {},
+            None,
+            {"i": 3, "t": "", "c": None, "e": [["tile_x", "sp", [-1, 4]]]},
+        ],
+        "r": [[0.001], 0, 1.0, 1.5e9],
+        "v": 0.1,
+    }
+    v02 = {
+        "input": ["llvm", "matmul", args, {}],
+        "config": {"index": 9, "code_hash": None, "entity": [["tile_x", "sp", [-1, 8]]]},
+        "result": [[0.002], 0, 1.0, 1.6e9],
+        "version": 0.2,
+        "tvm_version": "0.9.dev0",
+    }
+    log = directory / "mixed.log"
+    log.write_text(json.dumps(v01) + "\n" + json.dumps(v02) + "\n")
+    return log

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 import tunelog
-from tests.conftest import CORPUS, SAMPLE_LOGS, require_shared
+from tests.conftest import CORPUS, SAMPLE_LOGS, require_shared, write_mixed_version_log
 from tunelog.exceptions import NothingToExportError, OutputExistsError
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest
@@ -182,35 +181,10 @@ def test_export_gets_ordinary_permissions_or_keeps_the_replaced_files(tmp_path: 
 
 def test_v01_records_never_hide_a_v02_winner_of_the_same_workload(tmp_path: Path) -> None:
     """Modern TVM skips v0.1 lines, so they must not compete with v0.2 records."""
-    args = [256, 256, 128, "float32"]
-    v01 = json.dumps(
-        {
-            "i": [
-                "llvm",
-                "matmul",
-                args,
-                {},
-                None,
-                {"i": 3, "t": "", "c": None, "e": [["tile_x", "sp", [-1, 4]]]},
-            ],
-            "r": [[0.001], 0, 1.0, 1.5e9],
-            "v": 0.1,
-        }
-    )
-    v02 = json.dumps(
-        {
-            "input": ["llvm", "matmul", args, {}],
-            "config": {"index": 9, "code_hash": None, "entity": [["tile_x", "sp", [-1, 8]]]},
-            "result": [[0.002], 0, 1.0, 1.6e9],
-            "version": 0.2,
-            "tvm_version": "0.9.dev0",
-        }
-    )
-    log = tmp_path / "mixed.log"
-    log.write_text(v01 + "\n" + v02 + "\n")
+    log = write_mixed_version_log(tmp_path)
     out = tmp_path / "best.log"
     with Store(tmp_path / "m.db") as store:
         tunelog.import_paths(store, [str(log)])
         report = tunelog.export(store, str(out))
     assert report.skipped_v01 == 1
-    assert out.read_text() == v02 + "\n"
+    assert out.read_text() == log.read_text().splitlines(keepends=True)[1]  # the v0.2 line

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 import tunelog
-from tests.conftest import CORPUS, SAMPLE_LOGS, corpus_log_for, golden_files, require_shared
+from tests.conftest import (
+    CORPUS,
+    SAMPLE_LOGS,
+    corpus_log_for,
+    golden_files,
+    require_shared,
+    write_mixed_version_log,
+)
 from tunelog import api
 from tunelog.layers import Layer
 from tunelog.records import TuningRecord, parse_line
@@ -234,32 +241,7 @@ def test_a_layer_answered_through_another_targets_key_slot_is_not_called_untuned
 
 
 def test_a_v01_template_cannot_win_a_layer_that_has_v02_records(tmp_path: Path) -> None:
-    args = [256, 256, 128, "float32"]
-    v01 = json.dumps(
-        {
-            "i": [
-                "llvm",
-                "matmul",
-                args,
-                {},
-                None,
-                {"i": 3, "t": "", "c": None, "e": [["tile_x", "sp", [-1, 4]]]},
-            ],
-            "r": [[0.001], 0, 1.0, 1.5e9],
-            "v": 0.1,
-        }
-    )
-    v02 = json.dumps(
-        {
-            "input": ["llvm", "matmul", args, {}],
-            "config": {"index": 9, "code_hash": None, "entity": [["tile_x", "sp", [-1, 8]]]},
-            "result": [[0.002], 0, 1.0, 1.6e9],
-            "version": 0.2,
-            "tvm_version": "0.9.dev0",
-        }
-    )
-    log = tmp_path / "mixed.log"
-    log.write_text(v01 + "\n" + v02 + "\n")
+    log = write_mixed_version_log(tmp_path)
     (layer,) = _layers_of(tmp_path, log)
     assert [t.name for t in layer.templates] == ["matmul", "matmul (v0.1)"]
     assert layer.winner is layer.templates[0]

@@ -261,21 +261,19 @@ def _diagnosis(layer: Layer, template: TemplateResult) -> list[str]:
     if dominant is not None and dominant in template.all_cost_range:
         low, high = template.all_cost_range[dominant]
         all_costs = [low] if low == high else [low, high]
-    notes = diagnose(template.errors, all_costs=all_costs)
-    if template.valid == 0 and layer.winner is not None:
-        # diagnose() assumes the layer falls back; here a query still finds a config.
-        notes = [n for n in notes if "fallback" not in n]
-        if layer.winner is template and template.chosen is not None:
-            notes.insert(
-                0,
-                "No valid measurement on these targets; apply_history_best answers with a record "
-                f"tuned for another target ({template.chosen.source}:{template.chosen.line}).",
-            )
-        else:
-            notes.insert(
-                0, f"No valid measurement for this template; the layer uses {layer.winner.name}."
-            )
-    return notes
+    return diagnose(template.errors, all_costs=all_costs, answered_by=_answered_by(layer, template))
+
+
+def _answered_by(layer: Layer, template: TemplateResult) -> str | None:
+    """What apply_history_best uses for the layer when this template never measured."""
+    if layer.winner is None:
+        return None  # the layer really runs a fallback config
+    if layer.winner is template and template.chosen is not None:
+        return (
+            "No valid measurement on these targets; apply_history_best answers with a record "
+            f"tuned for another target ({template.chosen.source}:{template.chosen.line})."
+        )
+    return f"No valid measurement for this template; the layer uses {layer.winner.name}."
 
 
 def layer_as_dict(layer: Layer) -> dict[str, object]:

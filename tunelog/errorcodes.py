@@ -355,14 +355,21 @@ def _cause_sentence(
     return f"{share} failures{where} are {error_name(number)}{note}: {advice}."
 
 
-def diagnose(counts: Mapping[int, int], *, all_costs: Sequence[float] = ()) -> list[str]:
+def diagnose(
+    counts: Mapping[int, int],
+    *,
+    all_costs: Sequence[float] = (),
+    answered_by: str | None = None,
+) -> list[str]:
     """Explain the error pattern of ONE workload under one template, most important first.
 
     ``counts`` maps error_no to the number of trials (0 = valid); counts of zero or below are
     ignored. ``all_costs`` are the all_cost values of the BUILD_TIMEOUT or RUN_TIMEOUT records,
     whichever kind is reported as the cause; for those AutoTVM writes the timeout in effect, so
     when they are all equal the value is quoted as "(timeout was X s)". Mixed or other values
-    are simply not quoted. Returns [] when nothing is notable.
+    are simply not quoted. ``answered_by``: when every trial failed but apply_history_best still
+    finds a config for the layer (another template, another target's record), the sentence that
+    says so, replacing the fallback one. Returns [] when nothing is notable.
 
     Rules (thresholds are the module constants):
 
@@ -392,7 +399,9 @@ def diagnose(counts: Mapping[int, int], *, all_costs: Sequence[float] = ()) -> l
 
     sentences: list[str] = []
     if valid == 0:
-        sentences.append("No valid measurement: this layer will run an untuned fallback config.")
+        sentences.append(
+            answered_by or "No valid measurement: this layer will run an untuned fallback config."
+        )
         if instantiation / failed >= SPACE_MISFIT_SHARE:
             sentences.append(
                 _cause_sentence(INSTANTIATION_ERROR, instantiation, failed, False, "", False)

@@ -33,6 +33,12 @@ FAILED_COST = 1e9
 _STRICT = ConfigDict(strict=True, frozen=True, extra="ignore", defer_build=True)
 
 
+def workload_json(task_name: str, args_json: str) -> str:
+    """`[task_name, *args]` as compact JSON (TVM's workload tuple), from canonical args JSON."""
+    inner = args_json[1:-1]
+    return "[" + orjson.dumps(task_name).decode() + ("," + inner if inner else "") + "]"
+
+
 def numpy_mean(values: tuple[float, ...] | list[float]) -> float:
     """Mean exactly as `numpy.mean` computes it for a float64 vector.
 
@@ -196,7 +202,7 @@ class TuningRecord(BaseModel):
     @property
     def workload_json(self) -> str:
         """`[task_name, *args]` as compact JSON, the form golden files and TVM use."""
-        return orjson.dumps([self.task_name, *self.args]).decode()
+        return workload_json(self.task_name, self.args_json)
 
 
 class RecordV02(TuningRecord):
@@ -329,8 +335,7 @@ class Measurement(NamedTuple):
     @property
     def workload_json(self) -> str:
         """`[task_name, *args]` as compact JSON, the form golden files and TVM use."""
-        inner = self.args_json[1:-1]
-        return "[" + orjson.dumps(self.task_name).decode() + ("," + inner if inner else "") + "]"
+        return workload_json(self.task_name, self.args_json)
 
 
 ParsedLine: TypeAlias = TuningRecord | Comment | Blank | Rejected

@@ -80,13 +80,6 @@ class HistoryBest(Generic[Ref]):
                 return holder
         return None
 
-    def winners(self) -> list[Ref]:
-        """Every distinct slot holder, in the order the caller's refs sort."""
-        seen: dict[int, Ref] = {}
-        for holder in self.slots.values():
-            seen.setdefault(id(holder.ref), holder.ref)
-        return list(seen.values())
-
 
 def history_best(items: Iterable[tuple[str, str, float, int, Ref]]) -> HistoryBest[Ref]:
     """Build a HistoryBest from `(target, workload, mean_cost, error_no, ref)` in log order."""

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import orjson
 import sqlite_utils
 
 from tunelog.exceptions import (
@@ -25,6 +24,7 @@ from tunelog.models import BestRow, FileReport, RejectedLine, Source, Stats
 from tunelog.records import (
     TuningRecord,
     parse_line,
+    workload_json,
 )
 from tunelog.selection import KEY_SLOT, MODEL_SLOT, slots_of
 from tunelog.store.codec import LineCodec
@@ -75,8 +75,7 @@ class SlotHolder:
     @property
     def workload_json(self) -> str:
         """`[task_name, *args]` as compact JSON (the golden files' form)."""
-        inner = self.args_json[1:-1]
-        return f"[{orjson.dumps(self.task_name).decode()}{',' + inner if inner else ''}]"
+        return workload_json(self.task_name, self.args_json)
 
 
 class Store:

@@ -11,7 +11,7 @@ import json
 import lzma
 import sqlite3
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -209,9 +209,10 @@ class ImportWriter:
         self.workload_ids[key] = int(row[0])
         return self.workload_ids[key]
 
-    def _existing(self, hashes: Sequence[int]) -> dict[int, bytes]:
+    def _existing(self, hashes: set[int]) -> dict[int, bytes]:
+        """Stored contents of the records already holding any of these hashes."""
         found: dict[int, bytes] = {}
-        unique = list(set(hashes))
+        unique = list(hashes)
         for start in range(0, len(unique), 900):
             chunk = unique[start : start + 900]
             marks = ",".join("?" * len(chunk))
@@ -228,8 +229,8 @@ class ImportWriter:
             self._choose_compressor([content for _, _, content in batch])
         compress = self.compressor.compress if self.compressor is not None else None
         hashes = [content_hash(content) for _, _, content in batch]
-        stored = self._existing(hashes)
         looked_up = set(hashes)
+        stored = self._existing(looked_up)
         rows: list[tuple[Any, ...]] = []
         # Per (target, workload): best valid (mean, id); per (target, workload, error): tally.
         best_here: dict[tuple[int, int], tuple[float, int]] = {}
