@@ -163,6 +163,14 @@ def test_error_records_keep_their_number_and_int_all_cost() -> None:
     assert (record.error_no, record.all_cost, record.mean_cost) == (6, 10.0, 1e9)
 
 
+def test_arguments_beyond_64_bit_integers_are_kept_exactly() -> None:
+    raw = V02.replace(b"[1, 1], [1, 1, 1, 1]", b"[1, 1], [18446744073709551616, -1]")
+    scanned, parsed = scan_line(raw), parse_line(raw)
+    assert isinstance(scanned, Measurement) and isinstance(parsed, TuningRecord)
+    assert "[18446744073709551616,-1]" in scanned.args_json
+    assert scanned.args_json == parsed.args_json
+
+
 def test_missing_version_is_read_as_v02_like_tvm_does() -> None:
     assert isinstance(parse_line(_mutate(V02, ["version"], _DELETE)), RecordV02)
 

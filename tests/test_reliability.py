@@ -31,7 +31,7 @@ from tests.conftest import REPO, SAMPLE_LOGS
 from tunelog.api import import_paths
 from tunelog.cli import app
 from tunelog.exceptions import NewerSchemaError
-from tunelog.store import MIGRATIONS, LineCodec, Store
+from tunelog.store import MIGRATIONS, LineReader, Store
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals and FIFOs")
 
@@ -186,16 +186,16 @@ def content_of(db: Path) -> Content:
     stats = cli_json(db, "stats")  # first: opening through tunelog migrates a bare file
     conn = sqlite3.connect(db)
     try:
-        codec = LineCodec(conn)
+        reader = LineReader(conn)
         sources = conn.execute(
             """SELECT path, label, sha256, size, lines, records, duplicates, comments, blank,
                       rejected FROM sources ORDER BY id"""
         ).fetchall()
         records = sorted(
-            (path, line, config, error_no, cost, codec.decode(raw, dict_id))
-            for path, line, config, error_no, cost, raw, dict_id in conn.execute(
+            (path, line, config, error_no, cost, reader.line(block_id, position))
+            for path, line, config, error_no, cost, block_id, position in conn.execute(
                 """SELECT coalesce(s.path, '<no source>'), r.line, r.config_index, r.error_no,
-                          r.mean_cost, r.raw, r.dict_id
+                          r.mean_cost, r.block_id, r.position
                    FROM records r LEFT JOIN sources s ON s.id = r.source_id"""
             )
         )
@@ -268,10 +268,12 @@ def stored_lines(db: Path) -> dict[int, bytes]:
     """Line number -> decoded stored bytes, for a database holding one source."""
     conn = sqlite3.connect(db)
     try:
-        codec = LineCodec(conn)
+        reader = LineReader(conn)
         return {
-            line: codec.decode(raw, dict_id)
-            for line, raw, dict_id in conn.execute("SELECT line, raw, dict_id FROM records")
+            line: reader.line(block_id, position)
+            for line, block_id, position in conn.execute(
+                "SELECT line, block_id, position FROM records"
+            )
         }
     finally:
         conn.close()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sqlite_utils
+import zstandard
 
 import tunelog
 from tests.conftest import SAMPLE_LOGS
@@ -16,25 +19,25 @@ from tunelog.exceptions import (
     NotATunelogDatabaseError,
 )
 from tunelog.inputs import LogInput, OpenedLog
-from tunelog.store import MIGRATIONS, Store
+from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec
 
 EDGE = SAMPLE_LOGS / "edge_cases.log"
 X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 
 
 def test_schema_after_migrations(store: Store) -> None:
-    assert store.schema_version == len(MIGRATIONS)
-    tables = set(store.db.table_names())
-    assert {
+    assert store.schema_version == len(MIGRATIONS) == 2
+    assert set(store.db.table_names()) == {
         "sources",
         "targets",
         "workloads",
+        "blocks",
         "records",
+        "content_hashes",
         "slots",
-        "rejects",
-        "dictionaries",
         "tallies",
-    } <= tables
+        "rejects",
+    }
     assert [c.name for c in store.db["records"].columns] == [
         "id",
         "source_id",
@@ -46,12 +49,11 @@ def test_schema_after_migrations(store: Store) -> None:
         "mean_cost",
         "all_cost",
         "timestamp",
-        "version",
-        "tvm_version",
         "hash",
-        "raw",
-        "dict_id",
+        "block_id",
+        "position",
     ]
+    assert store.db["content_hashes"].pks == ["hash"]
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -128,31 +130,118 @@ def test_sources_record_provenance(store: Store) -> None:
     assert row == (source.id, 1)
 
 
+def stored_lines(store: Store) -> list[bytes]:
+    reader = LineReader(store.conn)
+    rows = store.conn.execute("SELECT block_id, position FROM records ORDER BY id").fetchall()
+    return [reader.line(block_id, position) for block_id, position in rows]
+
+
 def test_original_line_bytes_are_kept(store: Store) -> None:
     tunelog.import_paths(store, [str(X86)])
-    rows = store.conn.execute("SELECT raw, dict_id FROM records ORDER BY id").fetchall()
-    assert [store.codec.decode(raw, dict_id) for raw, dict_id in rows] == (
-        X86.read_bytes().splitlines()
-    )
+    assert stored_lines(store) == X86.read_bytes().splitlines()
 
 
-def test_large_files_are_stored_compressed_and_small_ones_reuse_the_dictionary(
+def test_lines_are_stored_in_compressed_blocks_of_consecutive_lines(
     store: Store, tmp_path: Path
 ) -> None:
     big = tmp_path / "big.log"
     lines = X86.read_bytes().splitlines()
-    # 600 distinct lines: enough to train a dictionary on the first batch.
     big.write_bytes(
         b"".join(line.replace(b"0.16.dev0", b"%d" % i) + b"\n" for i in range(3) for line in lines)
     )
     tunelog.import_paths(store, [str(big), str(EDGE)])
-    (dictionaries,) = store.conn.execute("SELECT count(*) FROM dictionaries").fetchone()
-    stored, original = store.conn.execute(
-        "SELECT sum(length(raw)), count(*) FROM records WHERE dict_id IS NOT NULL"
-    ).fetchone()
-    assert dictionaries == 1
-    assert original == 600 + 8
-    assert stored < 0.5 * big.stat().st_size
+    blocks = store.conn.execute(
+        "SELECT source_id, count(*), sum(length(data)) FROM blocks GROUP BY source_id"
+    ).fetchall()
+    assert [(source, count) for source, count, _ in blocks] == [(1, 5), (2, 1)]  # 600 = 4x128+88
+    assert blocks[0][2] < 0.2 * big.stat().st_size
+    positions = store.conn.execute(
+        "SELECT block_id, min(position), max(position) FROM records GROUP BY block_id"
+    ).fetchall()
+    assert positions[:5] == [(1, 0, 127), (2, 0, 127), (3, 0, 127), (4, 0, 127), (5, 0, 87)]
+
+
+def test_a_duplicate_inside_one_file_keeps_the_first_copy(store: Store, tmp_path: Path) -> None:
+    lines = X86.read_bytes().splitlines(keepends=True)
+    log = tmp_path / "twice.log"
+    log.write_bytes(b"".join(lines[:10] + lines[3:5] + lines[10:12]))
+    (report,) = tunelog.import_paths(store, [str(log)])
+    assert (report.lines, report.new, report.duplicates) == (14, 12, 2)
+    assert store.conn.execute("SELECT line FROM records ORDER BY id").fetchall() == [
+        (n,) for n in [*range(1, 11), 13, 14]
+    ]
+    assert stored_lines(store) == [line.rstrip(b"\n") for line in lines[:12]]
+    assert sum(t.records for t in store.layer_inputs()[2]) == 12
+
+
+class _CollidingHash:
+    """Every line hashes to the same value: each record must be placed by probing."""
+
+    @staticmethod
+    def xxh3_64_intdigest(content: bytes) -> int:
+        return (1 << 64) - 1  # the largest hash: probing wraps around to the smallest
+
+
+def test_hash_collisions_are_probed_and_duplicates_still_found(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(codec, "xxhash", _CollidingHash)
+    lines = X86.read_bytes().splitlines(keepends=True)
+    part = tmp_path / "part.log"
+    part.write_bytes(b"".join(lines[40:60]) + b"".join(lines[:3]) + b"# extra\n")
+    (first,) = tunelog.import_paths(store, [str(X86)])
+    (second,) = tunelog.import_paths(store, [str(part)])
+    assert (first.new, first.duplicates) == (200, 0)
+    assert (second.new, second.duplicates, second.comments) == (0, 23, 1)
+    hashes = [h for (h,) in store.conn.execute("SELECT hash FROM content_hashes ORDER BY hash")]
+    assert len(hashes) == len(set(hashes)) == 200
+    assert stored_lines(store) == X86.read_bytes().splitlines()
+
+
+def test_a_schema_1_database_is_migrated_with_its_lines(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    lines = X86.read_bytes().splitlines()[:3]
+    _write_schema_1_database(path, lines)
+    with Store(path) as store:
+        assert store.schema_version == len(MIGRATIONS)
+        assert stored_lines(store) == lines
+        assert [line.raw for line in store.winner_lines()] == [lines[1]]
+        assert store.conn.execute("SELECT count(*) FROM content_hashes").fetchone() == (3,)
+        assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        (report,) = tunelog.import_paths(store, [str(X86)])
+        assert (report.new, report.duplicates) == (197, 3)
+
+
+def _blake2b(line: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(line, digest_size=8).digest(), "big", signed=True)
+
+
+def _write_schema_1_database(path: Path, lines: list[bytes]) -> None:
+    """What tunelog 0.1 wrote: lines in records.raw, plain or compressed with a dictionary."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    MIGRATIONS[0](sqlite_utils.Database(conn))
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 1")
+    dictionary = zstandard.train_dictionary(
+        1024, [line + b"%d" % i for i in range(20) for line in lines]
+    )
+    conn.execute("INSERT INTO dictionaries VALUES (1, ?)", (dictionary.as_bytes(),))
+    compressor = zstandard.ZstdCompressor(dict_data=dictionary)
+    conn.execute(
+        "INSERT INTO sources VALUES (1, 'x86.log', NULL, 'ab', 1, 3, 3, 0, 0, 0, 0, 'then')"
+    )
+    conn.execute(
+        "INSERT INTO targets VALUES (1, 'llvm -mcpu=skylake', 'llvm', '[\"cpu\"]', 'unknown')"
+    )
+    conn.execute("INSERT INTO workloads VALUES (1, 'dense_nopack.x86', '', '[1]', '0.2')")
+    for n, line in enumerate(lines, start=1):
+        raw, dict_id = (compressor.compress(line), 1) if n % 2 else (line, None)
+        conn.execute(
+            "INSERT INTO records VALUES (?, 1, ?, 1, 1, ?, 0, ?, 1.0, ?, '0.2', NULL, ?, ?, ?)",
+            (n, n, n, 1.0 / n if n != 3 else 2.0, float(n), _blake2b(line), raw, dict_id),
+        )
+    conn.execute("INSERT INTO slots VALUES ('key', 'cpu', 1, 2, 0.5)")
+    conn.close()
 
 
 def test_strict_rolls_back_a_file_with_rejected_lines(store: Store) -> None:

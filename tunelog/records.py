@@ -39,6 +39,14 @@ def workload_json(task_name: str, args_json: str) -> str:
     return "[" + orjson.dumps(task_name).decode() + ("," + inner if inner else "") + "]"
 
 
+def canonical_json(value: Any) -> str:
+    """Compact JSON of a decoded value: the canonical form of task arguments."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # an integer beyond 64 bits, which Python's json (and TVM) accept
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def numpy_mean(values: tuple[float, ...] | list[float]) -> float:
     """Mean exactly as `numpy.mean` computes it for a float64 vector.
 
@@ -179,7 +187,7 @@ class TuningRecord(BaseModel):
     @property
     def args_json(self) -> str:
         """Canonical (compact) JSON of the arguments: the workload identity with the task name."""
-        return orjson.dumps(self.args).decode()
+        return canonical_json(self.args)
 
     def measurement(self) -> Measurement:
         """The normalised view the store keeps."""
@@ -379,15 +387,12 @@ def scan_line(raw: bytes) -> ScannedLine:
 
 def scan_content(line: bytes) -> ScannedLine:
     """`scan_line` for a line already stripped of its BOM and line end (see `strip_line`)."""
-    stripped = line.strip()
-    if not stripped:
-        return BLANK
-    if stripped.startswith(b"#"):
-        return COMMENT
     try:
         fast = _FAST_V02.decode(line)
     except (ValueError, RecursionError):  # msgspec.DecodeError, and UnicodeDecodeError in strings
-        validated = _validate(line)
+        # Blank lines and comments are not JSON either: classify them only here, off the
+        # hot path.
+        validated = parse_line(line)
         return validated.measurement() if isinstance(validated, TuningRecord) else validated
     target, task_name, args, _kwargs = fast.input
     costs, error_no, all_cost, timestamp = fast.result
@@ -397,7 +402,7 @@ def scan_content(line: bytes) -> ScannedLine:
             target,
             task_name,
             "",
-            orjson.dumps(args).decode(),
+            canonical_json(args),
             fast.config.index,
             costs,
             error_no,

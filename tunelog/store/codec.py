@@ -1,34 +1,74 @@
-"""Stored lines: zstd compression with per-file dictionaries, decoded on read."""
+"""Stored lines: zstd-compressed blocks of consecutive lines, decoded on read.
+
+A block holds up to BLOCK_LINES lines of one file, joined by LF (a line never contains one).
+Compressing lines together finds what neighbouring lines share (target, task, knob names)
+without a trained dictionary: about 55 bytes per synthetic 580-byte line, against 230-360 for
+lines compressed one by one with a per-file dictionary. Blocks are small so that reading one
+line (an export of the winners) decompresses little around it.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from collections import OrderedDict
 
+import xxhash
 import zstandard
 
-# Lines are stored zstd-compressed with a dictionary trained on the file's first batch
-# (a few µs per line, about 5x smaller); smaller files reuse the newest dictionary.
-DICTIONARY_BYTES = 16 * 1024
-MIN_TRAINING_LINES = 500
+BLOCK_LINES = 128
 COMPRESSION_LEVEL = 1
+_CACHED_BLOCKS = 32
+_SIGN = 1 << 63
 
 
-class LineCodec:
-    """Decompresses stored lines; dictionaries are loaded once per connection."""
+def content_hash(content: bytes) -> int:
+    """64-bit signed hash of a line's content: the dedup key (collisions are probed).
+
+    XXH3: about 0.1 us for a 600-byte line, a tenth of BLAKE2b's time; it need not resist
+    an attacker, since equal hashes are always confirmed byte for byte.
+    """
+    return xxhash.xxh3_64_intdigest(content) - _SIGN
+
+
+def next_hash(h: int) -> int:
+    """Linear probing: the hash to try after a collision on `h`."""
+    return h + 1 if h < _SIGN - 1 else -_SIGN
+
+
+class BlockPacker:
+    """Compresses blocks with one reusable compression context (cheaper than one per block)."""
+
+    def __init__(self) -> None:
+        self._compressor = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL)
+
+    def pack(self, lines: list[bytes]) -> bytes:
+        """Compress consecutive lines (without line ends) into one block."""
+        return self._compressor.compress(b"\n".join(lines))
+
+
+class LineReader:
+    """Reads stored lines by (block, position), keeping the last few blocks decompressed.
+
+    Readers ask in record order, and records of one block are consecutive, so a small cache
+    decompresses each block about once.
+    """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self._decompressors: dict[int, zstandard.ZstdDecompressor] = {}
+        self._decompressor = zstandard.ZstdDecompressor()
+        self._blocks: OrderedDict[int, list[bytes]] = OrderedDict()
 
-    def decode(self, raw: bytes, dict_id: int | None) -> bytes:
-        """The original line bytes of a stored record."""
-        if dict_id is None:
-            return raw
-        decompressor = self._decompressors.get(dict_id)
-        if decompressor is None:
-            (data,) = self.conn.execute(
-                "SELECT data FROM dictionaries WHERE id = ?", (dict_id,)
-            ).fetchone()
-            decompressor = zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(data))
-            self._decompressors[dict_id] = decompressor
-        return decompressor.decompress(raw)
+    def line(self, block_id: int, position: int) -> bytes:
+        """The original bytes (without line end) of the line at `position` in a block."""
+        lines = self._blocks.get(block_id)
+        if lines is None:
+            row = self.conn.execute("SELECT data FROM blocks WHERE id = ?", (block_id,)).fetchone()
+            if row is None:
+                raise LookupError(f"no stored block {block_id}")
+            lines = self._decompressor.decompress(row[0]).split(b"\n")
+            self._blocks[block_id] = lines
+            if len(self._blocks) > _CACHED_BLOCKS:
+                self._blocks.popitem(last=False)
+        else:
+            self._blocks.move_to_end(block_id)
+        return lines[position]

@@ -27,7 +27,7 @@ from tunelog.records import (
     workload_json,
 )
 from tunelog.selection import KEY_SLOT, MODEL_SLOT, slots_of
-from tunelog.store.codec import LineCodec
+from tunelog.store.codec import LineReader
 from tunelog.store.importer import ImportWriter, ProgressCallback
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 from tunelog.targets import parse_target
@@ -92,7 +92,6 @@ class Store:
             ) from exc
         self.conn = conn
         self.db = sqlite_utils.Database(conn)
-        self.codec = LineCodec(conn)
         try:
             self._prepare()
         except BaseException as exc:
@@ -199,8 +198,9 @@ class Store:
         except sqlite3.OperationalError as exc:
             raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
         try:
-            writer = ImportWriter(self.conn, report, self.codec, repair=repair)
+            writer = ImportWriter(self.conn, report, repair=repair)
             writer.run(opened.lines() if lines is None else lines, opened, progress)
+            writer.finish()
             report.sha256 = opened.sha256
             self._finish_import(writer, opened, report, label, strict)
         except BaseException as exc:
@@ -324,7 +324,8 @@ class Store:
         where, params = _slot_filter_sql(filters or Filters())
         rows = self.conn.execute(
             f"""SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
-                       r.config_index, r.mean_cost, src.path, r.line, r.version, r.raw, r.dict_id,
+                       r.config_index, r.mean_cost, src.path, r.line, w.version, r.block_id,
+                       r.position,
                        (SELECT sum(records) FROM tallies c
                          WHERE c.workload_id = r.workload_id AND c.target_id = r.target_id)
                 FROM slots s
@@ -337,6 +338,7 @@ class Store:
             params,
         ).fetchall()
         grouped: dict[int, BestRow] = {}
+        reader = LineReader(self.conn)
         for row in rows:
             kind, name, record_id = row[0], row[1], row[2]
             label = f"model={name}" if kind == MODEL_SLOT else name
@@ -357,7 +359,7 @@ class Store:
                 log_version=row[11],
                 record_id=record_id,
                 trials=row[14],
-                knobs=_knobs(self.codec.decode(row[12], row[13])) if knobs else None,
+                knobs=_knobs(reader.line(row[12], row[13])) if knobs else None,
             )
         return list(grouped.values())
 
@@ -367,14 +369,16 @@ class Store:
         """Every slot winner (or the top-k configs of each slot) with its line, by record id."""
         where, params = _slot_filter_sql(filters or Filters())
         if top_k <= 1:
-            sql = f"""SELECT DISTINCT r.id, r.workload_id, t.target, r.version, r.raw, r.dict_id
+            sql = f"""SELECT DISTINCT r.id, r.workload_id, t.target, w.version, r.block_id,
+                             r.position
                       FROM slots s
                       JOIN records r ON r.id = s.record_id
                       JOIN targets t ON t.id = r.target_id
                       JOIN workloads w ON w.id = s.workload_id
                       {where} ORDER BY r.id"""
-            for rid, wid, target, version, raw, dict_id in self.conn.execute(sql, params):
-                yield ExportLine(rid, wid, target, version, self.codec.decode(raw, dict_id))
+            reader = LineReader(self.conn)
+            for rid, wid, target, version, block_id, position in self.conn.execute(sql, params):
+                yield ExportLine(rid, wid, target, version, reader.line(block_id, position))
             return
         yield from self._top_k_lines(where, params, top_k)
 
@@ -457,16 +461,18 @@ class Store:
                     seen.add(config_index)
                     chosen.append(record_id)
         ordered = sorted(set(chosen))
+        reader = LineReader(self.conn)
         for start in range(0, len(ordered), 500):
             chunk = ordered[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for rid, wid, target, version, raw, dict_id in self.conn.execute(
-                f"""SELECT r.id, r.workload_id, t.target, r.version, r.raw, r.dict_id
+            for rid, wid, target, version, block_id, position in self.conn.execute(
+                f"""SELECT r.id, r.workload_id, t.target, w.version, r.block_id, r.position
                     FROM records r JOIN targets t ON t.id = r.target_id
+                    JOIN workloads w ON w.id = r.workload_id
                     WHERE r.id IN ({marks}) ORDER BY r.id""",
                 chunk,
             ):
-                yield ExportLine(rid, wid, target, version, self.codec.decode(raw, dict_id))
+                yield ExportLine(rid, wid, target, version, reader.line(block_id, position))
 
 
 def _slot_filter_sql(filters: Filters) -> tuple[str, tuple[Any, ...]]:

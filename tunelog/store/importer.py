@@ -1,27 +1,27 @@
-"""Importing one log inside the caller's transaction: parse, deduplicate, store in batches.
+"""Importing one log inside the caller's transaction: parse, store in batches, deduplicate.
 
-Keeps the slot table (ApplyHistoryBest's choice) and the tallies up to date as it goes, so
-queries never scan records.
+The per-line path does as little as it can: decode, look up the target and workload ids,
+hash, append the line to a compressed block, and queue one records row. Everything that
+needs the whole file is done once at its end: content hashes are indexed in sorted order
+(one pass over the B-tree instead of a random insert per line), duplicates are resolved
+(exactly: equal hashes are compared byte for byte), and the slot table (ApplyHistoryBest's
+choice) and the tallies are updated, so queries never scan records.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import lzma
 import sqlite3
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
-
-import zstandard
 
 from tunelog.inputs import OpenedLog
 from tunelog.models import FileReport, RejectedLine
 from tunelog.records import (
     Blank,
-    Comment,
     Measurement,
     Rejected,
     repair_line,
@@ -29,74 +29,24 @@ from tunelog.records import (
     strip_line,
 )
 from tunelog.selection import slots_of
-from tunelog.store.codec import (
-    COMPRESSION_LEVEL,
-    DICTIONARY_BYTES,
-    MIN_TRAINING_LINES,
-    LineCodec,
-)
+from tunelog.store.codec import BLOCK_LINES, BlockPacker, LineReader, content_hash, next_hash
 from tunelog.targets import parse_target
 
 BATCH_SIZE = 2000
 REJECTS_KEPT_IN_REPORT = 20
-
 ProgressCallback = Callable[[int], None]
-
-
-def content_hash(content: bytes) -> int:
-    """64-bit signed hash of a line's content (the dedup key; collisions are probed)."""
-    return int.from_bytes(hashlib.blake2b(content, digest_size=8).digest(), "big", signed=True)
-
-
-# A parsed record waiting in a batch: line number, record, line content (no BOM, no line end).
-# Measurement holds only scalars, so a batch gives the garbage collector nothing to traverse.
-_Pending = tuple[int, Measurement, bytes]
-
 
 # What a truncated or corrupt compressed stream raises while it is read.
 _STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
 
 
-def _readable_lines(
-    lines: Iterable[bytes], broken: Callable[[int, str], None]
-) -> Iterator[tuple[int, bytes]]:
-    """Number the lines; if the stream breaks, report it as one more (rejected) line and stop.
-
-    Only reading is guarded: an error while handling a line is a bug and must surface.
-    """
-    iterator = iter(lines)
-    line_no = 0
-    while True:
-        try:
-            raw = next(iterator)
-        except StopIteration:
-            return
-        except _STREAM_ERRORS as exc:
-            broken(line_no + 1, f"unreadable input after line {line_no}: {exc}")
-            return
-        line_no += 1
-        yield line_no, raw
-
-
 class ImportWriter:
-    """Streams one file's lines into the open transaction, batch by batch."""
+    """Streams one file's lines into the open transaction; `run` then `finish`."""
 
-    def __init__(
-        self, conn: sqlite3.Connection, report: FileReport, codec: LineCodec, *, repair: bool
-    ) -> None:
+    def __init__(self, conn: sqlite3.Connection, report: FileReport, *, repair: bool) -> None:
         self.conn = conn
         self.repair = repair
         self.report = report
-        self.codec = codec
-        self.compressor: zstandard.ZstdCompressor | None = None
-        self.dict_id: int | None = None
-        self.compressor_chosen = False
-        self.target_ids: dict[str, tuple[int, list[tuple[str, str]]]] = {}
-        self.slots_by_target: dict[int, list[tuple[str, str]]] = {}
-        self.workload_ids: dict[tuple[str, str, str, str], int] = {}
-        self.next_id = int(
-            conn.execute("SELECT coalesce(max(id), 0) + 1 FROM records").fetchone()[0]
-        )
         now = datetime.now(UTC).isoformat(timespec="seconds")
         cur = conn.execute(
             """INSERT INTO sources (path, sha256, size, lines, records, duplicates, comments,
@@ -105,39 +55,120 @@ class ImportWriter:
             (report.path, now),
         )
         self.source_id = int(cur.lastrowid or 0)
+        self.first_id = self.next_id = _next_rowid(conn, "records")
+        self.block_id = _next_rowid(conn, "blocks")
+        self.first_block_id = self.block_id
+        self.block_lines: list[bytes] = []
+        self.packed_blocks: list[tuple[int, int, bytes]] = []
+        self.packer = BlockPacker()
+        self.rows: list[tuple[Any, ...]] = []
+        self.target_ids: dict[str, int] = {}
+        self.slots_by_target: dict[int, list[tuple[str, str]]] = {}
+        self.workload_ids: dict[tuple[str, str, str, str], int] = {}
+        # Per (target, workload, error): [records, min all_cost, max all_cost].
+        self.tallies: dict[tuple[int, int, int], list[float]] = {}
+        # Per (target, workload): the file's best valid (mean, record id); the strict `<`
+        # keeps the earliest of equal means, as ApplyHistoryBest does.
+        self.best_here: dict[tuple[int, int], tuple[float, int]] = {}
         self.pending_rejects: list[tuple[int, int, str]] = []
 
     def run(
         self, lines: Iterable[bytes], opened: OpenedLog, progress: ProgressCallback | None
     ) -> None:
+        """Read every line: records are queued and stored in batches, the rest counted."""
         report = self.report
-        batch: list[_Pending] = []
+        add = self.add
         line_no = 0
-        for line_no, raw in _readable_lines(lines, self._broken):
+        iterator = iter(lines)
+        while True:
+            try:
+                raw = next(iterator)
+            except StopIteration:
+                break
+            except _STREAM_ERRORS as exc:
+                # Only reading is guarded: an error while handling a line must surface.
+                self._reject(line_no + 1, f"unreadable input after line {line_no}: {exc}")
+                line_no += 1
+                break
+            line_no += 1
             content = strip_line(raw)
             parsed = scan_content(content)
-            if isinstance(parsed, Measurement):
-                batch.append((line_no, parsed, content))
-                if len(batch) >= BATCH_SIZE:
-                    self._flush(batch)
-                    batch = []
+            if type(parsed) is Measurement:
+                add(line_no, parsed, content)
+                if len(self.rows) >= BATCH_SIZE:
+                    self._flush()
                     if progress is not None:
                         progress(opened.size)
-            elif isinstance(parsed, Comment):
-                report.comments += 1
-            elif isinstance(parsed, Blank):
+            elif type(parsed) is Rejected:
+                self._rejected_line(line_no, raw, parsed)
+            elif type(parsed) is Blank:
                 report.blank += 1
-            elif isinstance(parsed, Rejected):
-                self._rejected_line(line_no, raw, parsed, batch)
-        report.lines = max(line_no, report.lines)
-        self._flush(batch)
-        self._flush_rejects()
+            else:
+                report.comments += 1
+        report.lines = line_no
         if progress is not None:
             progress(opened.size)
 
-    def _rejected_line(
-        self, line_no: int, raw: bytes, parsed: Rejected, batch: list[_Pending]
-    ) -> None:
+    def add(self, line_no: int, rec: Measurement, content: bytes) -> None:
+        """Queue one record: its row, its line in the current block, its tally and slot bid."""
+        target_id = self.target_ids.get(rec.target) or self._target(rec.target)
+        workload = (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
+        workload_id = self.workload_ids.get(workload) or self._workload(workload)
+        record_id = self.next_id
+        self.next_id = record_id + 1
+        block = self.block_lines
+        position = len(block)
+        block.append(content)
+        error_no = rec.error_no
+        all_cost = rec.all_cost
+        mean = rec.mean_cost
+        self.rows.append(
+            (
+                record_id,
+                self.source_id,
+                line_no,
+                target_id,
+                workload_id,
+                rec.config_index,
+                error_no,
+                mean,
+                all_cost,
+                rec.timestamp,
+                content_hash(content),
+                self.block_id,
+                position,
+            )
+        )
+        if position + 1 >= BLOCK_LINES:
+            self._close_block()
+        tally = self.tallies.get((target_id, workload_id, error_no))
+        if tally is None:
+            self.tallies[(target_id, workload_id, error_no)] = [1, all_cost, all_cost]
+        else:
+            tally[0] += 1
+            if all_cost < tally[1]:
+                tally[1] = all_cost
+            elif all_cost > tally[2]:
+                tally[2] = all_cost
+        if error_no == 0:
+            holder = self.best_here.get((target_id, workload_id))
+            if holder is None or holder[0] > mean:
+                self.best_here[(target_id, workload_id)] = (mean, record_id)
+
+    def finish(self) -> None:
+        """Store what is queued, then resolve duplicates and update tallies and slots."""
+        self._close_block()
+        self._flush()
+        self._flush_rejects()
+        duplicates = self._deduplicate()
+        self.report.duplicates += duplicates
+        self.report.new = self.next_id - self.first_id - duplicates
+        self._store_tallies()
+        self._store_slots()
+
+    # -- lines that are not plain records ---------------------------------------------------
+
+    def _rejected_line(self, line_no: int, raw: bytes, parsed: Rejected) -> None:
         """Reject the line, or with --repair recover the records pasted into it."""
         pieces = repair_line(raw) if self.repair else []
         if not pieces:
@@ -148,15 +179,10 @@ class ImportWriter:
             scanned = scan_content(piece)
             if isinstance(scanned, Measurement):
                 self.report.repaired += 1
-                batch.append((line_no, scanned, piece))
+                self.add(line_no, scanned, piece)
             else:
                 reason = scanned.reason if isinstance(scanned, Rejected) else "empty"
                 self._reject(line_no, f"after repair: {reason}")
-
-    def _broken(self, line_no: int, reason: str) -> None:
-        """The stream broke: the unreadable rest counts as one rejected line."""
-        self._reject(line_no, reason)
-        self.report.lines = line_no
 
     def _reject(self, line_no: int, reason: str) -> None:
         self.report.rejected += 1
@@ -174,10 +200,9 @@ class ImportWriter:
             )
             self.pending_rejects = []
 
-    def _target(self, target: str) -> tuple[int, list[tuple[str, str]]]:
-        cached = self.target_ids.get(target)
-        if cached is not None:
-            return cached
+    # -- ids of targets and workloads ---------------------------------------------------------
+
+    def _target(self, target: str) -> int:
         parsed = parse_target(target)
         row = self.conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()
         if row is None:
@@ -185,16 +210,12 @@ class ImportWriter:
                 "INSERT INTO targets (target, kind, keys, model) VALUES (?, ?, ?, ?) RETURNING id",
                 (target, parsed.kind, json.dumps(list(parsed.keys)), parsed.model),
             ).fetchone()
-        slots = [(s.kind, s.name) for s in slots_of(parsed, "")]
-        self.target_ids[target] = (int(row[0]), slots)
-        self.slots_by_target[int(row[0])] = slots
-        return self.target_ids[target]
+        target_id = int(row[0])
+        self.target_ids[target] = target_id
+        self.slots_by_target[target_id] = [(s.kind, s.name) for s in slots_of(parsed, "")]
+        return target_id
 
-    def _workload(self, task: str, template_key: str, args: str, version: str) -> int:
-        key = (task, template_key, args, version)
-        cached = self.workload_ids.get(key)
-        if cached is not None:
-            return cached
+    def _workload(self, key: tuple[str, str, str, str]) -> int:
         row = self.conn.execute(
             """SELECT id FROM workloads
                WHERE task_name = ? AND template_key = ? AND args = ? AND version = ?""",
@@ -209,106 +230,52 @@ class ImportWriter:
         self.workload_ids[key] = int(row[0])
         return self.workload_ids[key]
 
-    def _existing(self, hashes: set[int]) -> dict[int, bytes]:
-        """Stored contents of the records already holding any of these hashes."""
-        found: dict[int, bytes] = {}
-        unique = list(hashes)
-        for start in range(0, len(unique), 900):
-            chunk = unique[start : start + 900]
-            marks = ",".join("?" * len(chunk))
-            for h, raw, dict_id in self.conn.execute(
-                f"SELECT hash, raw, dict_id FROM records WHERE hash IN ({marks})", chunk
-            ):
-                found[h] = self.codec.decode(raw, dict_id)
-        return found
+    # -- batches ------------------------------------------------------------------------------
 
-    def _flush(self, batch: list[_Pending]) -> None:
-        if not batch:
-            return
-        if not self.compressor_chosen:
-            self._choose_compressor([content for _, _, content in batch])
-        compress = self.compressor.compress if self.compressor is not None else None
-        hashes = [content_hash(content) for _, _, content in batch]
-        looked_up = set(hashes)
-        stored = self._existing(looked_up)
-        rows: list[tuple[Any, ...]] = []
-        # Per (target, workload): best valid (mean, id); per (target, workload, error): tally.
-        best_here: dict[tuple[int, int], tuple[float, int]] = {}
-        tallies: dict[tuple[int, int, int], list[float]] = {}
-        target_ids = self.target_ids
-        workload_ids = self.workload_ids
-        source_id = self.source_id
-        dict_id = self.dict_id
-        next_id = self.next_id
-        for (line_no, rec, content), first_hash in zip(batch, hashes, strict=True):
-            h = first_hash
-            if h in stored:  # seen before (or a collision): the slow, exact path
-                placed = self._place(first_hash, content, stored, looked_up)
-                if placed is None:
-                    self.report.duplicates += 1
-                    continue
-                h = placed
-            stored[h] = content
-            target_id = (target_ids.get(rec.target) or self._target(rec.target))[0]
-            workload = (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
-            workload_id = workload_ids.get(workload) or self._workload(*workload)
-            record_id = next_id
-            next_id += 1
-            mean = rec.mean_cost
-            error_no = rec.error_no
-            all_cost = rec.all_cost
-            packed = compress(content) if compress is not None else content
-            compressed = len(packed) < len(content)
-            rows.append(
-                (
-                    record_id,
-                    source_id,
-                    line_no,
-                    target_id,
-                    workload_id,
-                    rec.config_index,
-                    error_no,
-                    mean,
-                    all_cost,
-                    rec.timestamp,
-                    rec.log_version,
-                    rec.tvm_version,
-                    h,
-                    packed if compressed else content,
-                    dict_id if compressed else None,
-                )
+    def _close_block(self) -> None:
+        if self.block_lines:
+            packed = self.packer.pack(self.block_lines)
+            self.packed_blocks.append((self.block_id, self.source_id, packed))
+            self.block_id += 1
+            self.block_lines = []
+
+    def _flush(self) -> None:
+        if self.packed_blocks:
+            self.conn.executemany(
+                "INSERT INTO blocks (id, source_id, data) VALUES (?, ?, ?)", self.packed_blocks
             )
-            tally = tallies.get((target_id, workload_id, error_no))
-            if tally is None:
-                tallies[(target_id, workload_id, error_no)] = [1, all_cost, all_cost]
-            else:
-                tally[0] += 1
-                if all_cost < tally[1]:
-                    tally[1] = all_cost
-                if all_cost > tally[2]:
-                    tally[2] = all_cost
-            if error_no == 0:
-                holder = best_here.get((target_id, workload_id))
-                if holder is None or holder[0] > mean:
-                    best_here[(target_id, workload_id)] = (mean, record_id)
-        self.next_id = next_id
-        # Expand to slots; a slot shared by several targets keeps the smallest (mean, id): the
-        # strict comparison of ApplyHistoryBest keeps the earliest of equal means.
-        best: dict[tuple[str, str, int], tuple[float, int]] = {}
-        for (target_id, workload_id), candidate in best_here.items():
-            for kind, name in self.slots_by_target[target_id]:
-                key = (kind, name, workload_id)
-                holder = best.get(key)
-                if holder is None or candidate < holder:
-                    best[key] = candidate
-        self.report.new += len(rows)
-        self.conn.executemany(
-            """INSERT INTO records (id, source_id, line, target_id, workload_id, config_index,
-                                    error_no, mean_cost, all_cost, timestamp, version,
-                                    tvm_version, hash, raw, dict_id)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            rows,
-        )
+            self.packed_blocks = []
+        if self.rows:
+            self.conn.executemany(
+                f"INSERT INTO records VALUES ({','.join('?' * 13)})",
+                self.rows,
+            )
+            self.rows = []
+
+    # -- once per file ------------------------------------------------------------------------
+
+    def _deduplicate(self) -> int:
+        """Index the file's content hashes; remove the records seen before. Returns how many.
+
+        The hashes go into the index sorted, in one statement: a pass over the B-tree instead
+        of a random insert per line (which dominated large imports). In the usual case every
+        hash is new and that is all; otherwise the records whose hash is taken are compared
+        byte for byte with the holder, and either dropped (a duplicate) or re-hashed by linear
+        probing (a 64-bit collision).
+        """
+        added = self.next_id - self.first_id
+        if added == 0:
+            return 0
+        indexed = self.conn.execute(
+            """INSERT OR IGNORE INTO content_hashes (hash, record_id)
+               SELECT hash, id FROM records WHERE id >= ? ORDER BY hash, id""",
+            (self.first_id,),
+        ).rowcount
+        if indexed == added:
+            return 0
+        return _Deduplicator(self.conn, self.first_id, self.tallies).run(self.first_block_id)
+
+    def _store_tallies(self) -> None:
         self.conn.executemany(
             """INSERT INTO tallies (target_id, workload_id, error_no, records, min_all_cost,
                                     max_all_cost)
@@ -317,8 +284,20 @@ class ImportWriter:
                SET records = records + excluded.records,
                    min_all_cost = min(min_all_cost, excluded.min_all_cost),
                    max_all_cost = max(max_all_cost, excluded.max_all_cost)""",
-            [(t, w, e, int(n), lo, hi) for (t, w, e), (n, lo, hi) in tallies.items()],
+            [(t, w, e, int(n), lo, hi) for (t, w, e), (n, lo, hi) in self.tallies.items() if n],
         )
+
+    def _store_slots(self) -> None:
+        # Expand to slots; a slot shared by several targets keeps the smallest (mean, id): the
+        # strict comparison of ApplyHistoryBest keeps the earliest of equal means. A duplicate
+        # never holds a slot: its first copy has the same mean and a smaller id.
+        best: dict[tuple[str, str, int], tuple[float, int]] = {}
+        for (target_id, workload_id), candidate in self.best_here.items():
+            for kind, name in self.slots_by_target[target_id]:
+                key = (kind, name, workload_id)
+                holder = best.get(key)
+                if holder is None or candidate < holder:
+                    best[key] = candidate
         # Later records replace a holder only when strictly faster: ties keep the earlier one.
         self.conn.executemany(
             """INSERT INTO slots (kind, name, workload_id, record_id, mean_cost)
@@ -329,50 +308,87 @@ class ImportWriter:
             [(k, n, w, rid, mean) for (k, n, w), (mean, rid) in best.items()],
         )
 
-    def _choose_compressor(self, contents: list[bytes]) -> None:
-        """Train a dictionary on a large first batch, else reuse the newest one."""
-        self.compressor_chosen = True
-        data: bytes | None = None
-        if len(contents) >= MIN_TRAINING_LINES:
-            try:
-                samples: list[bytes | bytearray | memoryview] = list(contents)
-                data = zstandard.train_dictionary(DICTIONARY_BYTES, samples).as_bytes()
-            except zstandard.ZstdError:
-                data = None  # too uniform or too small to train on
-            if data is not None:
-                row = self.conn.execute(
-                    "INSERT INTO dictionaries (data) VALUES (?) RETURNING id", (data,)
-                ).fetchone()
-                self.dict_id = int(row[0])
-        if data is None:
+
+class _Deduplicator:
+    """The slow path of `_deduplicate`: records of this file whose content hash is taken."""
+
+    PAGE = 2000
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        first_id: int,
+        tallies: dict[tuple[int, int, int], list[float]],
+    ) -> None:
+        self.conn = conn
+        self.first_id = first_id
+        self.tallies = tallies
+        self.reader = LineReader(conn)
+
+    def run(self, first_block_id: int) -> int:
+        """Drop duplicates, re-hash collisions, drop blocks left empty; count the duplicates."""
+        duplicates = 0
+        after = self.first_id - 1
+        while True:
+            # Paged by id so that memory stays flat when a large file is all duplicates.
+            page = self.conn.execute(
+                """SELECT r.id, r.hash, r.block_id, r.position, r.target_id, r.workload_id,
+                          r.error_no
+                   FROM records r JOIN content_hashes h ON h.hash = r.hash
+                   WHERE r.id > ? AND h.record_id != r.id ORDER BY r.id LIMIT ?""",
+                (after, self.PAGE),
+            ).fetchall()
+            if not page:
+                break
+            dropped: list[tuple[int]] = []
+            for record_id, h, block_id, position, target_id, workload_id, error_no in page:
+                content = self.reader.line(block_id, position)
+                if self._is_stored(record_id, h, content):
+                    dropped.append((record_id,))
+                    self.tallies[(target_id, workload_id, error_no)][0] -= 1
+            self.conn.executemany("DELETE FROM records WHERE id = ?", dropped)
+            duplicates += len(dropped)
+            after = page[-1][0]
+        if duplicates:
+            self._drop_empty_blocks(first_block_id)
+        return duplicates
+
+    def _is_stored(self, record_id: int, h: int, content: bytes) -> bool:
+        """True if this content is held by another record; else give the record a free hash."""
+        while True:
             row = self.conn.execute(
-                "SELECT id, data FROM dictionaries ORDER BY id DESC LIMIT 1"
+                """SELECT r.block_id, r.position FROM content_hashes h
+                   JOIN records r ON r.id = h.record_id WHERE h.hash = ?""",
+                (h,),
             ).fetchone()
             if row is None:
-                return
-            self.dict_id, data = int(row[0]), row[1]
-        self.compressor = zstandard.ZstdCompressor(
-            level=COMPRESSION_LEVEL, dict_data=zstandard.ZstdCompressionDict(data)
+                self.conn.execute(
+                    "INSERT INTO content_hashes (hash, record_id) VALUES (?, ?)", (h, record_id)
+                )
+                self.conn.execute("UPDATE records SET hash = ? WHERE id = ?", (h, record_id))
+                return False
+            if self.reader.line(row[0], row[1]) == content:
+                return True
+            h = next_hash(h)
+
+    def _drop_empty_blocks(self, first_block_id: int) -> None:
+        used = {
+            block_id
+            for (block_id,) in self.conn.execute(
+                "SELECT DISTINCT block_id FROM records WHERE id >= ?", (self.first_id,)
+            )
+        }
+        self.conn.executemany(
+            "DELETE FROM blocks WHERE id = ?",
+            [
+                (block_id,)
+                for (block_id,) in self.conn.execute(
+                    "SELECT id FROM blocks WHERE id >= ?", (first_block_id,)
+                ).fetchall()
+                if block_id not in used
+            ],
         )
 
-    def _place(
-        self, h: int, content: bytes, stored: dict[int, bytes], looked_up: set[int]
-    ) -> int | None:
-        """The hash slot for new content, or None if this content is already stored.
 
-        `stored` holds what the batch lookup found for the hashes in `looked_up`. Linear
-        probing on the (astronomically rare) 64-bit collision keeps dedup exact.
-        """
-        while True:
-            if h not in stored:
-                if h in looked_up:
-                    return h
-                row = self.conn.execute(
-                    "SELECT raw, dict_id FROM records WHERE hash = ?", (h,)
-                ).fetchone()
-                if row is None:
-                    return h
-                stored[h] = self.codec.decode(row[0], row[1])
-            if stored[h] == content:
-                return None
-            h = h + 1 if h < (1 << 63) - 1 else -(1 << 63)
+def _next_rowid(conn: sqlite3.Connection, table: str) -> int:
+    return int(conn.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0])

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
+from typing import Any
 
 import sqlite_utils
+import zstandard
+
+from tunelog.store.codec import BLOCK_LINES, BlockPacker, content_hash, next_hash
 
 APPLICATION_ID = 0x54554E4C  # "TUNL": marks the file as a tunelog database
 
@@ -111,5 +116,122 @@ def _migration_1(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX rejects_source ON rejects(source_id, line)")
 
 
+_RECORDS_V2 = """
+    CREATE TABLE {name} (
+        id INTEGER PRIMARY KEY,
+        source_id INTEGER NOT NULL REFERENCES sources(id),
+        line INTEGER NOT NULL,
+        target_id INTEGER NOT NULL REFERENCES targets(id),
+        workload_id INTEGER NOT NULL REFERENCES workloads(id),
+        config_index INTEGER NOT NULL,
+        error_no INTEGER NOT NULL,
+        mean_cost REAL NOT NULL,
+        all_cost REAL NOT NULL,
+        timestamp REAL NOT NULL,
+        hash INTEGER NOT NULL,
+        block_id INTEGER NOT NULL REFERENCES blocks(id),
+        position INTEGER NOT NULL
+    )"""
+
+
+def _migration_2(db: sqlite_utils.Database) -> None:
+    """Lines move into compressed blocks; content hashes get a table of their own.
+
+    Per-line compression and a UNIQUE index on records(hash) made import 3x slower than
+    parsing: every row paid a compression call and a random insert into a B-tree larger than
+    the page cache. Blocks of consecutive lines compress 4-7x better; hashes are indexed
+    once per file, sorted (see importer), and computed with XXH3 instead of BLAKE2b. The
+    log version and TVM version columns go: the
+    version is part of the workload, and both stay in the stored line.
+    """
+    conn = db.conn
+    conn.execute(
+        """
+        CREATE TABLE blocks (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            data BLOB NOT NULL
+        )"""
+    )
+    conn.execute(_RECORDS_V2.format(name="records_v2"))
+    _move_lines_into_blocks(conn)
+    conn.execute("DROP TABLE records")
+    conn.execute("DROP TABLE dictionaries")
+    conn.execute("ALTER TABLE records_v2 RENAME TO records")
+    # The dedup key: each content hash once, with the record holding it.
+    conn.execute(
+        """
+        CREATE TABLE content_hashes (
+            hash INTEGER PRIMARY KEY,
+            record_id INTEGER NOT NULL
+        ) WITHOUT ROWID"""
+    )
+    indexed = conn.execute(
+        "INSERT OR IGNORE INTO content_hashes SELECT hash, id FROM records ORDER BY hash"
+    ).rowcount
+    if indexed < conn.execute("SELECT count(*) FROM records").fetchone()[0]:
+        _probe_colliding_hashes(conn)
+
+
+def _probe_colliding_hashes(conn: sqlite3.Connection) -> None:
+    """Give each record whose new hash is taken (schema 1 lines are distinct) a free one."""
+    unplaced = conn.execute(
+        """SELECT id, hash FROM records r
+           WHERE NOT EXISTS (SELECT 1 FROM content_hashes h WHERE h.record_id = r.id)"""
+    ).fetchall()
+    for record_id, h in unplaced:
+        while conn.execute("SELECT 1 FROM content_hashes WHERE hash = ?", (h,)).fetchone():
+            h = next_hash(h)
+        conn.execute("INSERT INTO content_hashes VALUES (?, ?)", (h, record_id))
+        conn.execute("UPDATE records SET hash = ? WHERE id = ?", (h, record_id))
+
+
+def _move_lines_into_blocks(conn: sqlite3.Connection) -> None:
+    """Copy schema-1 records into records_v2, their lines regrouped into blocks per source."""
+    decompressors: dict[int, zstandard.ZstdDecompressor] = {}
+    packer = BlockPacker()
+    pending: list[tuple[Any, ...]] = []
+    lines: list[bytes] = []
+    block_source: int | None = None
+    next_block = 1
+
+    def flush() -> None:
+        nonlocal next_block
+        if lines:
+            conn.execute(
+                "INSERT INTO blocks (id, source_id, data) VALUES (?, ?, ?)",
+                (next_block, block_source, packer.pack(lines)),
+            )
+            conn.executemany(
+                f"INSERT INTO records_v2 VALUES ({','.join('?' * 13)})",
+                [(*row, next_block, position) for position, row in enumerate(pending)],
+            )
+            next_block += 1
+        pending.clear()
+        lines.clear()
+
+    rows = conn.execute(
+        """SELECT id, source_id, line, target_id, workload_id, config_index, error_no,
+                  mean_cost, all_cost, timestamp, hash, raw, dict_id FROM records ORDER BY id"""
+    )
+    for *fields, raw, dict_id in rows:
+        if fields[1] != block_source or len(lines) >= BLOCK_LINES:
+            flush()
+            block_source = fields[1]
+        if dict_id is not None:
+            if dict_id not in decompressors:
+                (data,) = conn.execute(
+                    "SELECT data FROM dictionaries WHERE id = ?", (dict_id,)
+                ).fetchone()
+                decompressors[dict_id] = zstandard.ZstdDecompressor(
+                    dict_data=zstandard.ZstdCompressionDict(data)
+                )
+            raw = decompressors[dict_id].decompress(raw)
+        fields[10] = content_hash(raw)  # schema 1 hashed with BLAKE2b
+        pending.append(tuple(fields))
+        lines.append(raw)
+    flush()
+
+
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_migration_1]
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_migration_1, _migration_2]
