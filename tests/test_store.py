@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import sqlite_utils
 import zstandard
 
 import tunelog
@@ -219,7 +218,7 @@ def _blake2b(line: bytes) -> int:
 def _write_schema_1_database(path: Path, lines: list[bytes]) -> None:
     """What tunelog 0.1 wrote: lines in records.raw, plain or compressed with a dictionary."""
     conn = sqlite3.connect(path, isolation_level=None)
-    MIGRATIONS[0](sqlite_utils.Database(conn))
+    MIGRATIONS[0](conn)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute("PRAGMA user_version = 1")
     dictionary = zstandard.train_dictionary(

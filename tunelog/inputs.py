@@ -113,7 +113,7 @@ class OpenedLog:
 
     def lines(self) -> Iterator[bytes]:
         """The decompressed lines, each with its line end."""
-        yield from self._stream
+        return iter(self._stream)
 
     @property
     def sha256(self) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeAlias
 
@@ -352,14 +353,14 @@ ScannedLine: TypeAlias = Measurement | Comment | Blank | Rejected
 COMMENT = Comment()
 BLANK = Blank()
 
-_BOM = b"\xef\xbb\xbf"
+UTF8_BOM = b"\xef\xbb\xbf"
 _BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")
 _JSON_COLUMN = re.compile(r"column (\d+)")
 
 
 def strip_line(raw: bytes) -> bytes:
     """The line's content: without a UTF-8 BOM and without the line end (LF, CRLF or CR)."""
-    if raw.startswith(_BOM):
+    if raw.startswith(UTF8_BOM):
         raw = raw[3:]
     return raw.rstrip(b"\r\n")
 
@@ -396,8 +397,10 @@ def scan_content(line: bytes) -> ScannedLine:
         return validated.measurement() if isinstance(validated, TuningRecord) else validated
     target, task_name, args, _kwargs = fast.input
     costs, error_no, all_cost, timestamp = fast.result
-    return _check_values(
-        Measurement(
+    mean = costs[0] if len(costs) == 1 else numpy_mean(costs)
+    record: Measurement = _new_tuple(
+        Measurement,  # what Measurement(...) does, without its Python-level __new__
+        (
             "0.2",
             target,
             task_name,
@@ -409,9 +412,28 @@ def scan_content(line: bytes) -> ScannedLine:
             all_cost,
             timestamp,
             fast.tvm_version,
-            numpy_mean(costs),
-        )
+            mean,
+        ),
     )
+    # The checks of `_check_values` for the usual record, inline (comparisons with the
+    # largest float are false for infinities and NaN).
+    if (
+        0.0 <= mean <= _FLOAT_MAX
+        and (len(costs) == 1 or min(costs) >= 0.0)
+        and -_FLOAT_MAX <= all_cost <= _FLOAT_MAX
+        and -_FLOAT_MAX <= timestamp <= _FLOAT_MAX
+        and task_name
+        and target in _VALID_TARGETS
+    ):
+        return record
+    return _check_values(record)
+
+
+_new_tuple: Any = tuple.__new__
+_FLOAT_MAX = sys.float_info.max
+# Target strings that parsed (bounded: a hostile file must not grow it without end).
+_VALID_TARGETS: set[str] = set()
+_VALID_TARGETS_KEPT = 4096
 
 
 class _FastConfigV02(msgspec.Struct, gc=False):
@@ -501,6 +523,8 @@ def _check_values(record: Measurement) -> ScannedLine:
         parse_target(record.target)
     except TargetParseError as exc:
         return Rejected(f"bad target: {exc}")
+    if len(_VALID_TARGETS) < _VALID_TARGETS_KEPT:
+        _VALID_TARGETS.add(record.target)
     return record
 
 

@@ -8,9 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tunelog.exceptions import (
     DatabaseUnavailableError,
@@ -31,6 +29,9 @@ from tunelog.store.codec import LineReader
 from tunelog.store.importer import ImportWriter, ProgressCallback
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 from tunelog.targets import parse_target
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 BUSY_TIMEOUT_MS = 60_000
 
@@ -91,7 +92,6 @@ class Store:
                 "and is writable, or pass another --db"
             ) from exc
         self.conn = conn
-        self.db = sqlite_utils.Database(conn)
         try:
             self._prepare()
         except BaseException as exc:
@@ -140,7 +140,7 @@ class Store:
             # Re-read under the write lock: another process may have migrated meanwhile.
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             for number in range(version, len(MIGRATIONS)):
-                MIGRATIONS[number](self.db)
+                MIGRATIONS[number](conn)
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
             conn.execute("COMMIT")
@@ -159,6 +159,13 @@ class Store:
             yield
         finally:
             self.conn.execute("COMMIT")
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """The same connection as a sqlite-utils Database, for exploring the tables."""
+        import sqlite_utils
+
+        return sqlite_utils.Database(self.conn)
 
     @property
     def schema_version(self) -> int:

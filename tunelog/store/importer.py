@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import lzma
+import math
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterable
@@ -21,18 +22,18 @@ from typing import Any
 from tunelog.inputs import OpenedLog
 from tunelog.models import FileReport, RejectedLine
 from tunelog.records import (
+    UTF8_BOM,
     Blank,
     Measurement,
     Rejected,
     repair_line,
     scan_content,
-    strip_line,
 )
 from tunelog.selection import slots_of
 from tunelog.store.codec import BLOCK_LINES, BlockPacker, LineReader, content_hash, next_hash
 from tunelog.targets import parse_target
 
-BATCH_SIZE = 2000
+BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
 REJECTS_KEPT_IN_REPORT = 20
 ProgressCallback = Callable[[int], None]
 
@@ -64,18 +65,19 @@ class ImportWriter:
         self.rows: list[tuple[Any, ...]] = []
         self.target_ids: dict[str, int] = {}
         self.slots_by_target: dict[int, list[tuple[str, str]]] = {}
-        self.workload_ids: dict[tuple[str, str, str, str], int] = {}
-        # Per (target, workload, error): [records, min all_cost, max all_cost].
-        self.tallies: dict[tuple[int, int, int], list[float]] = {}
-        # Per (target, workload): the file's best valid (mean, record id); the strict `<`
-        # keeps the earliest of equal means, as ApplyHistoryBest does.
-        self.best_here: dict[tuple[int, int], tuple[float, int]] = {}
+        # By the first five Measurement fields, and by (target id, workload id).
+        self.groups: dict[tuple[Any, ...], _Group] = {}
+        self.groups_by_ids: dict[tuple[int, int], _Group] = {}
+        self._opened: OpenedLog | None = None
+        self._progress: ProgressCallback | None = None
         self.pending_rejects: list[tuple[int, int, str]] = []
 
     def run(
         self, lines: Iterable[bytes], opened: OpenedLog, progress: ProgressCallback | None
     ) -> None:
         """Read every line: records are queued and stored in batches, the rest counted."""
+        self._opened = opened
+        self._progress = progress
         report = self.report
         add = self.add
         line_no = 0
@@ -91,14 +93,13 @@ class ImportWriter:
                 line_no += 1
                 break
             line_no += 1
-            content = strip_line(raw)
+            # strip_line, inline: this loop runs once per line of every log.
+            content = raw.rstrip(b"\r\n")
+            if content[:1] == b"\xef" and content.startswith(UTF8_BOM):
+                content = content[3:]
             parsed = scan_content(content)
             if type(parsed) is Measurement:
                 add(line_no, parsed, content)
-                if len(self.rows) >= BATCH_SIZE:
-                    self._flush()
-                    if progress is not None:
-                        progress(opened.size)
             elif type(parsed) is Rejected:
                 self._rejected_line(line_no, raw, parsed)
             elif type(parsed) is Blank:
@@ -111,9 +112,8 @@ class ImportWriter:
 
     def add(self, line_no: int, rec: Measurement, content: bytes) -> None:
         """Queue one record: its row, its line in the current block, its tally and slot bid."""
-        target_id = self.target_ids.get(rec.target) or self._target(rec.target)
-        workload = (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
-        workload_id = self.workload_ids.get(workload) or self._workload(workload)
+        # The first five fields are the (target, workload) identity.
+        group = self.groups.get(rec[:5]) or self._group(rec)
         record_id = self.next_id
         self.next_id = record_id + 1
         block = self.block_lines
@@ -127,8 +127,8 @@ class ImportWriter:
                 record_id,
                 self.source_id,
                 line_no,
-                target_id,
-                workload_id,
+                group.target_id,
+                group.workload_id,
                 rec.config_index,
                 error_no,
                 mean,
@@ -141,19 +141,19 @@ class ImportWriter:
         )
         if position + 1 >= BLOCK_LINES:
             self._close_block()
-        tally = self.tallies.get((target_id, workload_id, error_no))
+        tally = group.tallies.get(error_no)
         if tally is None:
-            self.tallies[(target_id, workload_id, error_no)] = [1, all_cost, all_cost]
+            group.tallies[error_no] = [1, all_cost, all_cost]
         else:
             tally[0] += 1
             if all_cost < tally[1]:
                 tally[1] = all_cost
             elif all_cost > tally[2]:
                 tally[2] = all_cost
-        if error_no == 0:
-            holder = self.best_here.get((target_id, workload_id))
-            if holder is None or holder[0] > mean:
-                self.best_here[(target_id, workload_id)] = (mean, record_id)
+        # Strictly faster only: ties keep the earliest record, as ApplyHistoryBest does.
+        if error_no == 0 and mean < group.best_mean:
+            group.best_mean = mean
+            group.best_id = record_id
 
     def finish(self) -> None:
         """Store what is queued, then resolve duplicates and update tallies and slots."""
@@ -202,6 +202,17 @@ class ImportWriter:
 
     # -- ids of targets and workloads ---------------------------------------------------------
 
+    def _group(self, rec: Measurement) -> _Group:
+        target_id = self.target_ids.get(rec.target) or self._target(rec.target)
+        workload_id = self._workload(
+            (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
+        )
+        group = self.groups_by_ids.get((target_id, workload_id))
+        if group is None:  # the same ids under another spelling of the key (never, today)
+            group = self.groups_by_ids[(target_id, workload_id)] = _Group(target_id, workload_id)
+        self.groups[rec[:5]] = group
+        return group
+
     def _target(self, target: str) -> int:
         parsed = parse_target(target)
         row = self.conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()
@@ -227,8 +238,7 @@ class ImportWriter:
                 "VALUES (?, ?, ?, ?) RETURNING id",
                 key,
             ).fetchone()
-        self.workload_ids[key] = int(row[0])
-        return self.workload_ids[key]
+        return int(row[0])
 
     # -- batches ------------------------------------------------------------------------------
 
@@ -238,6 +248,10 @@ class ImportWriter:
             self.packed_blocks.append((self.block_id, self.source_id, packed))
             self.block_id += 1
             self.block_lines = []
+        if len(self.rows) >= BATCH_SIZE:
+            self._flush()
+            if self._progress is not None and self._opened is not None:
+                self._progress(self._opened.size)
 
     def _flush(self) -> None:
         if self.packed_blocks:
@@ -273,7 +287,7 @@ class ImportWriter:
         ).rowcount
         if indexed == added:
             return 0
-        return _Deduplicator(self.conn, self.first_id, self.tallies).run(self.first_block_id)
+        return _Deduplicator(self.conn, self.first_id, self.groups_by_ids).run(self.first_block_id)
 
     def _store_tallies(self) -> None:
         self.conn.executemany(
@@ -284,7 +298,12 @@ class ImportWriter:
                SET records = records + excluded.records,
                    min_all_cost = min(min_all_cost, excluded.min_all_cost),
                    max_all_cost = max(max_all_cost, excluded.max_all_cost)""",
-            [(t, w, e, int(n), lo, hi) for (t, w, e), (n, lo, hi) in self.tallies.items() if n],
+            [
+                (g.target_id, g.workload_id, error_no, int(n), lo, hi)
+                for g in self.groups_by_ids.values()
+                for error_no, (n, lo, hi) in g.tallies.items()
+                if n
+            ],
         )
 
     def _store_slots(self) -> None:
@@ -292,9 +311,12 @@ class ImportWriter:
         # strict comparison of ApplyHistoryBest keeps the earliest of equal means. A duplicate
         # never holds a slot: its first copy has the same mean and a smaller id.
         best: dict[tuple[str, str, int], tuple[float, int]] = {}
-        for (target_id, workload_id), candidate in self.best_here.items():
-            for kind, name in self.slots_by_target[target_id]:
-                key = (kind, name, workload_id)
+        for g in self.groups_by_ids.values():
+            if g.best_id is None:
+                continue
+            candidate = (g.best_mean, g.best_id)
+            for kind, name in self.slots_by_target[g.target_id]:
+                key = (kind, name, g.workload_id)
                 holder = best.get(key)
                 if holder is None or candidate < holder:
                     best[key] = candidate
@@ -309,6 +331,20 @@ class ImportWriter:
         )
 
 
+class _Group:
+    """One (target, workload) of the file: its ids, best valid record, tallies by error."""
+
+    __slots__ = ("best_id", "best_mean", "tallies", "target_id", "workload_id")
+
+    def __init__(self, target_id: int, workload_id: int) -> None:
+        self.target_id = target_id
+        self.workload_id = workload_id
+        self.best_mean = math.inf
+        self.best_id: int | None = None
+        # Per error number: [records, min all_cost, max all_cost].
+        self.tallies: dict[int, list[float]] = {}
+
+
 class _Deduplicator:
     """The slow path of `_deduplicate`: records of this file whose content hash is taken."""
 
@@ -318,11 +354,11 @@ class _Deduplicator:
         self,
         conn: sqlite3.Connection,
         first_id: int,
-        tallies: dict[tuple[int, int, int], list[float]],
+        groups: dict[tuple[int, int], _Group],
     ) -> None:
         self.conn = conn
         self.first_id = first_id
-        self.tallies = tallies
+        self.groups = groups
         self.reader = LineReader(conn)
 
     def run(self, first_block_id: int) -> int:
@@ -345,7 +381,7 @@ class _Deduplicator:
                 content = self.reader.line(block_id, position)
                 if self._is_stored(record_id, h, content):
                     dropped.append((record_id,))
-                    self.tallies[(target_id, workload_id, error_no)][0] -= 1
+                    self.groups[(target_id, workload_id)].tallies[error_no][0] -= 1
             self.conn.executemany("DELETE FROM records WHERE id = ?", dropped)
             duplicates += len(dropped)
             after = page[-1][0]

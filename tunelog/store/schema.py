@@ -1,4 +1,8 @@
-"""The database schema and its migrations (PRAGMA user_version counts those applied)."""
+"""The database schema and its migrations (PRAGMA user_version counts those applied).
+
+Migrations take the plain sqlite3 connection: importing sqlite-utils costs about 40 ms, a
+tenth of a small import's whole run, so only `Store.db` (for callers who want it) loads it.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-import sqlite_utils
 import zstandard
 
 from tunelog.store.codec import BLOCK_LINES, BlockPacker, content_hash, next_hash
@@ -14,8 +17,8 @@ from tunelog.store.codec import BLOCK_LINES, BlockPacker, content_hash, next_has
 APPLICATION_ID = 0x54554E4C  # "TUNL": marks the file as a tunelog database
 
 
-def _migration_1(db: sqlite_utils.Database) -> None:
-    db.execute(
+def _migration_1(conn: sqlite3.Connection) -> None:
+    conn.execute(
         """
         CREATE TABLE sources (
             id INTEGER PRIMARY KEY,
@@ -32,10 +35,10 @@ def _migration_1(db: sqlite_utils.Database) -> None:
             imported_at TEXT NOT NULL
         )"""
     )
-    db.execute("CREATE INDEX sources_sha256 ON sources(sha256)")
+    conn.execute("CREATE INDEX sources_sha256 ON sources(sha256)")
     # zstd dictionaries the stored lines are compressed with (records.dict_id; NULL: plain).
-    db.execute("CREATE TABLE dictionaries (id INTEGER PRIMARY KEY, data BLOB NOT NULL)")
-    db.execute(
+    conn.execute("CREATE TABLE dictionaries (id INTEGER PRIMARY KEY, data BLOB NOT NULL)")
+    conn.execute(
         """
         CREATE TABLE targets (
             id INTEGER PRIMARY KEY,
@@ -45,7 +48,7 @@ def _migration_1(db: sqlite_utils.Database) -> None:
             model TEXT NOT NULL
         )"""
     )
-    db.execute(
+    conn.execute(
         """
         CREATE TABLE workloads (
             id INTEGER PRIMARY KEY,
@@ -58,7 +61,7 @@ def _migration_1(db: sqlite_utils.Database) -> None:
             UNIQUE (task_name, template_key, args, version)
         )"""
     )
-    db.execute(
+    conn.execute(
         """
         CREATE TABLE records (
             id INTEGER PRIMARY KEY,
@@ -80,7 +83,7 @@ def _migration_1(db: sqlite_utils.Database) -> None:
     )
     # No index on records(workload_id): it cost a third of the insert time; summaries read
     # `tallies` and `slots`, and only `export --top-k` scans records.
-    db.execute(
+    conn.execute(
         """
         CREATE TABLE slots (
             kind TEXT NOT NULL,
@@ -91,9 +94,9 @@ def _migration_1(db: sqlite_utils.Database) -> None:
             PRIMARY KEY (kind, name, workload_id)
         ) WITHOUT ROWID"""
     )
-    db.execute("CREATE INDEX slots_record ON slots(record_id)")
+    conn.execute("CREATE INDEX slots_record ON slots(record_id)")
     # Records per (target, workload, error number), kept on import so summaries never scan.
-    db.execute(
+    conn.execute(
         """
         CREATE TABLE tallies (
             target_id INTEGER NOT NULL,
@@ -105,7 +108,7 @@ def _migration_1(db: sqlite_utils.Database) -> None:
             PRIMARY KEY (target_id, workload_id, error_no)
         ) WITHOUT ROWID"""
     )
-    db.execute(
+    conn.execute(
         """
         CREATE TABLE rejects (
             source_id INTEGER NOT NULL REFERENCES sources(id),
@@ -113,7 +116,7 @@ def _migration_1(db: sqlite_utils.Database) -> None:
             reason TEXT NOT NULL
         )"""
     )
-    db.execute("CREATE INDEX rejects_source ON rejects(source_id, line)")
+    conn.execute("CREATE INDEX rejects_source ON rejects(source_id, line)")
 
 
 _RECORDS_V2 = """
@@ -134,7 +137,7 @@ _RECORDS_V2 = """
     )"""
 
 
-def _migration_2(db: sqlite_utils.Database) -> None:
+def _migration_2(conn: sqlite3.Connection) -> None:
     """Lines move into compressed blocks; content hashes get a table of their own.
 
     Per-line compression and a UNIQUE index on records(hash) made import 3x slower than
@@ -144,7 +147,6 @@ def _migration_2(db: sqlite_utils.Database) -> None:
     log version and TVM version columns go: the
     version is part of the workload, and both stay in the stored line.
     """
-    conn = db.conn
     conn.execute(
         """
         CREATE TABLE blocks (
@@ -234,4 +236,4 @@ def _move_lines_into_blocks(conn: sqlite3.Connection) -> None:
 
 
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_migration_1, _migration_2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1, _migration_2]
