@@ -192,10 +192,10 @@ def content_of(db: Path) -> Content:
                       rejected FROM sources ORDER BY id"""
         ).fetchall()
         records = sorted(
-            (path, line, config, error_no, cost, reader.line(block_id, position))
-            for path, line, config, error_no, cost, block_id, position in conn.execute(
+            (path, line, config, error_no, cost, reader.line(record_id))
+            for path, line, config, error_no, cost, record_id in conn.execute(
                 """SELECT coalesce(s.path, '<no source>'), r.line, r.config_index, r.error_no,
-                          r.mean_cost, r.block_id, r.position
+                          r.mean_cost, r.id
                    FROM records r LEFT JOIN sources s ON s.id = r.source_id"""
             )
         )
@@ -270,10 +270,8 @@ def stored_lines(db: Path) -> dict[int, bytes]:
     try:
         reader = LineReader(conn)
         return {
-            line: reader.line(block_id, position)
-            for line, block_id, position in conn.execute(
-                "SELECT line, block_id, position FROM records"
-            )
+            line: reader.line(record_id)
+            for line, record_id in conn.execute("SELECT line, id FROM records")
         }
     finally:
         conn.close()

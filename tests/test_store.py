@@ -49,8 +49,6 @@ def test_schema_after_migrations(store: Store) -> None:
         "all_cost",
         "timestamp",
         "hash",
-        "block_id",
-        "position",
     ]
     assert store.db["content_hashes"].pks == ["hash"]
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -102,6 +100,8 @@ def test_a_record_seen_in_another_file_is_a_duplicate(store: Store, tmp_path: Pa
     assert (report.new, report.duplicates, report.comments) == (0, 50, 1)
     assert report.already_imported_as is None  # different bytes: a new source
     assert len(store.sources()) == 2
+    # The new file's block held only duplicates: it is dropped.
+    assert store.conn.execute("SELECT id FROM blocks").fetchall() == [(1,), (129,)]
 
 
 def test_directories_import_recursively_and_gzip_is_transparent(store: Store) -> None:
@@ -131,8 +131,8 @@ def test_sources_record_provenance(store: Store) -> None:
 
 def stored_lines(store: Store) -> list[bytes]:
     reader = LineReader(store.conn)
-    rows = store.conn.execute("SELECT block_id, position FROM records ORDER BY id").fetchall()
-    return [reader.line(block_id, position) for block_id, position in rows]
+    rows = store.conn.execute("SELECT id FROM records ORDER BY id").fetchall()
+    return [reader.line(record_id) for (record_id,) in rows]
 
 
 def test_original_line_bytes_are_kept(store: Store) -> None:
@@ -154,10 +154,10 @@ def test_lines_are_stored_in_compressed_blocks_of_consecutive_lines(
     ).fetchall()
     assert [(source, count) for source, count, _ in blocks] == [(1, 5), (2, 1)]  # 600 = 4x128+88
     assert blocks[0][2] < 0.2 * big.stat().st_size
-    positions = store.conn.execute(
-        "SELECT block_id, min(position), max(position) FROM records GROUP BY block_id"
-    ).fetchall()
-    assert positions[:5] == [(1, 0, 127), (2, 0, 127), (3, 0, 127), (4, 0, 127), (5, 0, 87)]
+    # A block's id is its first record's id; the duplicate in EDGE leaves its line behind.
+    ids = store.conn.execute("SELECT id FROM blocks ORDER BY id").fetchall()
+    assert ids == [(1,), (129,), (257,), (385,), (513,), (601,)]
+    assert stored_lines(store)[:600] == big.read_bytes().splitlines()
 
 
 def test_a_duplicate_inside_one_file_keeps_the_first_copy(store: Store, tmp_path: Path) -> None:
@@ -206,6 +206,7 @@ def test_a_schema_1_database_is_migrated_with_its_lines(tmp_path: Path) -> None:
         assert stored_lines(store) == lines
         assert [line.raw for line in store.winner_lines()] == [lines[1]]
         assert store.conn.execute("SELECT count(*) FROM content_hashes").fetchone() == (3,)
+        assert store.conn.execute("SELECT id FROM blocks").fetchall() == [(1,), (4,)]
         assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
         (report,) = tunelog.import_paths(store, [str(X86)])
         assert (report.new, report.duplicates) == (197, 3)
@@ -233,11 +234,12 @@ def _write_schema_1_database(path: Path, lines: list[bytes]) -> None:
         "INSERT INTO targets VALUES (1, 'llvm -mcpu=skylake', 'llvm', '[\"cpu\"]', 'unknown')"
     )
     conn.execute("INSERT INTO workloads VALUES (1, 'dense_nopack.x86', '', '[1]', '0.2')")
-    for n, line in enumerate(lines, start=1):
+    # Ids 1, 2 and 4: a gap, as a rolled-back import leaves.
+    for n, (record_id, line) in enumerate(zip((1, 2, 4), lines, strict=True), start=1):
         raw, dict_id = (compressor.compress(line), 1) if n % 2 else (line, None)
         conn.execute(
             "INSERT INTO records VALUES (?, 1, ?, 1, 1, ?, 0, ?, 1.0, ?, '0.2', NULL, ?, ?, ?)",
-            (n, n, n, 1.0 / n if n != 3 else 2.0, float(n), _blake2b(line), raw, dict_id),
+            (record_id, n, n, 1.0 / n if n != 3 else 2.0, float(n), _blake2b(line), raw, dict_id),
         )
     conn.execute("INSERT INTO slots VALUES ('key', 'cpu', 1, 2, 0.5)")
     conn.close()

@@ -1,6 +1,7 @@
 """Stored lines: zstd-compressed blocks of consecutive lines, decoded on read.
 
-A block holds up to BLOCK_LINES lines of one file, joined by LF (a line never contains one).
+A block holds the lines of up to BLOCK_LINES consecutive records of one file, joined by LF (a
+line never contains one); its id is the first record's id, so records need no pointer to it.
 Compressing lines together finds what neighbouring lines share (target, task, knob names)
 without a trained dictionary: about 55 bytes per synthetic 580-byte line, against 230-360 for
 lines compressed one by one with a per-file dictionary. Blocks are small so that reading one
@@ -47,10 +48,11 @@ class BlockPacker:
 
 
 class LineReader:
-    """Reads stored lines by (block, position), keeping the last few blocks decompressed.
+    """Reads stored lines by record id, keeping the last few blocks decompressed.
 
-    Readers ask in record order, and records of one block are consecutive, so a small cache
-    decompresses each block about once.
+    A block holds the lines of consecutive record ids, and its id is the first of them, so
+    the block of record r is the one with the largest id <= r. Readers ask in record order,
+    so a small cache decompresses each block about once.
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -58,17 +60,21 @@ class LineReader:
         self._decompressor = zstandard.ZstdDecompressor()
         self._blocks: OrderedDict[int, list[bytes]] = OrderedDict()
 
-    def line(self, block_id: int, position: int) -> bytes:
-        """The original bytes (without line end) of the line at `position` in a block."""
-        lines = self._blocks.get(block_id)
-        if lines is None:
-            row = self.conn.execute("SELECT data FROM blocks WHERE id = ?", (block_id,)).fetchone()
-            if row is None:
-                raise LookupError(f"no stored block {block_id}")
-            lines = self._decompressor.decompress(row[0]).split(b"\n")
-            self._blocks[block_id] = lines
-            if len(self._blocks) > _CACHED_BLOCKS:
-                self._blocks.popitem(last=False)
-        else:
-            self._blocks.move_to_end(block_id)
-        return lines[position]
+    def line(self, record_id: int) -> bytes:
+        """The original bytes (without line end) of a stored record's line."""
+        for first, lines in reversed(self._blocks.items()):
+            if first <= record_id < first + len(lines):
+                return lines[record_id - first]
+        row = self.conn.execute(
+            "SELECT id, data FROM blocks WHERE id <= ? ORDER BY id DESC LIMIT 1", (record_id,)
+        ).fetchone()
+        if row is None:
+            raise LookupError(f"no stored line for record {record_id}")
+        first = int(row[0])
+        lines = self._decompressor.decompress(row[1]).split(b"\n")
+        if not record_id < first + len(lines):
+            raise LookupError(f"no stored line for record {record_id}")
+        self._blocks[first] = lines
+        if len(self._blocks) > _CACHED_BLOCKS:
+            self._blocks.popitem(last=False)
+        return lines[record_id - first]

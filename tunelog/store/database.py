@@ -331,8 +331,7 @@ class Store:
         where, params = _slot_filter_sql(filters or Filters())
         rows = self.conn.execute(
             f"""SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
-                       r.config_index, r.mean_cost, src.path, r.line, w.version, r.block_id,
-                       r.position,
+                       r.config_index, r.mean_cost, src.path, r.line, w.version,
                        (SELECT sum(records) FROM tallies c
                          WHERE c.workload_id = r.workload_id AND c.target_id = r.target_id)
                 FROM slots s
@@ -365,8 +364,8 @@ class Store:
                 line=row[10],
                 log_version=row[11],
                 record_id=record_id,
-                trials=row[14],
-                knobs=_knobs(reader.line(row[12], row[13])) if knobs else None,
+                trials=row[12],
+                knobs=_knobs(reader.line(record_id)) if knobs else None,
             )
         return list(grouped.values())
 
@@ -376,16 +375,15 @@ class Store:
         """Every slot winner (or the top-k configs of each slot) with its line, by record id."""
         where, params = _slot_filter_sql(filters or Filters())
         if top_k <= 1:
-            sql = f"""SELECT DISTINCT r.id, r.workload_id, t.target, w.version, r.block_id,
-                             r.position
+            sql = f"""SELECT DISTINCT r.id, r.workload_id, t.target, w.version
                       FROM slots s
                       JOIN records r ON r.id = s.record_id
                       JOIN targets t ON t.id = r.target_id
                       JOIN workloads w ON w.id = s.workload_id
                       {where} ORDER BY r.id"""
             reader = LineReader(self.conn)
-            for rid, wid, target, version, block_id, position in self.conn.execute(sql, params):
-                yield ExportLine(rid, wid, target, version, reader.line(block_id, position))
+            for rid, wid, target, version in self.conn.execute(sql, params):
+                yield ExportLine(rid, wid, target, version, reader.line(rid))
             return
         yield from self._top_k_lines(where, params, top_k)
 
@@ -472,14 +470,14 @@ class Store:
         for start in range(0, len(ordered), 500):
             chunk = ordered[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for rid, wid, target, version, block_id, position in self.conn.execute(
-                f"""SELECT r.id, r.workload_id, t.target, w.version, r.block_id, r.position
+            for rid, wid, target, version in self.conn.execute(
+                f"""SELECT r.id, r.workload_id, t.target, w.version
                     FROM records r JOIN targets t ON t.id = r.target_id
                     JOIN workloads w ON w.id = r.workload_id
                     WHERE r.id IN ({marks}) ORDER BY r.id""",
                 chunk,
             ):
-                yield ExportLine(rid, wid, target, version, reader.line(block_id, position))
+                yield ExportLine(rid, wid, target, version, reader.line(rid))
 
 
 def _slot_filter_sql(filters: Filters) -> tuple[str, tuple[Any, ...]]:

@@ -56,9 +56,10 @@ class ImportWriter:
             (report.path, now),
         )
         self.source_id = int(cur.lastrowid or 0)
-        self.first_id = self.next_id = _next_rowid(conn, "records")
-        self.block_id = _next_rowid(conn, "blocks")
-        self.first_block_id = self.block_id
+        # Records get SQLite's next rowids, known in advance: max(id) + 1 onwards (checked).
+        self.first_id = self.next_id = int(
+            conn.execute("SELECT coalesce(max(id), 0) + 1 FROM records").fetchone()[0]
+        )
         self.block_lines: list[bytes] = []
         self.packed_blocks: list[tuple[int, int, bytes]] = []
         self.packer = BlockPacker()
@@ -117,15 +118,12 @@ class ImportWriter:
         record_id = self.next_id
         self.next_id = record_id + 1
         block = self.block_lines
-        position = len(block)
         block.append(content)
         error_no = rec.error_no
         all_cost = rec.all_cost
         mean = rec.mean_cost
         self.rows.append(
             (
-                record_id,
-                self.source_id,
                 line_no,
                 group.target_id,
                 group.workload_id,
@@ -135,11 +133,9 @@ class ImportWriter:
                 all_cost,
                 rec.timestamp,
                 content_hash(content),
-                self.block_id,
-                position,
             )
         )
-        if position + 1 >= BLOCK_LINES:
+        if len(block) >= BLOCK_LINES:
             self._close_block()
         tally = group.tallies.get(error_no)
         if tally is None:
@@ -245,8 +241,9 @@ class ImportWriter:
     def _close_block(self) -> None:
         if self.block_lines:
             packed = self.packer.pack(self.block_lines)
-            self.packed_blocks.append((self.block_id, self.source_id, packed))
-            self.block_id += 1
+            # A block's id is the id of the first record whose line it holds.
+            first = self.next_id - len(self.block_lines)
+            self.packed_blocks.append((first, self.source_id, packed))
             self.block_lines = []
         if len(self.rows) >= BATCH_SIZE:
             self._flush()
@@ -260,8 +257,12 @@ class ImportWriter:
             )
             self.packed_blocks = []
         if self.rows:
+            # The id is left to SQLite and the source written into the statement: each
+            # parameter less is a few percent of the insert.
             self.conn.executemany(
-                f"INSERT INTO records VALUES ({','.join('?' * 13)})",
+                f"""INSERT INTO records (source_id, line, target_id, workload_id, config_index,
+                                        error_no, mean_cost, all_cost, timestamp, hash)
+                    VALUES ({self.source_id:d}, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 self.rows,
             )
             self.rows = []
@@ -280,6 +281,9 @@ class ImportWriter:
         added = self.next_id - self.first_id
         if added == 0:
             return 0
+        (last,) = self.conn.execute("SELECT max(id) FROM records").fetchone()
+        if last != self.next_id - 1:  # pragma: no cover - the blocks would point wrong
+            raise RuntimeError(f"record ids {self.first_id}..{last}, expected ..{self.next_id - 1}")
         indexed = self.conn.execute(
             """INSERT OR IGNORE INTO content_hashes (hash, record_id)
                SELECT hash, id FROM records WHERE id >= ? ORDER BY hash, id""",
@@ -287,7 +291,7 @@ class ImportWriter:
         ).rowcount
         if indexed == added:
             return 0
-        return _Deduplicator(self.conn, self.first_id, self.groups_by_ids).run(self.first_block_id)
+        return _Deduplicator(self.conn, self.first_id, self.next_id, self.groups_by_ids).run()
 
     def _store_tallies(self) -> None:
         self.conn.executemany(
@@ -354,22 +358,23 @@ class _Deduplicator:
         self,
         conn: sqlite3.Connection,
         first_id: int,
+        end_id: int,
         groups: dict[tuple[int, int], _Group],
     ) -> None:
         self.conn = conn
         self.first_id = first_id
+        self.end_id = end_id
         self.groups = groups
         self.reader = LineReader(conn)
 
-    def run(self, first_block_id: int) -> int:
+    def run(self) -> int:
         """Drop duplicates, re-hash collisions, drop blocks left empty; count the duplicates."""
         duplicates = 0
         after = self.first_id - 1
         while True:
             # Paged by id so that memory stays flat when a large file is all duplicates.
             page = self.conn.execute(
-                """SELECT r.id, r.hash, r.block_id, r.position, r.target_id, r.workload_id,
-                          r.error_no
+                """SELECT r.id, r.hash, r.target_id, r.workload_id, r.error_no
                    FROM records r JOIN content_hashes h ON h.hash = r.hash
                    WHERE r.id > ? AND h.record_id != r.id ORDER BY r.id LIMIT ?""",
                 (after, self.PAGE),
@@ -377,25 +382,22 @@ class _Deduplicator:
             if not page:
                 break
             dropped: list[tuple[int]] = []
-            for record_id, h, block_id, position, target_id, workload_id, error_no in page:
-                content = self.reader.line(block_id, position)
-                if self._is_stored(record_id, h, content):
+            for record_id, h, target_id, workload_id, error_no in page:
+                if self._is_stored(record_id, h, self.reader.line(record_id)):
                     dropped.append((record_id,))
                     self.groups[(target_id, workload_id)].tallies[error_no][0] -= 1
             self.conn.executemany("DELETE FROM records WHERE id = ?", dropped)
             duplicates += len(dropped)
             after = page[-1][0]
         if duplicates:
-            self._drop_empty_blocks(first_block_id)
+            self._drop_empty_blocks()
         return duplicates
 
     def _is_stored(self, record_id: int, h: int, content: bytes) -> bool:
         """True if this content is held by another record; else give the record a free hash."""
         while True:
             row = self.conn.execute(
-                """SELECT r.block_id, r.position FROM content_hashes h
-                   JOIN records r ON r.id = h.record_id WHERE h.hash = ?""",
-                (h,),
+                "SELECT record_id FROM content_hashes WHERE hash = ?", (h,)
             ).fetchone()
             if row is None:
                 self.conn.execute(
@@ -403,28 +405,24 @@ class _Deduplicator:
                 )
                 self.conn.execute("UPDATE records SET hash = ? WHERE id = ?", (h, record_id))
                 return False
-            if self.reader.line(row[0], row[1]) == content:
+            if self.reader.line(row[0]) == content:
                 return True
             h = next_hash(h)
 
-    def _drop_empty_blocks(self, first_block_id: int) -> None:
-        used = {
+    def _drop_empty_blocks(self) -> None:
+        """Delete this file's blocks none of whose records is left (all were duplicates)."""
+        starts = [
             block_id
             for (block_id,) in self.conn.execute(
-                "SELECT DISTINCT block_id FROM records WHERE id >= ?", (self.first_id,)
+                "SELECT id FROM blocks WHERE id >= ? ORDER BY id", (self.first_id,)
             )
-        }
-        self.conn.executemany(
-            "DELETE FROM blocks WHERE id = ?",
-            [
-                (block_id,)
-                for (block_id,) in self.conn.execute(
-                    "SELECT id FROM blocks WHERE id >= ?", (first_block_id,)
-                ).fetchall()
-                if block_id not in used
-            ],
-        )
-
-
-def _next_rowid(conn: sqlite3.Connection, table: str) -> int:
-    return int(conn.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0])
+        ]
+        empty = [
+            (start,)
+            for start, end in zip(starts, [*starts[1:], self.end_id], strict=True)
+            if self.conn.execute(
+                "SELECT 1 FROM records WHERE id >= ? AND id < ? LIMIT 1", (start, end)
+            ).fetchone()
+            is None
+        ]
+        self.conn.executemany("DELETE FROM blocks WHERE id = ?", empty)

@@ -131,9 +131,7 @@ _RECORDS_V2 = """
         mean_cost REAL NOT NULL,
         all_cost REAL NOT NULL,
         timestamp REAL NOT NULL,
-        hash INTEGER NOT NULL,
-        block_id INTEGER NOT NULL REFERENCES blocks(id),
-        position INTEGER NOT NULL
+        hash INTEGER NOT NULL
     )"""
 
 
@@ -142,15 +140,15 @@ def _migration_2(conn: sqlite3.Connection) -> None:
 
     Per-line compression and a UNIQUE index on records(hash) made import 3x slower than
     parsing: every row paid a compression call and a random insert into a B-tree larger than
-    the page cache. Blocks of consecutive lines compress 4-7x better; hashes are indexed
-    once per file, sorted (see importer), and computed with XXH3 instead of BLAKE2b. The
-    log version and TVM version columns go: the
-    version is part of the workload, and both stay in the stored line.
+    the page cache. Blocks of consecutive records' lines compress 4-7x better (a block's id
+    is its first record's id, see codec); hashes are indexed once per file, sorted (see
+    importer), and computed with XXH3 instead of BLAKE2b. The log version and TVM version
+    columns go: the version is part of the workload, and both stay in the stored line.
     """
     conn.execute(
         """
         CREATE TABLE blocks (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY,  -- the id of the first record whose line it holds
             source_id INTEGER NOT NULL REFERENCES sources(id),
             data BLOB NOT NULL
         )"""
@@ -189,26 +187,19 @@ def _probe_colliding_hashes(conn: sqlite3.Connection) -> None:
 
 
 def _move_lines_into_blocks(conn: sqlite3.Connection) -> None:
-    """Copy schema-1 records into records_v2, their lines regrouped into blocks per source."""
+    """Copy schema-1 records into records_v2, their lines into blocks of consecutive ids."""
     decompressors: dict[int, zstandard.ZstdDecompressor] = {}
     packer = BlockPacker()
     pending: list[tuple[Any, ...]] = []
     lines: list[bytes] = []
-    block_source: int | None = None
-    next_block = 1
 
     def flush() -> None:
-        nonlocal next_block
-        if lines:
+        if pending:
             conn.execute(
                 "INSERT INTO blocks (id, source_id, data) VALUES (?, ?, ?)",
-                (next_block, block_source, packer.pack(lines)),
+                (pending[0][0], pending[0][1], packer.pack(lines)),
             )
-            conn.executemany(
-                f"INSERT INTO records_v2 VALUES ({','.join('?' * 13)})",
-                [(*row, next_block, position) for position, row in enumerate(pending)],
-            )
-            next_block += 1
+            conn.executemany(f"INSERT INTO records_v2 VALUES ({','.join('?' * 11)})", pending)
         pending.clear()
         lines.clear()
 
@@ -217,9 +208,12 @@ def _move_lines_into_blocks(conn: sqlite3.Connection) -> None:
                   mean_cost, all_cost, timestamp, hash, raw, dict_id FROM records ORDER BY id"""
     )
     for *fields, raw, dict_id in rows:
-        if fields[1] != block_source or len(lines) >= BLOCK_LINES:
+        if pending and (
+            fields[1] != pending[0][1]  # another source
+            or fields[0] != pending[-1][0] + 1  # a gap in the ids
+            or len(pending) >= BLOCK_LINES
+        ):
             flush()
-            block_source = fields[1]
         if dict_id is not None:
             if dict_id not in decompressors:
                 (data,) = conn.execute(
