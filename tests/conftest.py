@@ -70,3 +70,12 @@ def write_mixed_version_log(directory: Path) -> Path:
     log = directory / "mixed.log"
     log.write_text(json.dumps(v01) + "\n" + json.dumps(v02) + "\n")
     return log
+
+
+def write_distinct_copies(path: Path, copies: int) -> Path:
+    """The 200 lines of the x86 sample log, `copies` times, each copy made distinct."""
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
+    path.write_bytes(
+        b"".join(line.replace(b"0.16.dev0", b"%d" % i) for i in range(copies) for line in lines)
+    )
+    return path

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import REPO
+from tests.conftest import REPO, write_distinct_copies
 from tunelog.cli import app, format_seconds
 
 runner = CliRunner()
@@ -270,8 +270,12 @@ def test_untuned_and_errors_on_a_log_where_every_trial_failed(db: str, tmp_path:
     )
 
 
-def test_a_full_disk_is_one_error_line(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_disk_is_one_error_line(
+    db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tunelog.store import Store
+
+    log = write_distinct_copies(tmp_path / "big.log", 10)  # more than two pages can hold
 
     prepare = Store._prepare
 
@@ -281,7 +285,7 @@ def test_a_full_disk_is_one_error_line(db: str, monkeypatch: pytest.MonkeyPatch)
         self.conn.execute(f"PRAGMA max_page_count = {pages + 2}")
 
     monkeypatch.setattr(Store, "_prepare", tiny_disk)
-    code, out, err = run("--db", db, "import", "sample_logs/x86_mini_llvm.log")
+    code, out, err = run("--db", db, "import", str(log))
     assert (code, out) == (1, "")
     assert err.startswith(f"Error: the disk holding {db} is full")
     assert err.count("\n") == 1

@@ -11,7 +11,7 @@ import pytest
 import zstandard
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS
+from tests.conftest import SAMPLE_LOGS, write_distinct_copies
 from tunelog.exceptions import (
     InputNotFoundError,
     NewerSchemaError,
@@ -52,6 +52,7 @@ def test_schema_after_migrations(store: Store) -> None:
     ]
     assert store.db["content_hashes"].pks == ["hash"]
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.conn.execute("PRAGMA page_size").fetchone()[0] == 16384
 
 
 def test_reopening_does_not_migrate_again(tmp_path: Path) -> None:
@@ -143,11 +144,7 @@ def test_original_line_bytes_are_kept(store: Store) -> None:
 def test_lines_are_stored_in_compressed_blocks_of_consecutive_lines(
     store: Store, tmp_path: Path
 ) -> None:
-    big = tmp_path / "big.log"
-    lines = X86.read_bytes().splitlines()
-    big.write_bytes(
-        b"".join(line.replace(b"0.16.dev0", b"%d" % i) + b"\n" for i in range(3) for line in lines)
-    )
+    big = write_distinct_copies(tmp_path / "big.log", 3)
     tunelog.import_paths(store, [str(big), str(EDGE)])
     blocks = store.conn.execute(
         "SELECT source_id, count(*), sum(length(data)) FROM blocks GROUP BY source_id"
@@ -348,21 +345,24 @@ def test_repair_on_the_forum_paste(store: Store) -> None:
     assert report.new + report.duplicates == 42
 
 
-def test_a_full_disk_rolls_the_file_back_and_leaves_the_database_usable(store: Store) -> None:
+def test_a_full_disk_rolls_the_file_back_and_leaves_the_database_usable(
+    store: Store, tmp_path: Path
+) -> None:
     from tunelog.exceptions import DiskFullError
 
+    big = write_distinct_copies(tmp_path / "big.log", 10)  # more than two pages can hold
     tunelog.import_paths(store, [str(EDGE)])
     before = store.stats().model_dump()
     pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
     # SQLite reports a database that cannot grow exactly as it reports a full disk.
     store.conn.execute(f"PRAGMA max_page_count = {pages + 2}")
     with pytest.raises(DiskFullError, match=r"is full .* free some space and import it again"):
-        tunelog.import_paths(store, [str(X86)])
+        tunelog.import_paths(store, [str(big)])
     assert store.stats().model_dump() == before
     assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     store.conn.execute("PRAGMA max_page_count = 1073741823")
-    (report,) = tunelog.import_paths(store, [str(X86)])
-    assert report.new == 200
+    (report,) = tunelog.import_paths(store, [str(big)])
+    assert report.new == 2000
 
 
 def test_progress_reports_bytes_read_up_to_the_file_size(store: Store) -> None:

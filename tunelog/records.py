@@ -397,7 +397,8 @@ def scan_content(line: bytes) -> ScannedLine:
     except (ValueError, RecursionError):  # msgspec.DecodeError, and UnicodeDecodeError in strings
         return _fallback(line)
     target, task_name, raw_args, _kwargs = fast.input
-    args_json = _args_json(bytes(raw_args))
+    raw_text = bytes(raw_args)
+    args_json = _ARGS_JSON.get(raw_text) or _args_json(raw_text)
     if args_json is None:  # not a list: let the models say what is wrong
         return _fallback(line)
     costs, error_no, all_cost, timestamp = fast.result

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 BUSY_TIMEOUT_MS = 60_000
+PAGE_SIZE = 16384
 
 SlotKey = tuple[str, str, int]
 
@@ -128,6 +129,10 @@ class Store:
                 f"{len(MIGRATIONS)}); upgrade tunelog"
             )
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            if not has_tables:
+                # A new file: 16 KB pages (before WAL fixes the size) write a large import
+                # with a quarter of the system calls of 4 KB ones (1M lines: sys 1.5 -> 0.6 s).
+                conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         if version < len(MIGRATIONS):
