@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,3 +80,16 @@ def write_distinct_copies(path: Path, copies: int) -> Path:
         b"".join(line.replace(b"0.16.dev0", b"%d" % i) for i in range(copies) for line in lines)
     )
     return path
+
+
+def assert_tallies_match_records(conn: sqlite3.Connection) -> None:
+    """The tallies kept on import equal a count over the stored records."""
+    tallied = conn.execute(
+        """SELECT target_id, workload_id, error_no, records, min_all_cost, max_all_cost
+           FROM tallies ORDER BY 1, 2, 3"""
+    ).fetchall()
+    counted = conn.execute(
+        """SELECT target_id, workload_id, error_no, count(*), min(all_cost), max(all_cost)
+           FROM records GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"""
+    ).fetchall()
+    assert tallied == counted

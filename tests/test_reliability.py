@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import REPO, SAMPLE_LOGS
+from tests.conftest import REPO, SAMPLE_LOGS, assert_tallies_match_records
 from tunelog.api import import_paths
 from tunelog.cli import app
 from tunelog.exceptions import NewerSchemaError
@@ -231,6 +231,7 @@ def assert_sound(db: Path) -> None:
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
         orphan_slots = "SELECT count(*) FROM slots WHERE record_id NOT IN (SELECT id FROM records)"
         assert conn.execute(orphan_slots).fetchone() == (0,)
+        assert_tallies_match_records(conn)
         for source_id, lines, records, accounted in conn.execute(
             """SELECT id, lines, records, duplicates + comments + blank + rejected + records
                FROM sources"""

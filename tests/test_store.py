@@ -11,7 +11,7 @@ import pytest
 import zstandard
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS, write_distinct_copies
+from tests.conftest import SAMPLE_LOGS, assert_tallies_match_records, write_distinct_copies
 from tunelog.exceptions import (
     InputNotFoundError,
     NewerSchemaError,
@@ -101,6 +101,7 @@ def test_a_record_seen_in_another_file_is_a_duplicate(store: Store, tmp_path: Pa
     assert (report.new, report.duplicates, report.comments) == (0, 50, 1)
     assert report.already_imported_as is None  # different bytes: a new source
     assert len(store.sources()) == 2
+    assert_tallies_match_records(store.conn)
     # The new file's block held only duplicates: it is dropped.
     assert store.conn.execute("SELECT id FROM blocks").fetchall() == [(1,), (129,)]
 
@@ -167,7 +168,7 @@ def test_a_duplicate_inside_one_file_keeps_the_first_copy(store: Store, tmp_path
         (n,) for n in [*range(1, 11), 13, 14]
     ]
     assert stored_lines(store) == [line.rstrip(b"\n") for line in lines[:12]]
-    assert sum(t.records for t in store.layer_inputs()[2]) == 12
+    assert_tallies_match_records(store.conn)
 
 
 class _CollidingHash:
@@ -192,6 +193,7 @@ def test_hash_collisions_are_probed_and_duplicates_still_found(
     hashes = [h for (h,) in store.conn.execute("SELECT hash FROM content_hashes ORDER BY hash")]
     assert len(hashes) == len(set(hashes)) == 200
     assert stored_lines(store) == X86.read_bytes().splitlines()
+    assert_tallies_match_records(store.conn)
 
 
 def test_a_schema_1_database_is_migrated_with_its_lines(tmp_path: Path) -> None:
