@@ -1,9 +1,11 @@
 """The SQLite store: the only package that talks to the database.
 
 Layout (see MIGRATIONS): `sources` (one row per imported file), `targets` and `workloads`
-(deduplicated strings), `records` (one row per distinct line, the original bytes kept), `slots`
-(the ApplyHistoryBest slot holders, maintained on import so `best`/`export` never scan records),
-and `rejects` (why each refused line was refused).
+(deduplicated strings), `records` (one row per distinct line), `blocks` (the original lines,
+zstd-compressed 128 consecutive records at a time), `content_hashes` (the dedup key of each
+stored line), `slots` (the ApplyHistoryBest slot holders) and `tallies` (records per target,
+workload and error number), both maintained on import so that `best`, `export` and the
+summaries never scan records, and `rejects` (why each refused line was refused).
 
 Writes happen in one transaction per file (BEGIN IMMEDIATE), so an interrupted import leaves the
 database as it was before that file, and concurrent importers queue on SQLite's write lock.
