@@ -6,6 +6,7 @@ import hashlib
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -18,7 +19,7 @@ from tunelog.exceptions import (
     NotATunelogDatabaseError,
 )
 from tunelog.inputs import LogInput, OpenedLog
-from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec
+from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec, database
 
 EDGE = SAMPLE_LOGS / "edge_cases.log"
 X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
@@ -51,6 +52,7 @@ def test_schema_after_migrations(store: Store) -> None:
         "hash",
     ]
     assert store.db["content_hashes"].pks == ["hash"]
+    assert [c.name for c in store.db["sources"].columns][-3:] == ["split", "repaired", "repair"]
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.conn.execute("PRAGMA page_size").fetchone()[0] == 16384
 
@@ -90,6 +92,40 @@ def test_reimporting_a_file_adds_nothing_and_says_so(store: Store) -> None:
     assert second.already_imported_as == f"#{first.source_id} {X86}"
     assert store.stats().records == 200
     assert len(store.sources()) == 1
+
+
+def _log_with_every_kind_of_line(tmp_path: Path) -> Path:
+    """Records, a duplicate, comments, a blank, rejects, and three records pasted on one line."""
+    pasted = b" ".join(X86.read_bytes().splitlines()[:3]).replace(b'"', "\u201c".encode())
+    log = tmp_path / "every_kind.log"
+    log.write_bytes(EDGE.read_bytes() + pasted + b"\n")
+    return log
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
+@pytest.mark.parametrize("repair", [False, True], ids=["plain", "repair"])
+def test_reimporting_known_bytes_reports_what_a_full_import_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repair: bool, strict: bool
+) -> None:
+    log = _log_with_every_kind_of_line(tmp_path)
+    with Store(tmp_path / "a.db") as store:
+        tunelog.import_paths(store, [str(log)], repair=repair)
+        writers: list[object] = []
+        real_writer = database.ImportWriter
+
+        def counted_writer(*args: Any, **kwargs: Any) -> object:
+            writers.append(args)
+            return real_writer(*args, **kwargs)
+
+        monkeypatch.setattr(database, "ImportWriter", counted_writer)
+        (quick,) = tunelog.import_paths(store, [str(log)], repair=repair, strict=strict)
+        assert writers == []  # recognised by its hash: not parsed again
+        with OpenedLog(LogInput(str(log))) as opened:  # given lines: always parsed
+            full = store.import_log(opened, repair=repair, strict=strict, lines=opened.lines())
+        assert len(writers) == 1
+    assert quick.model_dump() == full.model_dump()
+    assert quick.accounted and quick.new == 0
+    assert (quick.rolled_back, quick.already_imported_as is None) == (strict, strict)
 
 
 def test_a_record_seen_in_another_file_is_a_duplicate(store: Store, tmp_path: Path) -> None:

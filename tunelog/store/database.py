@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -26,7 +28,7 @@ from tunelog.records import (
 )
 from tunelog.selection import KEY_SLOT, MODEL_SLOT, slots_of
 from tunelog.store.codec import LineReader
-from tunelog.store.importer import ImportWriter, ProgressCallback
+from tunelog.store.importer import REJECTS_KEPT_IN_REPORT, ImportWriter, ProgressCallback
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 from tunelog.targets import parse_target
 
@@ -47,6 +49,11 @@ class Filters:
     model: str | None = None
     template: str | None = None
     task: str | None = None
+
+
+class _KnownFile(NamedTuple):
+    report: FileReport
+    size: int
 
 
 class ExportLine(NamedTuple):
@@ -204,6 +211,12 @@ class Store:
         `lines` overrides `opened.lines()`. With `strict`, a file with any rejected line is rolled
         back (`report.rolled_back`); with `repair`, records pasted from web pages are recovered.
         """
+        if lines is None:
+            known = self._known_file(opened, strict=strict, repair=repair)
+            if known is not None:
+                if progress is not None:
+                    progress(known.size)
+                return known.report
         report = FileReport(path=opened.source.path)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -225,6 +238,56 @@ class Store:
                 ) from exc
             raise
         return report
+
+    def _known_file(self, opened: OpenedLog, *, strict: bool, repair: bool) -> _KnownFile | None:
+        """The report of re-importing a file whose bytes were imported before the same way.
+
+        Importing the same bytes again would find every record a duplicate and every other
+        line as before, so that report is rebuilt from the earlier source without parsing.
+        The file is hashed only when a source of the same size exists.
+        """
+        if opened.source.is_stdin:
+            return None
+        try:
+            size = os.path.getsize(opened.source.path)
+        except OSError:
+            return None
+        same_size = "SELECT 1 FROM sources WHERE size = ? AND repair = ? LIMIT 1"
+        if self.conn.execute(same_size, (size, int(repair))).fetchone() is None:
+            return None
+        try:
+            with open(opened.source.path, "rb") as file:
+                sha256 = hashlib.file_digest(file, "sha256").hexdigest()
+        except OSError:
+            return None  # the import proper reports an unreadable file
+        row = self.conn.execute(
+            """SELECT id, path, lines, records, duplicates, comments, blank, rejected, split,
+                      repaired
+               FROM sources WHERE sha256 = ? AND size = ? AND repair = ? ORDER BY id LIMIT 1""",
+            (sha256, size, int(repair)),
+        ).fetchone()
+        if row is None:
+            return None
+        source_id, path, lines, records, duplicates, comments, blank, rejected, split, repaired = (
+            row
+        )
+        report = FileReport(
+            path=opened.source.path,
+            lines=lines,
+            split=split,
+            duplicates=records + duplicates,
+            comments=comments,
+            blank=blank,
+            rejected=rejected,
+            repaired=repaired,
+            rejects=self.rejects(source_id, limit=REJECTS_KEPT_IN_REPORT),
+            sha256=sha256,
+        )
+        if strict and rejected:
+            report.rolled_back = True  # as the import proper would, before noticing the rest
+        else:
+            report.already_imported_as = f"#{source_id} {path}"
+        return _KnownFile(report, size)
 
     def _finish_import(
         self,
@@ -250,7 +313,8 @@ class Store:
             return
         conn.execute(
             """UPDATE sources SET label = ?, sha256 = ?, size = ?, lines = ?, records = ?,
-               duplicates = ?, comments = ?, blank = ?, rejected = ? WHERE id = ?""",
+               duplicates = ?, comments = ?, blank = ?, rejected = ?, split = ?, repaired = ?,
+               repair = ? WHERE id = ?""",
             (
                 label,
                 report.sha256,
@@ -261,6 +325,9 @@ class Store:
                 report.comments,
                 report.blank,
                 report.rejected,
+                report.split,
+                report.repaired,
+                int(writer.repair),
                 writer.source_id,
             ),
         )

@@ -144,6 +144,7 @@ def _migration_2(conn: sqlite3.Connection) -> None:
     is its first record's id, see codec); hashes are indexed once per file, sorted (see
     importer), and computed with XXH3 instead of BLAKE2b. The log version and TVM version
     columns go: the version is part of the workload, and both stay in the stored line.
+    Sources remember how they were imported, so that re-importing a file is a hash check.
     """
     conn.execute(
         """
@@ -153,6 +154,11 @@ def _migration_2(conn: sqlite3.Connection) -> None:
             data BLOB NOT NULL
         )"""
     )
+    # What a re-import of the same bytes needs to report without reading them again (see
+    # Store.import_log); `repair` is NULL for files imported before it was recorded.
+    conn.execute("ALTER TABLE sources ADD COLUMN split INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE sources ADD COLUMN repaired INTEGER NOT NULL DEFAULT 0")
+    conn.execute("ALTER TABLE sources ADD COLUMN repair INTEGER")
     conn.execute(_RECORDS_V2.format(name="records_v2"))
     _move_lines_into_blocks(conn)
     conn.execute("DROP TABLE records")
