@@ -19,6 +19,7 @@ from tunelog.exceptions import (
     NotATunelogDatabaseError,
 )
 from tunelog.inputs import LogInput, OpenedLog
+from tunelog.records import Measurement, scan_line
 from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec, database
 
 EDGE = SAMPLE_LOGS / "edge_cases.log"
@@ -51,7 +52,7 @@ def test_schema_after_migrations(store: Store) -> None:
         "timestamp",
         "hash",
     ]
-    assert store.db["content_hashes"].pks == ["hash"]
+    assert store.db["content_hashes"].pks == ["workload_id", "hash"]
     assert [c.name for c in store.db["sources"].columns][-3:] == ["split", "repaired", "repair"]
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.conn.execute("PRAGMA page_size").fetchone()[0] == 16384
@@ -226,8 +227,8 @@ def test_hash_collisions_are_probed_and_duplicates_still_found(
     (second,) = tunelog.import_paths(store, [str(part)])
     assert (first.new, first.duplicates) == (200, 0)
     assert (second.new, second.duplicates, second.comments) == (0, 23, 1)
-    hashes = [h for (h,) in store.conn.execute("SELECT hash FROM content_hashes ORDER BY hash")]
-    assert len(hashes) == len(set(hashes)) == 200
+    keys = store.conn.execute("SELECT workload_id, hash FROM content_hashes").fetchall()
+    assert len(keys) == len(set(keys)) == 200
     assert stored_lines(store) == X86.read_bytes().splitlines()
     assert_tallies_match_records(store.conn)
 
@@ -265,18 +266,37 @@ def _write_schema_1_database(path: Path, lines: list[bytes]) -> None:
     conn.execute(
         "INSERT INTO sources VALUES (1, 'x86.log', NULL, 'ab', 1, 3, 3, 0, 0, 0, 0, 'then')"
     )
-    conn.execute(
-        "INSERT INTO targets VALUES (1, 'llvm -mcpu=skylake', 'llvm', '[\"cpu\"]', 'unknown')"
-    )
-    conn.execute("INSERT INTO workloads VALUES (1, 'dense_nopack.x86', '', '[1]', '0.2')")
     # Ids 1, 2 and 4: a gap, as a rolled-back import leaves.
     for n, (record_id, line) in enumerate(zip((1, 2, 4), lines, strict=True), start=1):
+        m = scan_line(line)
+        assert isinstance(m, Measurement)
+        conn.execute(
+            "INSERT OR IGNORE INTO targets VALUES (1, ?, 'llvm', '[\"cpu\"]', 'unknown')",
+            (m.target,),
+        )
+        workload = (m.task_name, m.template_key, m.args_json, m.log_version)
+        conn.execute(
+            "INSERT OR IGNORE INTO workloads (task_name, template_key, args, version) "
+            "VALUES (?, ?, ?, ?)",
+            workload,
+        )
+        (workload_id,) = conn.execute(
+            "SELECT id FROM workloads WHERE task_name = ? AND template_key = ? AND args = ? "
+            "AND version = ?",
+            workload,
+        ).fetchone()
         raw, dict_id = (compressor.compress(line), 1) if n % 2 else (line, None)
         conn.execute(
-            "INSERT INTO records VALUES (?, 1, ?, 1, 1, ?, 0, ?, 1.0, ?, '0.2', NULL, ?, ?, ?)",
-            (record_id, n, n, 1.0 / n if n != 3 else 2.0, float(n), _blake2b(line), raw, dict_id),
+            "INSERT INTO records VALUES (?, 1, ?, 1, ?, ?, ?, ?, ?, ?, '0.2', NULL, ?, ?, ?)",
+            (
+                *(record_id, n, workload_id, m.config_index, m.error_no, m.mean_cost),
+                *(m.all_cost, m.timestamp, _blake2b(line), raw, dict_id),
+            ),
         )
-    conn.execute("INSERT INTO slots VALUES ('key', 'cpu', 1, 2, 0.5)")
+        if record_id == 2:
+            conn.execute(
+                "INSERT INTO slots VALUES ('key', 'cpu', ?, 2, ?)", (workload_id, m.mean_cost)
+            )
     conn.close()
 
 

@@ -285,8 +285,9 @@ class ImportWriter:
         if last != self.next_id - 1:  # pragma: no cover - the blocks would point wrong
             raise RuntimeError(f"record ids {self.first_id}..{last}, expected ..{self.next_id - 1}")
         indexed = self.conn.execute(
-            """INSERT OR IGNORE INTO content_hashes (hash, record_id)
-               SELECT hash, id FROM records WHERE id >= ? ORDER BY hash, id""",
+            """INSERT OR IGNORE INTO content_hashes (workload_id, hash, record_id)
+               SELECT workload_id, hash, id FROM records WHERE id >= ?
+               ORDER BY workload_id, hash, id""",
             (self.first_id,),
         ).rowcount
         if indexed == added:
@@ -375,7 +376,8 @@ class _Deduplicator:
             # Paged by id so that memory stays flat when a large file is all duplicates.
             page = self.conn.execute(
                 """SELECT r.id, r.hash, r.target_id, r.workload_id, r.error_no
-                   FROM records r JOIN content_hashes h ON h.hash = r.hash
+                   FROM records r
+                   JOIN content_hashes h ON h.workload_id = r.workload_id AND h.hash = r.hash
                    WHERE r.id > ? AND h.record_id != r.id ORDER BY r.id LIMIT ?""",
                 (after, self.PAGE),
             ).fetchall()
@@ -383,7 +385,7 @@ class _Deduplicator:
                 break
             dropped: list[tuple[int]] = []
             for record_id, h, target_id, workload_id, error_no in page:
-                if self._is_stored(record_id, h, self.reader.line(record_id)):
+                if self._is_stored(record_id, workload_id, h, self.reader.line(record_id)):
                     dropped.append((record_id,))
                     self.groups[(target_id, workload_id)].tallies[error_no][0] -= 1
             self.conn.executemany("DELETE FROM records WHERE id = ?", dropped)
@@ -393,15 +395,17 @@ class _Deduplicator:
             self._drop_empty_blocks()
         return duplicates
 
-    def _is_stored(self, record_id: int, h: int, content: bytes) -> bool:
+    def _is_stored(self, record_id: int, workload_id: int, h: int, content: bytes) -> bool:
         """True if this content is held by another record; else give the record a free hash."""
         while True:
             row = self.conn.execute(
-                "SELECT record_id FROM content_hashes WHERE hash = ?", (h,)
+                "SELECT record_id FROM content_hashes WHERE workload_id = ? AND hash = ?",
+                (workload_id, h),
             ).fetchone()
             if row is None:
                 self.conn.execute(
-                    "INSERT INTO content_hashes (hash, record_id) VALUES (?, ?)", (h, record_id)
+                    "INSERT INTO content_hashes (workload_id, hash, record_id) VALUES (?, ?, ?)",
+                    (workload_id, h, record_id),
                 )
                 self.conn.execute("UPDATE records SET hash = ? WHERE id = ?", (h, record_id))
                 return False

@@ -164,16 +164,21 @@ def _migration_2(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE records")
     conn.execute("DROP TABLE dictionaries")
     conn.execute("ALTER TABLE records_v2 RENAME TO records")
-    # The dedup key: each content hash once, with the record holding it.
+    # The dedup key: each content hash once per workload (equal lines have equal workloads),
+    # with the record holding it. Keying by workload first keeps a file's entries together:
+    # a small file rewrites a few pages of the index, not one page per line.
     conn.execute(
         """
         CREATE TABLE content_hashes (
-            hash INTEGER PRIMARY KEY,
-            record_id INTEGER NOT NULL
+            workload_id INTEGER NOT NULL,
+            hash INTEGER NOT NULL,
+            record_id INTEGER NOT NULL,
+            PRIMARY KEY (workload_id, hash)
         ) WITHOUT ROWID"""
     )
     indexed = conn.execute(
-        "INSERT OR IGNORE INTO content_hashes SELECT hash, id FROM records ORDER BY hash"
+        """INSERT OR IGNORE INTO content_hashes
+           SELECT workload_id, hash, id FROM records ORDER BY workload_id, hash"""
     ).rowcount
     if indexed < conn.execute("SELECT count(*) FROM records").fetchone()[0]:
         _probe_colliding_hashes(conn)
@@ -182,13 +187,14 @@ def _migration_2(conn: sqlite3.Connection) -> None:
 def _probe_colliding_hashes(conn: sqlite3.Connection) -> None:
     """Give each record whose new hash is taken (schema 1 lines are distinct) a free one."""
     unplaced = conn.execute(
-        """SELECT id, hash FROM records r
+        """SELECT id, workload_id, hash FROM records r
            WHERE NOT EXISTS (SELECT 1 FROM content_hashes h WHERE h.record_id = r.id)"""
     ).fetchall()
-    for record_id, h in unplaced:
-        while conn.execute("SELECT 1 FROM content_hashes WHERE hash = ?", (h,)).fetchone():
+    taken = "SELECT 1 FROM content_hashes WHERE workload_id = ? AND hash = ?"
+    for record_id, workload_id, h in unplaced:
+        while conn.execute(taken, (workload_id, h)).fetchone():
             h = next_hash(h)
-        conn.execute("INSERT INTO content_hashes VALUES (?, ?)", (h, record_id))
+        conn.execute("INSERT INTO content_hashes VALUES (?, ?, ?)", (workload_id, h, record_id))
         conn.execute("UPDATE records SET hash = ? WHERE id = ?", (h, record_id))
 
 
