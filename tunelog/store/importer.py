@@ -375,7 +375,7 @@ class _Deduplicator:
         while True:
             # Paged by id so that memory stays flat when a large file is all duplicates.
             page = self.conn.execute(
-                """SELECT r.id, r.hash, r.target_id, r.workload_id, r.error_no
+                """SELECT r.id, r.hash, r.target_id, r.workload_id, r.error_no, h.record_id
                    FROM records r
                    JOIN content_hashes h ON h.workload_id = r.workload_id AND h.hash = r.hash
                    WHERE r.id > ? AND h.record_id != r.id ORDER BY r.id LIMIT ?""",
@@ -384,8 +384,11 @@ class _Deduplicator:
             if not page:
                 break
             dropped: list[tuple[int]] = []
-            for record_id, h, target_id, workload_id, error_no in page:
-                if self._is_stored(record_id, workload_id, h, self.reader.line(record_id)):
+            for record_id, h, target_id, workload_id, error_no, holder in page:
+                content = self.reader.line(record_id)
+                if self.reader.line(holder) == content or self._is_stored(
+                    record_id, workload_id, next_hash(h), content
+                ):
                     dropped.append((record_id,))
                     self.groups[(target_id, workload_id)].tallies[error_no][0] -= 1
             self.conn.executemany("DELETE FROM records WHERE id = ?", dropped)
@@ -396,7 +399,7 @@ class _Deduplicator:
         return duplicates
 
     def _is_stored(self, record_id: int, workload_id: int, h: int, content: bytes) -> bool:
-        """True if this content is held by another record; else give the record a free hash."""
+        """After a collision: probe from `h` for this content; if absent, take a free hash."""
         while True:
             row = self.conn.execute(
                 "SELECT record_id FROM content_hashes WHERE workload_id = ? AND hash = ?",
