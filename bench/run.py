@@ -54,6 +54,11 @@ ORJSON_LOOP = "import orjson, sys\nfor line in open(sys.argv[1], 'rb'):\n    orj
 
 IMPORT, JSON_, ORJSON, SQLITE_UTILS_ = "import", "json.loads", "orjson", "sqlite-utils"
 QUERIES = ("best", "workloads", "export")
+# Other ways a log arrives (not targets): the same file again, the file after AutoTVM appended
+# to it, and the same lines as many small files.
+REIMPORT, GROWN, SPLIT = "reimport", "grown", "split"
+GROWN_BY = 1_000
+SPLIT_INTO = 1_000
 USAGE_ERROR = 2
 MB = 1e6
 QUIET_CORES = 0.5
@@ -268,6 +273,40 @@ def run_queries(result: SizeResult, db: Path, work: Path, runs: int) -> None:
                 break
 
 
+def run_scenarios(
+    result: SizeResult, log_path: Path, db: Path, work: Path, runs: int, seed: int
+) -> None:
+    """Time re-importing the log, importing it grown by GROWN_BY lines, and as SPLIT_INTO files.
+
+    `db` holds the imported log. The grown log is imported into a copy of it, made before
+    each run (not timed); the split files into a fresh database.
+    """
+    grown = work / "grown.log"
+    with open(grown, "wb") as out:
+        out.write(log_path.read_bytes())
+        out.write(ensure_log(GROWN_BY, seed + 1).read_bytes())  # another seed: new lines
+    parts = work / "split"
+    parts.mkdir(exist_ok=True)
+    with open(log_path, "rb") as lines:
+        per_file = max(1, result.n // SPLIT_INTO)
+        for index in range(SPLIT_INTO):
+            (parts / f"part{index:04d}.log").write_bytes(
+                b"".join(lines.readline() for _ in range(per_file))
+            )
+    scratch = work / "scratch.db"
+    for _ in range(runs):
+        result.add(REIMPORT, measure([TUNELOG, "--db", str(db), "import", str(log_path)]))
+        remove_db(scratch)
+        for part in filter(Path.exists, db_files(db)):
+            shutil.copyfile(part, scratch.with_name(scratch.name + part.name[len(db.name) :]))
+        result.add(GROWN, measure([TUNELOG, "--db", str(scratch), "import", str(grown)]))
+        remove_db(scratch)
+        result.add(SPLIT, measure([TUNELOG, "--db", str(scratch), "import", str(parts)]))
+    remove_db(scratch)
+    shutil.rmtree(parts)
+    grown.unlink()
+
+
 def bench_size(n: int, runs: int, seed: int, work: Path) -> SizeResult:
     """All measurements for one log size."""
     log_path = ensure_log(n, seed)
@@ -280,6 +319,8 @@ def bench_size(n: int, runs: int, seed: int, work: Path) -> SizeResult:
     if result.records_imported != n:
         log(f"warning: tunelog imported {result.records_imported} records, not {n}")
     run_queries(result, db, work, runs)
+    run_scenarios(result, log_path, db, work, runs, seed)
+    log(f"N={n} scenarios: " + ", ".join(_last_times(result)[-3:]))
     remove_db(db)
     return result
 
@@ -517,6 +558,22 @@ def import_table(results: list[SizeResult]) -> list[str]:
     return table(headers, rows)
 
 
+def scenario_table(results: list[SizeResult]) -> list[str]:
+    """Other ways a log arrives, beside the import of the whole file into a fresh database."""
+    headers = [
+        "N",
+        "import (fresh database)",
+        "same file again",
+        f"file grown by {GROWN_BY:,} lines",
+        f"same lines as {SPLIT_INTO:,} files",
+    ]
+    rows = [
+        [f"{r.n:,}", *(_wall(r, name) for name in (IMPORT, REIMPORT, GROWN, SPLIT))]
+        for r in results
+    ]
+    return table(headers, rows)
+
+
 def ratio_table(results: list[SizeResult]) -> list[str]:
     """Import time against the baselines and the pick_best estimate."""
     headers = [
@@ -598,6 +655,16 @@ def render(results: list[SizeResult], info: dict[str, Any]) -> str:
         "### Import",
         "",
         *import_table(results),
+        "",
+        "### Other ways a log arrives (not targets)",
+        "",
+        *scenario_table(results),
+        "",
+        "Same file again: re-imported into the database that holds it (recognised by its SHA-256,"
+        " nothing added). Grown: the log plus new lines at its end, imported into a copy of that"
+        " database (every old line is a duplicate, checked byte for byte). Split: the same lines"
+        f" as {SPLIT_INTO:,} files in one directory, into a fresh database (one transaction per"
+        " file).",
         "",
         "### Ratios",
         "",
