@@ -282,9 +282,12 @@ def run_scenarios(
     each run (not timed); the split files into a fresh database.
     """
     grown = work / "grown.log"
+    # Streamed, never read whole: a child's peak RSS (ru_maxrss) starts from the pages it
+    # inherits from this process at fork, so this process must stay small.
     with open(grown, "wb") as out:
-        out.write(log_path.read_bytes())
-        out.write(ensure_log(GROWN_BY, seed + 1).read_bytes())  # another seed: new lines
+        for part in (log_path, ensure_log(GROWN_BY, seed + 1)):  # another seed: new lines
+            with open(part, "rb") as source:
+                shutil.copyfileobj(source, out)
     parts = work / "split"
     parts.mkdir(exist_ok=True)
     with open(log_path, "rb") as lines:
