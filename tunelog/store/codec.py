@@ -25,8 +25,9 @@ _SIGN = 1 << 63
 def content_hash(content: bytes) -> int:
     """64-bit signed hash of a line's content: the dedup key (collisions are probed).
 
-    XXH3: about 0.1 us for a 600-byte line, a tenth of BLAKE2b's time; it need not resist
-    an attacker, since equal hashes are always confirmed byte for byte.
+    XXH3: about 0.1 us for a 600-byte line, a tenth of BLAKE2b's time. It is not
+    cryptographic and need not be: equal hashes are always confirmed byte for byte, so a log
+    crafted to collide would import slowly, never wrongly.
     """
     return xxhash.xxh3_64_intdigest(content) - _SIGN
 
