@@ -199,13 +199,12 @@ class ImportWriter:
     # -- ids of targets and workloads ---------------------------------------------------------
 
     def _group(self, rec: Measurement) -> _Group:
+        """The group of a (target, workload) first seen in this file."""
         target_id = self.target_ids.get(rec.target) or self._target(rec.target)
         workload_id = self._workload(
             (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
         )
-        group = self.groups_by_ids.get((target_id, workload_id))
-        if group is None:  # the same ids under another spelling of the key (never, today)
-            group = self.groups_by_ids[(target_id, workload_id)] = _Group(target_id, workload_id)
+        group = self.groups_by_ids[(target_id, workload_id)] = _Group(target_id, workload_id)
         self.groups[rec[:5]] = group
         return group
 
