@@ -535,30 +535,27 @@ def _wall(result: SizeResult, name: str) -> str:
     return cell(result.seconds(name), "{:.2f}") + result.spread(name)
 
 
-def import_table(results: list[SizeResult]) -> list[str]:
-    """Throughput, memory and database size of the import."""
-    headers = [
-        "N",
-        "lines/s",
-        "peak RSS MB",
-        "DB bytes/record",
-        "DB / log",
-        "sqlite-utils DB / log",
-    ]
+def derived_table(results: list[SizeResult], columns: Sequence[tuple[str, str, str]]) -> list[str]:
+    """One row per size: N, then each (header, derived key, format) column."""
     rows = []
     for r in results:
         d = derived(r)
-        rows.append(
-            [
-                f"{r.n:,}",
-                cell(d["lines_per_s"], "{:,.0f}"),
-                cell(d["peak_rss_mb"], "{:.1f}"),
-                cell(d["db_bytes_per_record"], "{:.0f}"),
-                cell(d["db_over_log"], "{:.2f}"),
-                cell(d["sqlite_utils_db_over_log"], "{:.2f}"),
-            ]
-        )
-    return table(headers, rows)
+        rows.append([f"{r.n:,}", *(cell(d[key], fmt) for _, key, fmt in columns)])
+    return table(["N", *(header for header, _, _ in columns)], rows)
+
+
+def import_table(results: list[SizeResult]) -> list[str]:
+    """Throughput, memory and database size of the import."""
+    return derived_table(
+        results,
+        [
+            ("lines/s", "lines_per_s", "{:,.0f}"),
+            ("peak RSS MB", "peak_rss_mb", "{:.1f}"),
+            ("DB bytes/record", "db_bytes_per_record", "{:.0f}"),
+            ("DB / log", "db_over_log", "{:.2f}"),
+            ("sqlite-utils DB / log", "sqlite_utils_db_over_log", "{:.2f}"),
+        ],
+    )
 
 
 def scenario_table(results: list[SizeResult]) -> list[str]:
@@ -579,30 +576,17 @@ def scenario_table(results: list[SizeResult]) -> list[str]:
 
 def ratio_table(results: list[SizeResult]) -> list[str]:
     """Import time against the baselines and the pick_best estimate."""
-    headers = [
-        "N",
-        "import / json.loads",
-        "same, per-run pairs",
-        "import / orjson",
-        "import / sqlite-utils",
-        "pick_best estimate (s)",
-        "speedup vs pick_best (estimate)",
-    ]
-    rows = []
-    for r in results:
-        d = derived(r)
-        rows.append(
-            [
-                f"{r.n:,}",
-                cell(d["import_over_json"], "{:.2f}x"),
-                cell(d["import_over_json_paired"], "{:.2f}x"),
-                cell(d["import_over_orjson"], "{:.2f}x"),
-                cell(d["import_over_sqlite_utils"], "{:.2f}x"),
-                cell(d["pick_best_estimate_s"], "{:.1f}"),
-                cell(d["speedup_vs_pick_best_estimate"], "{:.1f}x"),
-            ]
-        )
-    return table(headers, rows)
+    return derived_table(
+        results,
+        [
+            ("import / json.loads", "import_over_json", "{:.2f}x"),
+            ("same, per-run pairs", "import_over_json_paired", "{:.2f}x"),
+            ("import / orjson", "import_over_orjson", "{:.2f}x"),
+            ("import / sqlite-utils", "import_over_sqlite_utils", "{:.2f}x"),
+            ("pick_best estimate (s)", "pick_best_estimate_s", "{:.1f}"),
+            ("speedup vs pick_best (estimate)", "speedup_vs_pick_best_estimate", "{:.1f}x"),
+        ],
+    )
 
 
 def targets_table(targets: list[Target]) -> list[str]:

@@ -448,10 +448,7 @@ _ARGS_JSON_KEPT = 4096
 
 
 def _args_json(raw: bytes) -> str | None:
-    """Canonical JSON of a task's raw argument text, or None if it is not a valid list."""
-    cached = _ARGS_JSON.get(raw)
-    if cached is not None:
-        return cached
+    """Canonical JSON of raw argument text not yet cached, or None if not a valid list."""
     try:
         value = msgspec.json.decode(raw)
     except (ValueError, RecursionError):  # raw text skips UTF-8 checks inside its strings

@@ -119,22 +119,6 @@ def _migration_1(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX rejects_source ON rejects(source_id, line)")
 
 
-_RECORDS_V2 = """
-    CREATE TABLE {name} (
-        id INTEGER PRIMARY KEY,
-        source_id INTEGER NOT NULL REFERENCES sources(id),
-        line INTEGER NOT NULL,
-        target_id INTEGER NOT NULL REFERENCES targets(id),
-        workload_id INTEGER NOT NULL REFERENCES workloads(id),
-        config_index INTEGER NOT NULL,
-        error_no INTEGER NOT NULL,
-        mean_cost REAL NOT NULL,
-        all_cost REAL NOT NULL,
-        timestamp REAL NOT NULL,
-        hash INTEGER NOT NULL
-    )"""
-
-
 def _migration_2(conn: sqlite3.Connection) -> None:
     """Lines move into compressed blocks; content hashes get a table of their own.
 
@@ -159,7 +143,22 @@ def _migration_2(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE sources ADD COLUMN split INTEGER NOT NULL DEFAULT 0")
     conn.execute("ALTER TABLE sources ADD COLUMN repaired INTEGER NOT NULL DEFAULT 0")
     conn.execute("ALTER TABLE sources ADD COLUMN repair INTEGER")
-    conn.execute(_RECORDS_V2.format(name="records_v2"))
+    conn.execute(
+        """
+        CREATE TABLE records_v2 (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            line INTEGER NOT NULL,
+            target_id INTEGER NOT NULL REFERENCES targets(id),
+            workload_id INTEGER NOT NULL REFERENCES workloads(id),
+            config_index INTEGER NOT NULL,
+            error_no INTEGER NOT NULL,
+            mean_cost REAL NOT NULL,
+            all_cost REAL NOT NULL,
+            timestamp REAL NOT NULL,
+            hash INTEGER NOT NULL
+        )"""
+    )
     _move_lines_into_blocks(conn)
     conn.execute("DROP TABLE records")
     conn.execute("DROP TABLE dictionaries")
