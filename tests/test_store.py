@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,8 +29,9 @@ X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 
 
 def test_schema_after_migrations(store: Store) -> None:
-    assert store.schema_version == len(MIGRATIONS) == 2
+    assert store.schema_version == len(MIGRATIONS) == 3
     assert set(store.db.table_names()) == {
+        "counters",
         "sources",
         "targets",
         "workloads",
@@ -53,6 +56,7 @@ def test_schema_after_migrations(store: Store) -> None:
         "hash",
     ]
     assert store.db["content_hashes"].pks == ["workload_id", "hash"]
+    assert store.conn.execute("SELECT * FROM counters").fetchall() == [("next_record_id", 1)]
     assert [c.name for c in store.db["sources"].columns][-3:] == ["split", "repaired", "repair"]
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.conn.execute("PRAGMA page_size").fetchone()[0] == 16384
@@ -457,3 +461,89 @@ def test_compressed_logs_are_read_transparently_whatever_their_name(
     assert (report.lines, report.new, report.rejected) == (200, 200, 0)
     (source,) = store.sources()
     assert source.size == packed.stat().st_size
+
+
+def test_export_of_grown_and_merged_logs_writes_each_winner_own_bytes(
+    store: Store, tmp_path: Path
+) -> None:
+    # The recipe of issue 10: a file whose last lines are duplicates, then a file of new lines.
+    short = tmp_path / "short.log"
+    with gzip.open(SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz") as packed:
+        short.write_bytes(packed.read())
+    merged = tmp_path / "merged.log"
+    merged.write_bytes(short.read_bytes() + X86.read_bytes())
+    tunelog.import_paths(store, [str(X86), str(merged), str(EDGE)])
+    written = {line.record_id: line.raw for line in store.winner_lines()}
+    by_id = {r.record_id: r for r in store.best()}
+    for record_id, raw in written.items():
+        parsed = scan_line(raw)
+        assert isinstance(parsed, Measurement)
+        row = by_id[record_id]
+        assert (parsed.task_name, parsed.config_index, parsed.mean_cost) == (
+            row.task_name,
+            row.config_index,
+            row.mean_cost,
+        )
+    cuda = [raw for raw in written.values() if b'"conv2d_nchw.cuda"' in raw]
+    assert len(cuda) == 1
+
+
+def test_record_ids_are_never_reused_after_trailing_duplicates(
+    store: Store, tmp_path: Path
+) -> None:
+    lines = X86.read_bytes().splitlines(keepends=True)
+    grown = tmp_path / "grown.log"
+    grown.write_bytes(b"".join(lines[:10]) + b"".join(lines[:5]))  # ends in 5 duplicates
+    tunelog.import_paths(store, [str(grown)])
+    (next_id,) = store.conn.execute("SELECT value FROM counters").fetchone()
+    assert next_id == 16  # ids 11..15 held the duplicates' lines in the block: never given again
+    rest = tmp_path / "rest.log"
+    rest.write_bytes(b"".join(lines[10:20]))
+    tunelog.import_paths(store, [str(rest)])
+    assert store.conn.execute("SELECT min(id) FROM records WHERE source_id = 2").fetchone() == (16,)
+    assert stored_lines(store) == [line.rstrip(b"\n") for line in lines[:20]]
+
+
+def test_a_schema_2_database_with_reused_ids_migrates_and_reads_right(tmp_path: Path) -> None:
+    # What schema 2 could leave: a block whose last ids (dropped duplicates) were reused by
+    # the next file's block. The database's answer (the block with the largest id <= r) was
+    # right; a cached block must not answer past the next block.
+    path = tmp_path / "v2.db"
+    lines = X86.read_bytes().splitlines()
+    with Store(path) as store:
+        store.conn.execute("DROP TABLE counters")
+        store.conn.execute("PRAGMA user_version = 2")
+        packer = codec.BlockPacker()
+        store.conn.execute(
+            "INSERT INTO sources (id, path, sha256, size, lines, records, duplicates, comments,"
+            " blank, rejected, imported_at) VALUES (1, 'a', 'x', 1, 4, 2, 2, 0, 0, 0, 'then')"
+        )
+        store.conn.execute("INSERT INTO blocks VALUES (1, 1, ?)", (packer.pack(lines[:4]),))
+        store.conn.execute("INSERT INTO blocks VALUES (3, 1, ?)", (packer.pack(lines[10:12]),))
+    with Store(path) as store:
+        assert store.conn.execute("SELECT value FROM counters").fetchone() == (5,)
+        reader = LineReader(store.conn)
+        assert [reader.line(i) for i in (1, 2, 3, 4)] == [lines[0], lines[1], lines[10], lines[11]]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("index", 10**40, f"config index {10**40} does not fit in 64 bits"),
+        ("index", -(2**63) - 1, f"config index {-(2**63) - 1} does not fit in 64 bits"),
+        ("error_no", 2**63, f"error number {2**63} does not fit in 64 bits"),
+    ],
+)
+def test_integers_past_64_bits_are_rejected_with_a_reason(
+    store: Store, tmp_path: Path, field: str, value: int, reason: str
+) -> None:
+    record = json.loads(X86.read_bytes().splitlines()[0])
+    if field == "index":
+        record["config"]["index"] = value
+    else:
+        record["result"][1] = value
+    log = tmp_path / "big.log"
+    log.write_text(json.dumps(record) + "\n" + X86.read_text().splitlines()[1] + "\n")
+    (report,) = tunelog.import_paths(store, [str(log)])
+    assert (report.new, report.rejected) == (1, 1)
+    assert [(r.line, r.reason) for r in report.rejects] == [(1, reason)]

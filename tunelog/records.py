@@ -429,6 +429,8 @@ def scan_content(line: bytes) -> ScannedLine:
         and -_FLOAT_MAX <= timestamp <= _FLOAT_MAX
         and task_name
         and target in _VALID_TARGETS
+        and -_INT64_LIMIT <= fast.config.index < _INT64_LIMIT
+        and -_INT64_LIMIT <= error_no < _INT64_LIMIT
     ):
         return record
     return _check_values(record)
@@ -464,6 +466,9 @@ def _args_json(raw: bytes) -> str | None:
 
 _new_tuple: Any = tuple.__new__
 _FLOAT_MAX = sys.float_info.max
+# SQLite stores integers in 64 bits; TVM would load a larger config index or error number, but
+# no config space or error code is that large, so such a line is rejected, never crashes a store.
+_INT64_LIMIT = 1 << 63
 # Target strings that parsed (bounded: a hostile file must not grow it without end).
 _VALID_TARGETS: set[str] = set()
 _VALID_TARGETS_KEPT = 4096
@@ -553,6 +558,9 @@ def _check_values(record: Measurement) -> ScannedLine:
         return Rejected("non-finite all_cost or timestamp")
     if not record.task_name:
         return Rejected("empty task name")
+    for name, number in (("config index", record.config_index), ("error number", record.error_no)):
+        if not -_INT64_LIMIT <= number < _INT64_LIMIT:
+            return Rejected(f"{name} {number} does not fit in 64 bits")
     try:
         parse_target(record.target)
     except TargetParseError as exc:

@@ -52,19 +52,23 @@ class LineReader:
     """Reads stored lines by record id, keeping the last few blocks decompressed.
 
     A block holds the lines of consecutive record ids, and its id is the first of them, so
-    the block of record r is the one with the largest id <= r. Readers ask in record order,
-    so a small cache decompresses each block about once.
+    the block of record r is the one with the largest id <= r. A cached block answers only for
+    the ids the database would send to it: from its id up to the next block's id, so a reader
+    never returns a line the database has since given to another block. Make one reader per
+    query (inside one transaction or snapshot): readers ask in record order, so a small cache
+    decompresses each block about once.
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._decompressor = zstandard.ZstdDecompressor()
-        self._blocks: OrderedDict[int, list[bytes]] = OrderedDict()
+        # First id -> (end id, lines); the block answers for first <= id < end.
+        self._blocks: OrderedDict[int, tuple[int, list[bytes]]] = OrderedDict()
 
     def line(self, record_id: int) -> bytes:
         """The original bytes (without line end) of a stored record's line."""
-        for first, lines in reversed(self._blocks.items()):
-            if first <= record_id < first + len(lines):
+        for first, (end, lines) in reversed(self._blocks.items()):
+            if first <= record_id < end:
                 return lines[record_id - first]
         row = self.conn.execute(
             "SELECT id, data FROM blocks WHERE id <= ? ORDER BY id DESC LIMIT 1", (record_id,)
@@ -73,9 +77,13 @@ class LineReader:
             raise LookupError(f"no stored line for record {record_id}")
         first = int(row[0])
         lines = self._decompressor.decompress(row[1]).split(b"\n")
-        if not record_id < first + len(lines):
+        following = self.conn.execute(
+            "SELECT min(id) FROM blocks WHERE id > ?", (first,)
+        ).fetchone()[0]
+        end = first + len(lines) if following is None else min(first + len(lines), following)
+        if not record_id < end:
             raise LookupError(f"no stored line for record {record_id}")
-        self._blocks[first] = lines
+        self._blocks[first] = (end, lines)
         if len(self._blocks) > _CACHED_BLOCKS:
             self._blocks.popitem(last=False)
         return lines[record_id - first]

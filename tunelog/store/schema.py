@@ -240,5 +240,28 @@ def _move_lines_into_blocks(conn: sqlite3.Connection) -> None:
     flush()
 
 
+def _migration_3(conn: sqlite3.Connection) -> None:
+    """Record ids are never reused: the next id is kept in `counters`.
+
+    Ids used to be max(records.id) + 1, so when a file's last records were duplicates (and
+    deleted) the next file took their ids while the earlier block still held lines under them;
+    a reader that trusted the block's length returned another record's bytes. The counter starts
+    past every id any stored block covers (the last block is decompressed to know its length).
+    """
+    conn.execute(
+        "CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID"
+    )
+    next_id = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM records").fetchone()[0])
+    last_block = conn.execute("SELECT id, data FROM blocks ORDER BY id DESC LIMIT 1").fetchone()
+    if last_block is not None:
+        lines = zstandard.ZstdDecompressor().decompress(last_block[1]).count(b"\n") + 1
+        next_id = max(next_id, int(last_block[0]) + lines)
+    conn.execute("INSERT INTO counters VALUES ('next_record_id', ?)", (next_id,))
+
+
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migration_1, _migration_2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _migration_1,
+    _migration_2,
+    _migration_3,
+]
