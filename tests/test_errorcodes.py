@@ -8,13 +8,16 @@ The diagnosis cases use error counts computed from real logs in ../shared/corpus
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tunelog
 from tunelog.errorcodes import (
     DOMINANT_SHARE,
     ERROR_CODES,
@@ -23,6 +26,7 @@ from tunelog.errorcodes import (
     NOTABLE_SHARE,
     SPACE_MISFIT_SHARE,
     ErrorCode,
+    cause_of_failures,
     diagnose,
     error_name,
     lookup_error_code,
@@ -410,3 +414,53 @@ def test_lookup_only_raises_unknown_error_code(code: int | str) -> None:
         return
     assert isinstance(found, ErrorCode)
     assert found is ERROR_CODES[found.number]
+
+
+@pytest.mark.parametrize(
+    ("counts", "cause"),
+    [
+        ({1: 50, 6: 3, 0: 10}, 6),  # instantiation is never the cause past which trials fail
+        ({1: 50}, None),
+        ({0: 5, 4: 2, 6: 2}, 4),  # ties go to the lower number
+        ({6: 0, 7: 1}, 7),
+    ],
+)
+def test_cause_of_failures(counts: dict[int, int], cause: int | None) -> None:
+    assert cause_of_failures(counts) == cause
+
+
+def test_errors_quote_the_timeout_when_instantiation_errors_are_most_common(
+    tmp_path: Path,
+) -> None:
+    # 8 INSTANTIATION_ERROR, 4 BUILD_TIMEOUT (all_cost 4.0: the timeout), 6 valid.
+    trials = [(1, 0.1)] * 8 + [(6, 4.0)] * 4 + [(0, 1.5)] * 6
+    lines = []
+    for index, (error_no, all_cost) in enumerate(trials):
+        cost = 1e9 if error_no else 0.001 * (index + 1)
+        lines.append(
+            json.dumps(
+                {
+                    "input": [
+                        "cuda -model=t4",
+                        "dense_small_batch.gpu",
+                        [["TENSOR", [1, 8], "float32"]],
+                        {},
+                    ],
+                    "config": {"index": index, "code_hash": None, "entity": []},
+                    "result": [[cost], error_no, all_cost, 1.6e9 + index],
+                    "version": 0.2,
+                    "tvm_version": "0.16.dev0",
+                }
+            )
+        )
+    log = tmp_path / "inst.log"
+    log.write_text("\n".join(lines) + "\n")
+    with tunelog.open_store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        (summary,) = tunelog.errors(store)
+    assert summary.diagnosis == [
+        "12 of 18 trials failed (66%); the best config is chosen from the 6 valid ones only.",
+        "All 4 failures after instantiation are BUILD_TIMEOUT (timeout was 4 s): raise the "
+        "builder timeout, autotvm.LocalBuilder(timeout=...).",
+        "Only 6 valid trials: tune longer before trusting the best.",
+    ]

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from tunelog.errorcodes import diagnose, error_name
+from tunelog.errorcodes import cause_of_failures, diagnose, error_name
 from tunelog.exceptions import NothingToExportError
 from tunelog.exporting import rewrite_target, write_lines_atomically
 from tunelog.inputs import LogInput, OpenedLog, expand_inputs
@@ -255,11 +255,10 @@ def errors(store: Store, filters: Filters | None = None) -> list[ErrorSummary]:
 
 
 def _diagnosis(layer: Layer, template: TemplateResult) -> list[str]:
-    failures = [n for n in template.errors if n != 0]
-    dominant = max(failures, key=lambda n: template.errors[n], default=None)
+    cause = cause_of_failures(template.errors)
     all_costs: list[float] = []
-    if dominant is not None and dominant in template.all_cost_range:
-        low, high = template.all_cost_range[dominant]
+    if cause is not None and cause in template.all_cost_range:
+        low, high = template.all_cost_range[cause]
         all_costs = [low] if low == high else [low, high]
     return diagnose(template.errors, all_costs=all_costs, answered_by=_answered_by(layer, template))
 

@@ -355,6 +355,24 @@ def _cause_sentence(
     return f"{share} failures{where} are {error_name(number)}{note}: {advice}."
 
 
+def _built_failures(counts: Mapping[int, int]) -> dict[int, int]:
+    return {
+        number: n
+        for number, n in counts.items()
+        if n > 0 and number not in (NO_ERROR, INSTANTIATION_ERROR)
+    }
+
+
+def cause_of_failures(counts: Mapping[int, int]) -> int | None:
+    """The failure kind `diagnose` names as the cause: the most common one past instantiation.
+
+    Ties go to the lower number; None when no trial failed past instantiation. Callers use it
+    to pick the all_cost values to pass to `diagnose` (the timeout in effect for that kind).
+    """
+    built = _built_failures(counts)
+    return min(built, key=lambda number: (-built[number], number), default=None)
+
+
 def diagnose(
     counts: Mapping[int, int],
     *,
@@ -364,9 +382,10 @@ def diagnose(
     """Explain the error pattern of ONE workload under one template, most important first.
 
     ``counts`` maps error_no to the number of trials (0 = valid); counts of zero or below are
-    ignored. ``all_costs`` are the all_cost values of the BUILD_TIMEOUT or RUN_TIMEOUT records,
-    whichever kind is reported as the cause; for those AutoTVM writes the timeout in effect, so
-    when they are all equal the value is quoted as "(timeout was X s)". Mixed or other values
+    ignored. ``all_costs`` are the all_cost values of the records of the kind reported as the
+    cause (`cause_of_failures`); for BUILD_TIMEOUT and RUN_TIMEOUT AutoTVM writes the timeout
+    in effect there, so when they are all equal the value is quoted as "(timeout was X s)".
+    Mixed or other values
     are simply not quoted. ``answered_by``: when every trial failed but apply_history_best still
     finds a config for the layer (another template, another target's record), the sentence that
     says so, replacing the fallback one. Returns [] when nothing is notable.
@@ -390,12 +409,9 @@ def diagnose(
     valid = positive.get(NO_ERROR, 0)
     failed = total - valid
     instantiation = positive.get(INSTANTIATION_ERROR, 0)
-    built_failures = {
-        number: n for number, n in positive.items() if number not in (NO_ERROR, INSTANTIATION_ERROR)
-    }
+    built_failures = _built_failures(positive)
     built_failed = sum(built_failures.values())
-    # Most common failure past instantiation; ties go to the lower number.
-    top = min(built_failures, key=lambda number: (-built_failures[number], number), default=None)
+    top = cause_of_failures(positive)
 
     sentences: list[str] = []
     if valid == 0:
