@@ -19,7 +19,7 @@ from tunelog.errorcodes import cause_of_failures, diagnose, error_name
 from tunelog.exceptions import NothingToExportError
 from tunelog.exporting import rewrite_target, write_lines_atomically
 from tunelog.inputs import LogInput, OpenedLog, expand_inputs
-from tunelog.layers import Layer, TemplateResult, build_layers
+from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers
 from tunelog.models import FileReport
 from tunelog.store import Filters, Store
 from tunelog.targets import parse_target
@@ -191,7 +191,15 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     `sort`: "latency" (slowest winner first), "gflops" (least efficient first; unknown last) or
     "trials" (fewest first); default: first seen first.
     """
-    found = [lay for lay in build_layers(*store.layer_inputs()) if _matches(lay, filters)]
+    target = filters.query_target if filters is not None else None
+    for_group = None
+    if target is not None:
+        for_group = TargetGroup(target.keys, target.model, (target.raw,))
+    found = [
+        lay
+        for lay in build_layers(*store.layer_inputs(), for_group=for_group)
+        if _matches(lay, filters)
+    ]
     if sort == "latency":
         found.sort(key=lambda lay: -_winner_cost(lay))
     elif sort == "gflops":
@@ -216,16 +224,12 @@ def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
 
 
 def _matches(layer: Layer, filters: Filters | None) -> bool:
+    """A layer is shown when records of its group and of one of its templates are selected."""
     if filters is None:
         return True
-    names = [t.workload.task_name for t in layer.templates]
-    if filters.target_key is not None and filters.target_key not in layer.group.keys:
+    if not filters.matches_target_group(layer.group.keys, layer.group.model):
         return False
-    if filters.model is not None and filters.model != layer.group.model:
-        return False
-    if filters.template is not None and filters.template not in names:
-        return False
-    return filters.task is None or any(filters.task in name for name in names)
+    return any(filters.matches_task(t.workload.task_name) for t in layer.templates)
 
 
 @dataclass

@@ -288,15 +288,27 @@ def stats(as_json: JsonOption = False) -> None:
             emit_table([[row[h] for h in headers] for row in rows], headers)
 
 
+# What each filter means is defined once, in tunelog.filters.
 FilterTargetKey = Annotated[
-    str | None, typer.Option("--target-key", help="Only slots of this target key (e.g. cuda).")
+    str | None,
+    typer.Option("--target-key", help="Only records whose target has this key (e.g. cuda)."),
 ]
-FilterModel = Annotated[str | None, typer.Option(help="Only slots of this -model value.")]
+FilterModel = Annotated[
+    str | None, typer.Option(help="Only records whose target has this -model value.")
+]
 FilterTemplate = Annotated[
     str | None, typer.Option(help="Only this template (task name), e.g. conv2d_nchw.cuda.")
 ]
 FilterTask = Annotated[
     str | None, typer.Option(help="Only templates whose name contains this text.")
+]
+FilterForTarget = Annotated[
+    str | None,
+    typer.Option(
+        "--for-target",
+        help="Answer as apply_history_best does when compiling for this target string "
+        '(e.g. "cuda -model=titanx"; the model need not be in the log).',
+    ),
 ]
 
 
@@ -307,11 +319,12 @@ def best(
     model: FilterModel = None,
     template: FilterTemplate = None,
     task: FilterTask = None,
+    for_target: FilterForTarget = None,
     knobs: Annotated[bool, typer.Option(help="Show the winning knob values.")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """The config apply_history_best picks for each slot (target key or model, workload)."""
-    filters = Filters(target_key=target_key, model=model, template=template, task=task)
+    filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
         rows = store.best(filters, knobs=knobs)
     if as_json:
@@ -362,6 +375,7 @@ def export(
     model: FilterModel = None,
     template: FilterTemplate = None,
     task: FilterTask = None,
+    for_target: FilterForTarget = None,
     force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
     include_v01: Annotated[
         bool, typer.Option("--include-v01", help="Also write v0.1 records (old TVM only).")
@@ -376,7 +390,7 @@ def export(
     ] = False,
 ) -> None:
     """Write a cleaned log that apply_history_best loads and decides on as on the full logs."""
-    filters = Filters(target_key=target_key, model=model, template=template, task=task)
+    filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
         report = api.export(
             store,
@@ -413,13 +427,14 @@ def workloads(
     model: FilterModel = None,
     template: FilterTemplate = None,
     task: FilterTask = None,
+    for_target: FilterForTarget = None,
     sort: SortOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """One row per layer and target group: templates tried, the winner relay picks, GFLOPS."""
     if sort is not None and sort not in api.SORT_KEYS:
         raise typer.BadParameter(f"use one of {', '.join(api.SORT_KEYS)}", param_hint="--sort")
-    filters = Filters(target_key=target_key, model=model, template=template, task=task)
+    filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
         found = api.layers(store, filters, sort=sort)
     if as_json:
@@ -468,10 +483,11 @@ def untuned(
     model: FilterModel = None,
     template: FilterTemplate = None,
     task: FilterTask = None,
+    for_target: FilterForTarget = None,
     as_json: JsonOption = False,
 ) -> None:
     """Layers with no valid record: they run a fallback config ("not been tuned")."""
-    filters = Filters(target_key=target_key, model=model, template=template, task=task)
+    filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
         found = api.untuned(store, filters)
     if as_json:
@@ -507,10 +523,11 @@ def errors(
     model: FilterModel = None,
     template: FilterTemplate = None,
     task: FilterTask = None,
+    for_target: FilterForTarget = None,
     as_json: JsonOption = False,
 ) -> None:
     """Failed trials by layer and template, with error names and a diagnosis."""
-    filters = Filters(target_key=target_key, model=model, template=template, task=task)
+    filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
         found = api.errors(store, filters)
     if as_json:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tunelog.selection import KEY_SLOT, MODEL_SLOT
+from tunelog.selection import query_slots
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.workloads import flops, gflops, layer_key, operator_family, short_args
 
@@ -55,6 +55,9 @@ class Tally:
     records: int
     min_all_cost: float
     max_all_cost: float
+
+
+GroupKey = tuple[tuple[str, ...], str]  # (keys, model): what a query depends on
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,11 +165,8 @@ def query(
     slots: Mapping[tuple[str, str, int], SlotWinner], group: TargetGroup, workload_id: int
 ) -> SlotWinner | None:
     """What apply_history_best returns for this group's targets and workload."""
-    holder = slots.get((MODEL_SLOT, group.model, workload_id))
-    if holder is not None:
-        return holder
-    for key in group.keys:
-        holder = slots.get((KEY_SLOT, key, workload_id))
+    for kind, name in query_slots(group.keys, group.model):
+        holder = slots.get((kind, name, workload_id))
         if holder is not None:
             return holder
     return None
@@ -177,19 +177,25 @@ def build_layers(
     workloads: Sequence[WorkloadInfo],
     tallies: Iterable[Tally],
     slots: Mapping[tuple[str, str, int], SlotWinner],
+    *,
+    for_group: TargetGroup | None = None,
 ) -> list[Layer]:
-    """Every (target group, layer) with records, its templates and relay's choice among them."""
+    """Every (target group, layer) with records, its templates and relay's choice among them.
+
+    `for_group`: only the layers of that group (e.g. one target string, whose `-model` the log
+    may never have seen), each layer whose templates are measured there or answered for it.
+    """
     groups = group_targets(targets)
     by_id = {w.id: w for w in workloads}
     keys = {w.id: layer_key(w.task_name, w.template_key, w.args) for w in workloads}
     same_layer: dict[str, list[int]] = {}
     for w in workloads:
         same_layer.setdefault(keys[w.id], []).append(w.id)
-    results: dict[tuple[TargetGroup, int], TemplateResult] = {}
+    results: dict[tuple[GroupKey, int], TemplateResult] = {}
     for tally in tallies:
         group = groups[tally.target_id]
         result = results.setdefault(
-            (group, tally.workload_id), TemplateResult(by_id[tally.workload_id])
+            ((group.keys, group.model), tally.workload_id), TemplateResult(by_id[tally.workload_id])
         )
         result.errors[tally.error_no] = result.errors.get(tally.error_no, 0) + tally.records
         low, high = result.all_cost_range.get(tally.error_no, (tally.min_all_cost,) * 2)
@@ -197,14 +203,21 @@ def build_layers(
             min(low, tally.min_all_cost),
             max(high, tally.max_all_cost),
         )
+    if for_group is not None:
+        found = (
+            _layer(for_group, key, ids, by_id, results, slots) for key, ids in same_layer.items()
+        )
+        return [layer for layer in found if layer is not None]
+    by_key = {(g.keys, g.model): g for g in groups.values()}
     layers: dict[tuple[TargetGroup, str], Layer] = {}
-    for (group, workload_id), _result in sorted(results.items(), key=lambda kv: kv[0][1]):
+    for (group_key, workload_id), _result in sorted(results.items(), key=lambda kv: kv[0][1]):
+        group = by_key[group_key]
         layer_id = keys[workload_id]
         if (group, layer_id) in layers:
             continue
-        layers[(group, layer_id)] = _layer(
-            group, layer_id, same_layer[layer_id], by_id, results, slots
-        )
+        layer = _layer(group, layer_id, same_layer[layer_id], by_id, results, slots)
+        if layer is not None:
+            layers[(group, layer_id)] = layer
     return list(layers.values())
 
 
@@ -213,18 +226,20 @@ def _layer(
     layer_id: str,
     workload_ids: list[int],
     by_id: Mapping[int, WorkloadInfo],
-    results: Mapping[tuple[TargetGroup, int], TemplateResult],
+    results: Mapping[tuple[GroupKey, int], TemplateResult],
     slots: Mapping[tuple[str, str, int], SlotWinner],
-) -> Layer:
+) -> Layer | None:
     templates: list[TemplateResult] = []
     for workload_id in workload_ids:
         chosen = query(slots, group, workload_id)
-        tuned_here = results.get((group, workload_id))
+        tuned_here = results.get(((group.keys, group.model), workload_id))
         if tuned_here is None and chosen is None:
             continue  # never tuned for this group, and no shared key slot answers for it
         template = tuned_here or TemplateResult(by_id[workload_id])
         template.chosen = chosen
         templates.append(template)
+    if not templates:
+        return None
     if any(t.workload.version != "0.1" and t.chosen is not None for t in templates):
         # TVM >= 0.7 skips v0.1 lines: with a newer record in the layer, v0.1 ones cannot win.
         for t in templates:

@@ -50,9 +50,16 @@ def slots_of(target: Target, workload: str) -> list[Slot]:
 
 def query_order(target: Target, workload: str) -> list[Slot]:
     """The slots a query with `target` looks up, in order: model first, then keys."""
-    return [Slot(MODEL_SLOT, target.model, workload)] + [
-        Slot(KEY_SLOT, key, workload) for key in target.keys
-    ]
+    return [Slot(kind, name, workload) for kind, name in query_slots(target.keys, target.model)]
+
+
+def query_slots(keys: tuple[str, ...], model: str) -> list[tuple[str, str]]:
+    """`(kind, name)` of the slots a query looks up, in order: this is ApplyHistoryBest's rule.
+
+    The model slot is asked even for "unknown": no record holds it (see `slots_of`), so the
+    keys answer, as in TVM.
+    """
+    return [(MODEL_SLOT, model), *((KEY_SLOT, key) for key in keys)]
 
 
 class HistoryBest(Generic[Ref]):

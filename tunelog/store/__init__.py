@@ -11,8 +11,9 @@ Writes happen in one transaction per file (BEGIN IMMEDIATE), so an interrupted i
 database as it was before that file, and concurrent importers queue on SQLite's write lock.
 """
 
+from tunelog.filters import Filters
 from tunelog.store.codec import LineReader, content_hash
-from tunelog.store.database import ExportLine, Filters, SlotHolder, Store, open_store
+from tunelog.store.database import ExportLine, SlotHolder, Store, open_store
 from tunelog.store.importer import BATCH_SIZE, ProgressCallback
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 

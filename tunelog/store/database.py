@@ -18,6 +18,7 @@ from tunelog.exceptions import (
     NewerSchemaError,
     NotATunelogDatabaseError,
 )
+from tunelog.filters import Filters
 from tunelog.inputs import OpenedLog
 from tunelog.layers import SlotWinner, Tally, WorkloadInfo
 from tunelog.models import BestRow, FileReport, RejectedLine, Source, Stats
@@ -26,7 +27,7 @@ from tunelog.records import (
     parse_line,
     workload_json,
 )
-from tunelog.selection import KEY_SLOT, MODEL_SLOT, slots_of
+from tunelog.selection import MODEL_SLOT, query_order, slots_of
 from tunelog.store.codec import LineReader
 from tunelog.store.importer import REJECTS_KEPT_IN_REPORT, ImportWriter, ProgressCallback
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
@@ -39,16 +40,6 @@ BUSY_TIMEOUT_MS = 60_000
 PAGE_SIZE = 16384
 
 SlotKey = tuple[str, str, int]
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Which slots/records a query covers. Empty fields match everything."""
-
-    target_key: str | None = None
-    model: str | None = None
-    template: str | None = None
-    task: str | None = None
 
 
 class _KnownFile(NamedTuple):
@@ -404,7 +395,7 @@ class Store:
 
     def best(self, filters: Filters | None = None, *, knobs: bool = False) -> list[BestRow]:
         """Slot winners, one row per (workload, winning record), with the slots it holds."""
-        where, params = _slot_filter_sql(filters or Filters())
+        where, params = self._slot_filter_sql(filters or Filters())
         rows = self.conn.execute(
             f"""SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
                        r.config_index, r.mean_cost, src.path, r.line, w.version,
@@ -449,7 +440,7 @@ class Store:
         self, filters: Filters | None = None, *, top_k: int = 1
     ) -> Iterator[ExportLine]:
         """Every slot winner (or the top-k configs of each slot) with its line, by record id."""
-        where, params = _slot_filter_sql(filters or Filters())
+        where, params = self._slot_filter_sql(filters or Filters())
         if top_k <= 1:
             sql = f"""SELECT DISTINCT r.id, r.workload_id, t.target, w.version
                       FROM slots s
@@ -507,8 +498,9 @@ class Store:
 
     def has_slot_winners(self, filters: Filters | None = None) -> bool:
         """True when at least one slot matches the filters."""
-        where, params = _slot_filter_sql(filters or Filters())
-        sql = f"""SELECT 1 FROM slots s JOIN workloads w ON w.id = s.workload_id {where} LIMIT 1"""
+        where, params = self._slot_filter_sql(filters or Filters())
+        sql = f"""SELECT 1 FROM slots s JOIN records r ON r.id = s.record_id
+                  JOIN workloads w ON w.id = s.workload_id {where} LIMIT 1"""
         return self.conn.execute(sql, params).fetchone() is not None
 
     def _top_k_lines(self, where: str, params: tuple[Any, ...], top_k: int) -> Iterator[ExportLine]:
@@ -517,6 +509,7 @@ class Store:
         wanted: dict[int, set[tuple[str, str]]] = {}
         for kind, name, workload_id in self.conn.execute(
             f"""SELECT s.kind, s.name, s.workload_id FROM slots s
+                JOIN records r ON r.id = s.record_id
                 JOIN workloads w ON w.id = s.workload_id {where}""",
             params,
         ):
@@ -555,24 +548,53 @@ class Store:
             ):
                 yield ExportLine(rid, wid, target, version, reader.line(rid))
 
+    def _slot_filter_sql(self, filters: Filters) -> tuple[str, tuple[Any, ...]]:
+        """A WHERE clause over `slots s JOIN records r` for the filters (see tunelog.filters).
 
-def _slot_filter_sql(filters: Filters) -> tuple[str, tuple[Any, ...]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    if filters.target_key is not None:
-        clauses.append("s.kind = ? AND s.name = ?")
-        params += [KEY_SLOT, filters.target_key]
-    if filters.model is not None:
-        clauses.append("s.kind = ? AND s.name = ?")
-        params += [MODEL_SLOT, filters.model]
-    if filters.template is not None:
-        clauses.append("w.task_name = ?")
-        params.append(filters.template)
-    if filters.task is not None:
-        clauses.append("w.task_name LIKE ?")
-        params.append(f"%{filters.task}%")
-    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-    return where, tuple(params)
+        Targets and task names are matched in Python by the one definition of the filters; the
+        tables they live in are small. With `for_target`, a workload keeps only the slot
+        apply_history_best answers it from: the first held one in `query_order`.
+        """
+        clauses: list[str] = []
+        params: list[Any] = []
+        if filters.selects_targets:
+            ids = [
+                int(target_id)
+                for target_id, target in self.conn.execute("SELECT id, target FROM targets")
+                if filters.matches_target(parse_target(target))
+            ]
+            clauses.append(f"r.target_id IN ({_id_list(ids)})")
+        if filters.selects_tasks:
+            ids = [
+                int(workload_id)
+                for workload_id, task_name in self.conn.execute(
+                    "SELECT id, task_name FROM workloads"
+                )
+                if filters.matches_task(task_name)
+            ]
+            clauses.append(f"s.workload_id IN ({_id_list(ids)})")
+        target = filters.query_target
+        if target is not None:
+            order = [(slot.kind, slot.name) for slot in query_order(target, "")]
+            ranks = " UNION ALL ".join(["SELECT ?, ?, ?"] * len(order))
+            # The answering slot: the held slot of the lowest rank for the same workload.
+            clauses.append(
+                f"""(s.kind, s.name) IN (
+                       WITH q(kind, name, rank) AS ({ranks})
+                       SELECT q.kind, q.name FROM q
+                       WHERE q.rank = (SELECT min(q2.rank) FROM q q2 JOIN slots s2
+                                       ON s2.kind = q2.kind AND s2.name = q2.name
+                                       WHERE s2.workload_id = s.workload_id))"""
+            )
+            for rank, (kind, name) in enumerate(order):
+                params += [kind, name, rank]
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        return where, tuple(params)
+
+
+def _id_list(ids: Sequence[int]) -> str:
+    """Integer ids as SQL list text (ints only, so nothing to quote); `NULL` when empty."""
+    return ",".join(str(int(i)) for i in ids) or "NULL"
 
 
 def _knobs(raw: bytes) -> list[list[object]] | None:

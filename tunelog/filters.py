@@ -1,0 +1,71 @@
+"""What the filter options mean: the one definition every command and the API use.
+
+Pure. A filter selects *records* by their own target string and task name; a command shows
+what those records decide (the slots they hold, the layers they are measured in). Filters
+combine as AND; an empty field matches everything.
+
+* `target_key`: the record's target has this key (`cuda` matches `cuda -model=t4`, whose keys
+  are `cuda, gpu`);
+* `model`: the record's target has this `-model` value;
+* `template`: the task name is exactly this (`conv2d_nchw.cuda`);
+* `task`: the task name contains this text (plain, case-sensitive; no wildcards).
+
+`for_target` is different: it is not a selection of records but a question, "what does
+`apply_history_best` answer when compiling for this target string?" (model slot first, then
+the keys in order, see `selection.query_order`). It combines with the others: the answer is
+computed from every record, then shown only where the answering record matches the filters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tunelog.targets import Target, parse_target
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which records a query covers, and optionally the target string it answers for."""
+
+    target_key: str | None = None
+    model: str | None = None
+    template: str | None = None
+    task: str | None = None
+    for_target: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.for_target is not None:
+            parse_target(self.for_target)  # a TargetParseError names what is wrong
+
+    @property
+    def query_target(self) -> Target | None:
+        """The parsed `for_target`, or None."""
+        return None if self.for_target is None else parse_target(self.for_target)
+
+    @property
+    def selects_targets(self) -> bool:
+        """True when some target strings do not match."""
+        return self.target_key is not None or self.model is not None
+
+    @property
+    def selects_tasks(self) -> bool:
+        """True when some task names do not match."""
+        return self.template is not None or self.task is not None
+
+    def matches_target(self, target: Target) -> bool:
+        """Whether a record with this (parsed) target is selected."""
+        if self.target_key is not None and self.target_key not in target.keys:
+            return False
+        return self.model is None or self.model == target.model
+
+    def matches_target_group(self, keys: tuple[str, ...], model: str) -> bool:
+        """Whether records of targets with these keys and model are selected."""
+        if self.target_key is not None and self.target_key not in keys:
+            return False
+        return self.model is None or self.model == model
+
+    def matches_task(self, task_name: str) -> bool:
+        """Whether a record of this task (template) name is selected."""
+        if self.template is not None and task_name != self.template:
+            return False
+        return self.task is None or self.task in task_name
