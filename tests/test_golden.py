@@ -18,6 +18,7 @@ from tests.conftest import corpus_log_for, golden_files, require_shared
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest, history_best
 from tunelog.store import Store
+from tunelog.targets import parse_target
 
 GOLDEN_IDS = [p.name.removesuffix(".oracle.json") for p in golden_files()]
 
@@ -115,3 +116,32 @@ def test_export_writes_each_winner_once_as_original_bytes(golden: Path, tmp_path
     lines = out.read_bytes().splitlines()
     assert len(lines) == len(set(lines)) == len(winners)
     assert set(lines) <= original
+
+
+def _unseen_model(target: str) -> str:
+    """The same target string deployed on a device the log never saw."""
+    parsed = parse_target(target)
+    options = " ".join(f"-{name}={value}" for name, value in parsed.options if name != "model")
+    return f"{parsed.kind} {options} -model=unseen_device".replace("  ", " ")
+
+
+@pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
+def test_export_for_one_target_answers_as_the_full_log(golden: Path, tmp_path: Path) -> None:
+    require_shared()
+    expected = _load(golden)
+    targets = sorted({q["target"] for q in expected["queries"]})
+    targets += [_unseen_model(t) for t in targets]
+    with _imported(tmp_path, corpus_log_for(golden)) as store:
+        full = _history_of_lines([line.raw for line in store.winner_lines()])
+        for n, target in enumerate(targets):
+            filters = tunelog.Filters(for_target=target)
+            out = tmp_path / f"for{n}.log"
+            if not store.has_slot_winners(filters):
+                continue
+            tunelog.export(store, str(out), filters=filters)
+            mine = _history_of_lines(out.read_bytes().splitlines())
+            for query in expected["queries"]:
+                workload = _compact(query["workload"])
+                want = full.query(target, workload)
+                got = mine.query(target, workload)
+                assert (got and got.ref) == (want and want.ref), (target, workload)

@@ -1,0 +1,113 @@
+"""The filter options: one meaning (tunelog.filters) in every command, combined as AND."""
+
+from __future__ import annotations
+
+import pytest
+
+import tunelog
+from tests.conftest import SAMPLE_LOGS
+from tunelog.exceptions import TargetParseError
+from tunelog.filters import Filters
+from tunelog.records import Measurement, scan_line
+from tunelog.store import Store
+from tunelog.targets import parse_target
+
+CUDA_T4 = "cuda -keys=cuda,gpu -arch=sm_75 -model=t4"
+
+
+@pytest.mark.parametrize(
+    ("filters", "target", "selected"),
+    [
+        (Filters(), "llvm", True),
+        (Filters(target_key="cuda"), CUDA_T4, True),
+        (Filters(target_key="gpu"), CUDA_T4, True),
+        (Filters(target_key="cpu"), CUDA_T4, False),
+        (Filters(model="t4"), CUDA_T4, True),
+        (Filters(model="titanx"), CUDA_T4, False),
+        (Filters(target_key="cuda", model="t4"), CUDA_T4, True),
+        (Filters(target_key="cuda", model="titanx"), CUDA_T4, False),
+        (Filters(target_key="cpu", model="t4"), CUDA_T4, False),
+        (Filters(model="unknown"), "llvm -mcpu=skylake-avx512", True),
+    ],
+)
+def test_target_filters(filters: Filters, target: str, selected: bool) -> None:
+    assert filters.matches_target(parse_target(target)) is selected
+
+
+@pytest.mark.parametrize(
+    ("filters", "task", "selected"),
+    [
+        (Filters(template="conv2d_nchw.cuda"), "conv2d_nchw.cuda", True),
+        (Filters(template="conv2d_nchw.cuda"), "conv2d_nchw_winograd.cuda", False),
+        (Filters(task="nchw"), "conv2d_nchw_winograd.cuda", True),
+        (Filters(task="NCHW"), "conv2d_nchw.cuda", False),  # case-sensitive
+        (Filters(task="%"), "conv2d_nchw.cuda", False),  # plain text, not SQL LIKE
+        (Filters(task="_"), "dense", False),
+        (Filters(task="_"), "conv2d_nchw.cuda", True),
+        (Filters(template="conv2d_nchw.cuda", task="winograd"), "conv2d_nchw.cuda", False),
+    ],
+)
+def test_task_filters(filters: Filters, task: str, selected: bool) -> None:
+    assert filters.matches_task(task) is selected
+
+
+def test_an_unparsable_for_target_is_a_target_parse_error() -> None:
+    with pytest.raises(TargetParseError):
+        Filters(for_target="")
+
+
+def _task_name(raw: bytes) -> str:
+    parsed = scan_line(raw)
+    assert isinstance(parsed, Measurement)
+    return parsed.task_name
+
+
+def _sample_store(store: Store) -> Store:
+    tunelog.import_paths(store, [str(SAMPLE_LOGS / "x86_mini_llvm.log")])
+    tunelog.import_paths(store, [str(SAMPLE_LOGS / "edge_cases.log")])
+    return store
+
+
+@pytest.mark.parametrize(
+    ("filters", "tasks"),
+    [
+        (Filters(target_key="cuda", model="t4"), {"conv2d_nchw.cuda", "conv2d_nchw_winograd.cuda"}),
+        (Filters(target_key="cuda", model="titanx"), set()),
+        (Filters(task="%nchw"), set()),
+        (Filters(task="nchw_w"), {"conv2d_nchw_winograd.cuda"}),
+        (Filters(target_key="cpu", task="dense"), {"dense_nopack.x86", "dense_pack.x86"}),
+    ],
+)
+def test_best_export_and_workloads_select_the_same_records(
+    store: Store, filters: Filters, tasks: set[str]
+) -> None:
+    _sample_store(store)
+    v02 = {row.task_name for row in store.best(filters) if row.log_version == "0.2"}
+    exported = {
+        _task_name(line.raw) for line in store.winner_lines(filters) if line.version == "0.2"
+    }
+    layered = {
+        t.workload.task_name
+        for layer in tunelog.layers(store, filters)
+        for t in layer.templates
+        if t.workload.version == "0.2" and filters.matches_task(t.workload.task_name)
+    }
+    assert v02 == exported == tasks
+    assert layered >= tasks
+
+
+def test_for_target_with_an_unseen_model_answers_from_the_keys(store: Store) -> None:
+    _sample_store(store)
+    rows = store.best(Filters(for_target="cuda -model=unseen_device"))
+    assert {(row.task_name, tuple(row.slots)) for row in rows} == {
+        ("conv2d_nchw.cuda", ("cuda",)),
+        ("conv2d_nchw_winograd.cuda", ("cuda",)),
+        ("topi_nn_dense", ("cuda",)),
+    }
+    (layer,) = [
+        lay
+        for lay in tunelog.layers(store, Filters(for_target="cuda -model=unseen_device"))
+        if lay.family.startswith("conv2d")
+    ]
+    assert layer.group.model == "unseen_device"
+    assert layer.winner is not None
