@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from tests.conftest import (
     write_mixed_version_log,
 )
 from tunelog import api
-from tunelog.layers import Layer
+from tunelog.layers import Layer, WorkloadInfo, template_identity
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest, history_best
 from tunelog.store import Store
@@ -246,3 +247,68 @@ def test_a_v01_template_cannot_win_a_layer_that_has_v02_records(tmp_path: Path) 
     assert [t.name for t in layer.templates] == ["matmul", "matmul (v0.1)"]
     assert layer.winner is layer.templates[0]
     assert layer.winner.chosen is not None and layer.winner.chosen.config_index == 9
+
+
+def _relay_choice(
+    history: HistoryBest[tuple[int, float]], target: str, spellings: list[WorkloadInfo]
+) -> tuple[str, tuple[int, float]] | None:
+    """What relay picks when it queries these spellings (one per template) for `target`."""
+    answers = []
+    for w in spellings:
+        holder = history.query(target, _workload_json(w.task_name, w.args))
+        if holder is not None:
+            answers.append((holder.ref[1], w.task_name, holder.ref))
+    if not answers:
+        return None
+    cheapest = min(cost for cost, _, _ in answers)
+    # Equal costs: relay's implementation order decides; any of them is a faithful answer.
+    return min((name, ref) for cost, name, ref in answers if cost == cheapest)
+
+
+def _spelling_choices(layer: Layer) -> list[list[WorkloadInfo]]:
+    """Every way relay could query the layer: one spelling per template."""
+    by_template: dict[tuple[str, str, str], list[WorkloadInfo]] = {}
+    for t in layer.templates:
+        by_template.setdefault(template_identity(t.workload), []).append(t.workload)
+    return [list(choice) for choice in itertools.product(*by_template.values())]
+
+
+def _query_targets(layer: Layer) -> list[str]:
+    unseen = [
+        " ".join([t.split()[0], *(o for o in t.split()[1:] if not o.startswith("-model="))])
+        + " -model=unseen_device"
+        for t in layer.group.targets
+    ]
+    return [*layer.group.targets, *unseen]
+
+
+@pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
+def test_winners_only_keeps_relay_choice_for_every_spelling_and_unseen_model(
+    golden: Path, tmp_path: Path
+) -> None:
+    require_shared()
+    full = tmp_path / "full.log"
+    out = tmp_path / "winners.log"
+    with Store(tmp_path / "w.db") as store:
+        tunelog.import_paths(store, [str(corpus_log_for(golden))])
+        found = api.layers(store)
+        if not any(layer.winner for layer in found):
+            pytest.skip("every trial failed: nothing to export")
+        tunelog.export(store, str(full))
+        tunelog.export(store, str(out), winners_only=True)
+    before, after = _history_of(full), _history_of(out)
+    for layer in found:
+        for target in _query_targets(layer):
+            for spellings in _spelling_choices(layer):
+                expected = _relay_choice(before, target, spellings)
+                assert _relay_choice(after, target, spellings) == expected, (target, layer.key)
+
+
+def test_winners_only_keeps_both_spellings_of_one_template(tmp_path: Path) -> None:
+    require_shared()
+    out = tmp_path / "w.log"
+    with Store(tmp_path / "w.db") as store:
+        tunelog.import_paths(store, [str(CORPUS / "tophub/vta_v0.08.log")])
+        tunelog.export(store, str(out), winners_only=True)
+        exported = len(out.read_bytes().splitlines())
+        assert exported == len({h.record_id for h in store.slot_holders()})

@@ -19,10 +19,10 @@ from tunelog.errorcodes import cause_of_failures, diagnose, error_name
 from tunelog.exceptions import NothingToExportError
 from tunelog.exporting import rewrite_target, write_lines_atomically
 from tunelog.inputs import LogInput, OpenedLog, expand_inputs
-from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers
+from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
 from tunelog.models import FileReport
 from tunelog.store import Filters, Store
-from tunelog.targets import parse_target
+from tunelog.targets import UNKNOWN_MODEL, parse_target
 
 
 class ImportProgress(Protocol):
@@ -144,13 +144,7 @@ def _export(
     winners_only: bool,
 ) -> ExportReport:
     report = ExportReport(path=out)
-    # --winners-only: keep a workload's records only where its template is relay's choice for
-    # at least one target group; a losing template's slots then answer nothing, so it is skipped.
-    winning = (
-        {lay.winner.workload.id for lay in layers(store) if lay.winner is not None}
-        if winners_only
-        else None
-    )
+    winning = _may_be_chosen_workloads(store) if winners_only else None
 
     def lines() -> Iterator[bytes]:
         for line in store.winner_lines(filters, top_k=top_k):
@@ -178,6 +172,21 @@ def _export(
         )
     report.written = write_lines_atomically(out, lines(), force=force)
     return report
+
+
+def _may_be_chosen_workloads(store: Store) -> set[int]:
+    """--winners-only: the workloads relay may pick for some target, whichever spellings it asks.
+
+    The targets considered are every (keys, model) of the database and, for each keys, a model
+    the log never saw (only key slots answer then). A workload left out answers nothing that
+    relay would use, so leaving it out keeps relay's choice everywhere.
+    """
+    inputs = store.layer_inputs()
+    found = build_layers(*inputs)
+    for keys in {lay.group.keys for lay in found}:
+        unseen = TargetGroup(keys, UNKNOWN_MODEL, ())
+        found += build_layers(*inputs, for_group=unseen)
+    return {t.workload.id for lay in found for t in may_be_chosen(lay)}
 
 
 # -- layers: one operator across templates ------------------------------------------------------

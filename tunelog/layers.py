@@ -260,3 +260,46 @@ def _layer(
         winner=ranked[0] if ranked else None,
         runner_up=ranked[1] if len(ranked) > 1 else None,
     )
+
+
+def template_identity(workload: WorkloadInfo) -> tuple[str, str, str]:
+    """What makes two workloads the same template: task name, v0.1 template key, log version.
+
+    One template can be logged with two spellings of its arguments (tophub's vta logs hold
+    `conv2d_packed.vta` with and without the output layout); relay queries one spelling per
+    template, so spellings of one template never compete with each other.
+    """
+    return (workload.task_name, workload.template_key, workload.version)
+
+
+def may_be_chosen(layer: Layer) -> list[TemplateResult]:
+    """The tuned templates relay could pick for this layer, whichever spellings it queries.
+
+    Relay compares one spelling per template. A tuned spelling w can lose for sure only to
+    another template all of whose spellings here are tuned and strictly faster than w (equal
+    costs keep relay's implementation order, which the log does not hold); otherwise some
+    choice of spellings lets w win. Keeping every such spelling is what keeps relay's choice.
+    """
+    spellings: dict[tuple[str, str, str], list[TemplateResult]] = {}
+    for template in layer.templates:
+        spellings.setdefault(template_identity(template.workload), []).append(template)
+    # The slowest spelling of each template, or None when one of them is untuned.
+    slowest: dict[tuple[str, str, str], float | None] = {
+        identity: None
+        if any(t.chosen is None for t in group)
+        else max(t.chosen.mean_cost for t in group if t.chosen is not None)
+        for identity, group in spellings.items()
+    }
+    chosen: list[TemplateResult] = []
+    for template in layer.templates:
+        if template.chosen is None:
+            continue
+        cost = template.chosen.mean_cost
+        own = template_identity(template.workload)
+        if not any(
+            other_cost is not None and other_cost < cost
+            for identity, other_cost in slowest.items()
+            if identity != own
+        ):
+            chosen.append(template)
+    return chosen
