@@ -22,7 +22,7 @@ from tunelog.exceptions import (
 )
 from tunelog.inputs import LogInput, OpenedLog
 from tunelog.records import Measurement, scan_line
-from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec, database
+from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec, database, importer
 
 EDGE = SAMPLE_LOGS / "edge_cases.log"
 X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
@@ -55,7 +55,7 @@ def test_schema_after_migrations(store: Store) -> None:
         "timestamp",
         "hash",
     ]
-    assert store.db["content_hashes"].pks == ["workload_id", "hash"]
+    assert store.db.table("content_hashes").pks == ["workload_id", "hash"]
     assert store.conn.execute("SELECT * FROM counters").fetchall() == [("next_record_id", 1)]
     assert [c.name for c in store.db["sources"].columns][-3:] == ["split", "repaired", "repair"]
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -116,7 +116,7 @@ def test_reimporting_known_bytes_reports_what_a_full_import_would(
     with Store(tmp_path / "a.db") as store:
         tunelog.import_paths(store, [str(log)], repair=repair)
         writers: list[object] = []
-        real_writer = database.ImportWriter
+        real_writer = importer.ImportWriter
 
         def counted_writer(*args: Any, **kwargs: Any) -> object:
             writers.append(args)
