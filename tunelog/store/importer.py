@@ -29,9 +29,9 @@ from tunelog.records import (
     repair_line,
     scan_content,
 )
-from tunelog.selection import slots_of
+from tunelog.selection import HistoryBest, Holder, Slot, slots_of
 from tunelog.store.codec import BLOCK_LINES, BlockPacker, LineReader, content_hash, next_hash
-from tunelog.targets import parse_target
+from tunelog.targets import Target, parse_target
 
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
 REJECTS_KEPT_IN_REPORT = 20
@@ -66,7 +66,8 @@ class ImportWriter:
         self.packer = BlockPacker()
         self.rows: list[tuple[Any, ...]] = []
         self.target_ids: dict[str, int] = {}
-        self.slots_by_target: dict[int, list[tuple[str, str]]] = {}
+        self.slots_by_target: dict[int, list[Slot]] = {}
+        self.targets_by_id: dict[int, Target] = {}
         # By the first five Measurement fields, and by (target id, workload id).
         self.groups: dict[tuple[Any, ...], _Group] = {}
         self.groups_by_ids: dict[tuple[int, int], _Group] = {}
@@ -148,7 +149,8 @@ class ImportWriter:
                 tally[1] = all_cost
             elif all_cost > tally[2]:
                 tally[2] = all_cost
-        # Strictly faster only: ties keep the earliest record, as ApplyHistoryBest does.
+        # ApplyHistoryBest's rule (selection.HistoryBest.add), inline on the hot path:
+        # strictly faster only, so ties keep the earliest record.
         if error_no == 0 and mean < group.best_mean:
             group.best_mean = mean
             group.best_id = record_id
@@ -224,7 +226,8 @@ class ImportWriter:
             ).fetchone()
         target_id = int(row[0])
         self.target_ids[target] = target_id
-        self.slots_by_target[target_id] = [(s.kind, s.name) for s in slots_of(parsed, "")]
+        self.slots_by_target[target_id] = slots_of(parsed, "")
+        self.targets_by_id[target_id] = parsed
         return target_id
 
     def _workload(self, key: tuple[str, str, str, str]) -> int:
@@ -315,27 +318,43 @@ class ImportWriter:
         )
 
     def _store_slots(self) -> None:
-        # Expand to slots; a slot shared by several targets keeps the smallest (mean, id): the
-        # strict comparison of ApplyHistoryBest keeps the earliest of equal means. A duplicate
-        # never holds a slot: its first copy has the same mean and a smaller id.
-        best: dict[tuple[str, str, int], tuple[float, int]] = {}
-        for g in self.groups_by_ids.values():
-            if g.best_id is None:
-                continue
-            candidate = (g.best_mean, g.best_id)
-            for kind, name in self.slots_by_target[g.target_id]:
-                key = (kind, name, g.workload_id)
-                holder = best.get(key)
-                if holder is None or candidate < holder:
-                    best[key] = candidate
-        # Later records replace a holder only when strictly faster: ties keep the earlier one.
+        """Offer each group's best record to its slots, by ApplyHistoryBest's own rule.
+
+        The slots this file can take are loaded into a `selection.HistoryBest` with their
+        current holders, the file's best record per (target, workload) is offered in file
+        order (so ties keep the earlier record, also across files), and the slots whose holder
+        changed are written. A duplicate never holds a slot: its first copy has the same mean
+        and a smaller id.
+        """
+        offers = sorted(
+            (g.best_id, g.best_mean, g)
+            for g in self.groups_by_ids.values()
+            if g.best_id is not None
+        )
+        history: HistoryBest[int] = HistoryBest()
+        held = (
+            "SELECT record_id, mean_cost FROM slots WHERE kind = ? AND name = ? AND workload_id = ?"
+        )
+        for _, _, g in offers:
+            for slot in self.slots_by_target[g.target_id]:
+                key = Slot(slot.kind, slot.name, str(g.workload_id))
+                if key not in history.slots:
+                    row = self.conn.execute(held, (slot.kind, slot.name, g.workload_id)).fetchone()
+                    if row is not None:
+                        history.slots[key] = Holder(float(row[1]), int(row[0]))
+        before = dict(history.slots)
+        for record_id, mean, g in offers:
+            history.add(self.targets_by_id[g.target_id], str(g.workload_id), mean, record_id)
         self.conn.executemany(
             """INSERT INTO slots (kind, name, workload_id, record_id, mean_cost)
                VALUES (?, ?, ?, ?, ?)
                ON CONFLICT (kind, name, workload_id) DO UPDATE
-               SET record_id = excluded.record_id, mean_cost = excluded.mean_cost
-               WHERE excluded.mean_cost < slots.mean_cost""",
-            [(k, n, w, rid, mean) for (k, n, w), (mean, rid) in best.items()],
+               SET record_id = excluded.record_id, mean_cost = excluded.mean_cost""",
+            [
+                (slot.kind, slot.name, int(slot.workload), holder.ref, holder.mean_cost)
+                for slot, holder in history.slots.items()
+                if before.get(slot) != holder
+            ],
         )
 
 
