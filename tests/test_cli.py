@@ -297,3 +297,43 @@ def test_import_reads_stdin_for_dash(db: str) -> None:
     assert result.exit_code == 0
     (entry,) = json.loads(result.stdout)["files"]
     assert (entry["path"], entry["lines"], entry["new"]) == ("-", 200, 200)
+
+
+FOR_TITANX_WINOGRAD = """\
+target                                                                                slots    template                   args                          config    latency    trials    source
+------------------------------------------------------------------------------------  -------  -------------------------  ----------------------------  --------  ---------  --------  ----------------
+cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32  cuda     conv2d_nchw_winograd.cuda  1x64x56x56 * 64x64x3x3 s1 p1  3120      165.0 us   2         edge_cases.log:6
+"""
+
+
+def test_best_for_a_target_with_an_unseen_model_and_a_task_filter(db: str) -> None:
+    run("--db", db, "import", "sample_logs/edge_cases.log")
+    code, out, err = run(
+        "--db", db, "best", "--for-target", "cuda -model=titanx", "--task", "winograd"
+    )
+    assert (code, err) == (0, "")
+    assert out == FOR_TITANX_WINOGRAD
+
+
+def test_target_key_and_model_filters_combine_as_and(db: str) -> None:
+    run("--db", db, "import", "sample_logs/edge_cases.log")
+    code, out, _ = run("--db", db, "best", "--target-key", "cuda", "--model", "t4", "--json")
+    assert code == 0
+    assert [r["task_name"] for r in json.loads(out)] == [
+        "conv2d_nchw.cuda",
+        "conv2d_nchw_winograd.cuda",
+        "topi_nn_dense",
+    ]
+    code, out, err = run("--db", db, "export", "--target-key", "cuda", "--model", "titanx", "-")
+    assert (code, out) == (1, "")
+    assert err.startswith("Error: no valid measurement matches")
+
+
+def test_a_bad_for_target_is_one_error_line(db: str) -> None:
+    run("--db", db, "import", "sample_logs/edge_cases.log")
+    code, out, err = run("--db", db, "best", "--for-target", "")
+    assert (code, out) == (1, "")
+    assert err == (
+        "Error: cannot answer for target '': empty target string; give a TVM target string, "
+        'e.g. "cuda -model=titanx"\n'
+    )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tunelog.exceptions import TargetParseError
 from tunelog.targets import Target, parse_target
 
 
@@ -35,7 +36,13 @@ class Filters:
 
     def __post_init__(self) -> None:
         if self.for_target is not None:
-            parse_target(self.for_target)  # a TargetParseError names what is wrong
+            try:
+                parse_target(self.for_target)
+            except TargetParseError as exc:
+                raise TargetParseError(
+                    f"cannot answer for target {self.for_target!r}: {exc}; give a TVM target "
+                    'string, e.g. "cuda -model=titanx"'
+                ) from exc
 
     @property
     def query_target(self) -> Target | None:
