@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS
+from tests.conftest import CORPUS, SAMPLE_LOGS, require_shared
 from tunelog.exceptions import TargetParseError
 from tunelog.filters import Filters
 from tunelog.records import Measurement, scan_line
+from tunelog.selection import HistoryBest, history_best
 from tunelog.store import Store
 from tunelog.targets import parse_target
 
@@ -111,3 +114,36 @@ def test_for_target_with_an_unseen_model_answers_from_the_keys(store: Store) -> 
     ]
     assert layer.group.model == "unseen_device"
     assert layer.winner is not None
+
+
+def _history_of_file(path: Path) -> HistoryBest[bytes]:
+    """apply_history_best's dictionaries over a whole log, with each holder's line."""
+    items = []
+    for raw in path.read_bytes().splitlines():
+        parsed = scan_line(raw)
+        if isinstance(parsed, Measurement) and parsed.log_version == "0.2":
+            items.append(
+                (parsed.target, parsed.workload_json, parsed.mean_cost, parsed.error_no, raw)
+            )
+    return history_best(items)
+
+
+@pytest.mark.parametrize(
+    "target", ["cuda -model=titanx", "cuda -model=unseen_device", "nvptx -model=tx2"]
+)
+def test_export_for_target_on_tophub_cuda_answers_as_the_full_log(
+    store: Store, tmp_path: Path, target: str
+) -> None:
+    require_shared()
+    log = CORPUS / "tophub/cuda_v0.10.log"
+    tunelog.import_paths(store, [str(log)])
+    out = tmp_path / "for.log"
+    tunelog.export(store, str(out), filters=Filters(for_target=target))
+    full, mine = _history_of_file(log), _history_of_file(out)
+    workloads = {slot.workload for slot in full.slots}
+    assert len(workloads) == 473
+    for workload in workloads:
+        want, got = full.query(target, workload), mine.query(target, workload)
+        assert want is not None and got is not None
+        assert got.ref == want.ref, workload
+    assert len(out.read_bytes().splitlines()) == len(workloads)
