@@ -22,7 +22,7 @@ from tunelog.exceptions import (
 )
 from tunelog.inputs import LogInput, OpenedLog
 from tunelog.records import Measurement, scan_line
-from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec, database, importer
+from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec, importer
 
 EDGE = SAMPLE_LOGS / "edge_cases.log"
 X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
@@ -122,7 +122,7 @@ def test_reimporting_known_bytes_reports_what_a_full_import_would(
             writers.append(args)
             return real_writer(*args, **kwargs)
 
-        monkeypatch.setattr(database, "ImportWriter", counted_writer)
+        monkeypatch.setattr(importer, "ImportWriter", counted_writer)
         (quick,) = tunelog.import_paths(store, [str(log)], repair=repair, strict=strict)
         assert writers == []  # recognised by its hash: not parsed again
         with OpenedLog(LogInput(str(log))) as opened:  # given lines: always parsed

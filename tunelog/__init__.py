@@ -1,29 +1,51 @@
 """tunelog: manage Apache TVM AutoTVM tuning logs without TVM.
 
-Library first; the `tunelog` command is a thin layer over these functions.
+Library first; the `tunelog` command is a thin layer over these functions. Names are loaded
+on first use (PEP 562), so `import tunelog` and the command's start-up stay cheap.
 """
 
-from tunelog.api import (
-    ErrorSummary,
-    ExportReport,
-    error_as_dict,
-    errors,
-    export,
-    import_paths,
-    layer_as_dict,
-    layers,
-    untuned,
-)
-from tunelog.errorcodes import ERROR_CODES, ErrorCode, diagnose, lookup_error_code
-from tunelog.exceptions import TunelogError
-from tunelog.layers import Layer, TemplateResult
-from tunelog.models import BestRow, FileReport, RejectedLine, Source, Stats
-from tunelog.records import TuningRecord, parse_line
-from tunelog.selection import HistoryBest, history_best
-from tunelog.store import Filters, Store, open_store
-from tunelog.targets import Target, parse_target
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# Public name -> the module that defines it.
+_EXPORTS = {
+    "ErrorSummary": "tunelog.api",
+    "ExportReport": "tunelog.api",
+    "error_as_dict": "tunelog.api",
+    "errors": "tunelog.api",
+    "export": "tunelog.api",
+    "import_paths": "tunelog.api",
+    "layer_as_dict": "tunelog.api",
+    "layers": "tunelog.api",
+    "untuned": "tunelog.api",
+    "ERROR_CODES": "tunelog.errorcodes",
+    "ErrorCode": "tunelog.errorcodes",
+    "diagnose": "tunelog.errorcodes",
+    "lookup_error_code": "tunelog.errorcodes",
+    "TunelogError": "tunelog.exceptions",
+    "Filters": "tunelog.filters",
+    "Layer": "tunelog.layers",
+    "TemplateResult": "tunelog.layers",
+    "BestRow": "tunelog.models",
+    "FileReport": "tunelog.models",
+    "RejectedLine": "tunelog.models",
+    "Source": "tunelog.models",
+    "Stats": "tunelog.models",
+    "TuningRecord": "tunelog.records",
+    "parse_line": "tunelog.records",
+    "HistoryBest": "tunelog.selection",
+    "history_best": "tunelog.selection",
+    "Store": "tunelog.store",
+    "open_store": "tunelog.store",
+    "Target": "tunelog.targets",
+    "parse_target": "tunelog.targets",
+}
 
 __all__ = [
     "ERROR_CODES",
@@ -58,3 +80,55 @@ __all__ = [
     "parse_target",
     "untuned",
 ]
+
+if TYPE_CHECKING:
+    from tunelog.api import (
+        ErrorSummary,
+        ExportReport,
+        error_as_dict,
+        errors,
+        export,
+        import_paths,
+        layer_as_dict,
+        layers,
+        untuned,
+    )
+    from tunelog.errorcodes import ERROR_CODES, ErrorCode, diagnose, lookup_error_code
+    from tunelog.exceptions import TunelogError
+    from tunelog.filters import Filters
+    from tunelog.layers import Layer, TemplateResult
+    from tunelog.models import BestRow, FileReport, RejectedLine, Source, Stats
+    from tunelog.records import TuningRecord, parse_line
+    from tunelog.selection import HistoryBest, history_best
+    from tunelog.store import Store, open_store
+    from tunelog.targets import Target, parse_target
+
+
+class _Package(types.ModuleType):
+    """The package's module type: `tunelog.layers` stays the public function.
+
+    `layers` names both the function (`tunelog.layers(store)`) and the submodule that defines
+    layers; importing the submodule would bind it over the function, so that binding is
+    skipped (`from tunelog.layers import Layer` still works: it reads sys.modules).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "layers" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tunelog' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -12,20 +12,22 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
-import orjson
 import typer
-from tabulate import tabulate
 
-from tunelog import api
-from tunelog.errorcodes import error_name, lookup_error_code
 from tunelog.exceptions import TunelogError
-from tunelog.inputs import LogInput
-from tunelog.layers import Layer
-from tunelog.models import BestRow, FileReport
-from tunelog.store import Filters, Store
-from tunelog.workloads import short_args
+from tunelog.filters import Filters
+
+if TYPE_CHECKING:
+    from tunelog import api
+    from tunelog.inputs import LogInput
+    from tunelog.layers import Layer
+    from tunelog.models import BestRow, FileReport
+    from tunelog.store import Store
+
+# Start-up is most of a small command's time, so each command imports what it needs when it
+# runs (`from tunelog import api` inside): `--help` and a usage error load no more than typer.
 
 DEFAULT_DB = "tunelog.db"
 REJECTS_SHOWN = 20
@@ -81,6 +83,8 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
 @contextmanager
 def opened_store() -> Iterator[Store]:
     """The database named by --db, TUNELOG_DB or ./tunelog.db."""
+    from tunelog.store import Store
+
     store = Store(state.db_path)
     try:
         yield store
@@ -90,6 +94,8 @@ def opened_store() -> Iterator[Store]:
 
 def emit_json(value: Any) -> None:
     """Pretty JSON on stdout."""
+    import orjson
+
     sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
@@ -97,6 +103,8 @@ def emit_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
     """A plain-text table on stdout."""
     if not rows:
         return
+    from tabulate import tabulate
+
     typer.echo(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
 
 
@@ -153,6 +161,8 @@ def import_command(
     as_json: JsonOption = False,
 ) -> None:
     """Import AutoTVM logs (plain, .gz, .bz2 or .xz); re-importing adds nothing."""
+    from tunelog import api
+
     with opened_store() as store, _progress() as progress:
         reports = api.import_paths(
             store, paths, label=label, strict=strict, repair=repair, progress=progress
@@ -341,6 +351,8 @@ def _best_headers(knobs: bool) -> list[str]:
 
 
 def _best_row(row: BestRow, knobs: bool) -> list[Any]:
+    from tunelog.workloads import short_args
+
     template = row.task_name + (f" [{row.template_key}]" if row.template_key else "")
     cells: list[Any] = [
         row.target,
@@ -358,6 +370,8 @@ def _best_row(row: BestRow, knobs: bool) -> list[Any]:
 
 
 def _compact(value: object) -> str:
+    import orjson
+
     return orjson.dumps(value).decode().replace('"', "")
 
 
@@ -390,6 +404,8 @@ def export(
     ] = False,
 ) -> None:
     """Write a cleaned log that apply_history_best loads and decides on as on the full logs."""
+    from tunelog import api
+
     filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
         report = api.export(
@@ -432,6 +448,8 @@ def workloads(
     as_json: JsonOption = False,
 ) -> None:
     """One row per layer and target group: templates tried, the winner relay picks, GFLOPS."""
+    from tunelog import api
+
     if sort is not None and sort not in api.SORT_KEYS:
         raise typer.BadParameter(f"use one of {', '.join(api.SORT_KEYS)}", param_hint="--sort")
     filters = Filters(target_key, model, template, task, for_target)
@@ -487,6 +505,8 @@ def untuned(
     as_json: JsonOption = False,
 ) -> None:
     """Layers with no valid record: they run a fallback config ("not been tuned")."""
+    from tunelog import api
+
     filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
         found = api.untuned(store, filters)
@@ -512,6 +532,8 @@ def untuned(
 
 
 def _errors_text(counts: dict[int, int]) -> str:
+    from tunelog.errorcodes import error_name
+
     failed = sorted(((c, n) for n, c in counts.items() if n != 0), reverse=True)
     return ", ".join(f"{error_name(n)} x{c}" for c, n in failed)
 
@@ -527,6 +549,8 @@ def errors(
     as_json: JsonOption = False,
 ) -> None:
     """Failed trials by layer and template, with error names and a diagnosis."""
+    from tunelog import api
+
     filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
         found = api.errors(store, filters)
@@ -558,6 +582,8 @@ def explain(
     as_json: JsonOption = False,
 ) -> None:
     """What an AutoTVM error number means, its common causes, and what to change."""
+    from tunelog.errorcodes import lookup_error_code
+
     entry = lookup_error_code(code)
     if as_json:
         emit_json(

@@ -1,28 +1,47 @@
-"""Result objects the library returns and the CLI formats (pydantic, JSON-ready)."""
+"""Result objects the library returns and the CLI formats (plain dataclasses, JSON-ready).
+
+Dataclasses, not pydantic models: every command builds some of them, and importing pydantic
+costs a read command a third of its start-up. They keep pydantic's `model_dump()` spelling.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import dataclasses
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+REJECTS_KEPT_IN_REPORT = 20
+"""A FileReport lists its first rejected lines only; the database keeps all of them."""
 
 
-class RejectedLine(BaseModel):
+class _Dumpable:
+    """`model_dump()`: the fields as plain data (nested results become dicts)."""
+
+    def model_dump(self, *, include: Collection[str] | None = None) -> dict[str, Any]:
+        """The fields as a dict of plain values; `include` keeps only those names."""
+        data = dataclasses.asdict(self)  # type: ignore[call-overload]
+        if include is None:
+            return dict(data)
+        return {name: value for name, value in data.items() if name in include}
+
+
+@dataclass(slots=True)
+class RejectedLine(_Dumpable):
     """A line that was not imported, and why."""
-
-    model_config = ConfigDict(defer_build=True)
 
     line: int
     reason: str
 
 
-class FileReport(BaseModel):
+@dataclass(slots=True)
+class FileReport(_Dumpable):
     """What importing one file did.
 
     `lines + split == new + duplicates + comments + blank + rejected`: with `--repair`, a line
     holding k records run together counts k entries (`split` = k - 1); otherwise `split` is 0.
     `repaired` counts the records recovered by `--repair`.
     """
-
-    model_config = ConfigDict(defer_build=True)
 
     path: str
     lines: int = 0
@@ -33,7 +52,7 @@ class FileReport(BaseModel):
     blank: int = 0
     rejected: int = 0
     repaired: int = 0
-    rejects: list[RejectedLine] = Field(default_factory=list)
+    rejects: list[RejectedLine] = field(default_factory=list)
     sha256: str | None = None
     source_id: int | None = None
     already_imported_as: str | None = None
@@ -46,10 +65,9 @@ class FileReport(BaseModel):
         return self.lines + self.split == entries
 
 
-class Source(BaseModel):
+@dataclass(slots=True)
+class Source(_Dumpable):
     """An imported file."""
-
-    model_config = ConfigDict(defer_build=True)
 
     id: int
     path: str
@@ -65,10 +83,9 @@ class Source(BaseModel):
     imported_at: str
 
 
-class Stats(BaseModel):
+@dataclass(slots=True)
+class Stats(_Dumpable):
     """Counts over the whole database."""
-
-    model_config = ConfigDict(defer_build=True)
 
     records: int
     valid: int
@@ -81,10 +98,9 @@ class Stats(BaseModel):
     by_error: list[dict[str, object]]
 
 
-class BestRow(BaseModel):
+@dataclass(slots=True)
+class BestRow(_Dumpable):
     """A slot winner: the record `apply_history_best` returns for the listed slots."""
-
-    model_config = ConfigDict(defer_build=True)
 
     slots: list[str]
     target: str

@@ -11,11 +11,25 @@ Writes happen in one transaction per file (BEGIN IMMEDIATE), so an interrupted i
 database as it was before that file, and concurrent importers queue on SQLite's write lock.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from tunelog.filters import Filters
 from tunelog.store.codec import LineReader, content_hash
 from tunelog.store.database import ExportLine, SlotHolder, Store, open_store
-from tunelog.store.importer import BATCH_SIZE, ProgressCallback
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
+
+if TYPE_CHECKING:
+    from tunelog.store.importer import BATCH_SIZE, ProgressCallback
+
+
+def __getattr__(name: str) -> Any:
+    # The importer loads the record parsers; read-only users of the store never need it.
+    if name in ("BATCH_SIZE", "ProgressCallback"):
+        from tunelog.store import importer
+
+        return getattr(importer, name)
+    raise AttributeError(f"module 'tunelog.store' has no attribute {name!r}")
+
 
 __all__ = [
     "APPLICATION_ID",

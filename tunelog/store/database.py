@@ -19,22 +19,28 @@ from tunelog.exceptions import (
     NotATunelogDatabaseError,
 )
 from tunelog.filters import Filters
-from tunelog.inputs import OpenedLog
-from tunelog.layers import SlotWinner, Tally, WorkloadInfo
-from tunelog.models import BestRow, FileReport, RejectedLine, Source, Stats
-from tunelog.records import (
-    TuningRecord,
-    parse_line,
-    workload_json,
+from tunelog.models import (
+    REJECTS_KEPT_IN_REPORT,
+    BestRow,
+    FileReport,
+    RejectedLine,
+    Source,
+    Stats,
 )
 from tunelog.selection import MODEL_SLOT, query_order, slots_of
 from tunelog.store.codec import LineReader
-from tunelog.store.importer import REJECTS_KEPT_IN_REPORT, ImportWriter, ProgressCallback
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 from tunelog.targets import parse_target
 
 if TYPE_CHECKING:
     import sqlite_utils
+
+    from tunelog.inputs import OpenedLog
+    from tunelog.layers import SlotWinner, Tally, WorkloadInfo
+    from tunelog.store.importer import ImportWriter, ProgressCallback
+
+# Read commands never parse a line: the importer and the record models (pydantic, msgspec)
+# are imported where a method needs them, which keeps a small command's start-up short.
 
 BUSY_TIMEOUT_MS = 60_000
 PAGE_SIZE = 16384
@@ -75,6 +81,8 @@ class SlotHolder:
     @property
     def workload_json(self) -> str:
         """`[task_name, *args]` as compact JSON (the golden files' form)."""
+        from tunelog.records import workload_json
+
         return workload_json(self.task_name, self.args_json)
 
 
@@ -208,6 +216,8 @@ class Store:
                 if progress is not None:
                     progress(known.size)
                 return known.report
+        from tunelog.store.importer import ImportWriter
+
         report = FileReport(path=opened.source.path)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -333,8 +343,7 @@ class Store:
             """SELECT id, path, label, sha256, size, lines, records, duplicates, comments, blank,
                       rejected, imported_at FROM sources ORDER BY id"""
         ).fetchall()
-        names = list(Source.model_fields)
-        return [Source(**dict(zip(names, row, strict=True))) for row in rows]
+        return [Source(*row) for row in rows]
 
     def rejects(self, source_id: int, limit: int | None = None) -> list[RejectedLine]:
         """Rejected lines of one source, by line number."""
@@ -477,6 +486,8 @@ class Store:
     def _layer_inputs(
         self,
     ) -> tuple[list[tuple[int, str]], list[WorkloadInfo], list[Tally], dict[SlotKey, SlotWinner]]:
+        from tunelog.layers import SlotWinner, Tally, WorkloadInfo
+
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
         workloads = [
             WorkloadInfo(int(i), task, tkey, json.loads(args), version)
@@ -598,6 +609,8 @@ def _id_list(ids: Sequence[int]) -> str:
 
 
 def _knobs(raw: bytes) -> list[list[object]] | None:
+    from tunelog.records import TuningRecord, parse_line
+
     parsed = parse_line(raw)
     if isinstance(parsed, TuningRecord):
         return [[name, value] for name, _type, value in parsed.entity]

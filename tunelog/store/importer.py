@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tunelog.inputs import OpenedLog
-from tunelog.models import FileReport, RejectedLine
+from tunelog.models import REJECTS_KEPT_IN_REPORT, FileReport, RejectedLine
 from tunelog.records import (
     UTF8_BOM,
     Blank,
@@ -34,7 +34,6 @@ from tunelog.store.codec import BLOCK_LINES, BlockPacker, LineReader, content_ha
 from tunelog.targets import Target, parse_target
 
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
-REJECTS_KEPT_IN_REPORT = 20
 ProgressCallback = Callable[[int], None]
 
 # What a truncated or corrupt compressed stream raises while it is read.
