@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tunelog import records
 from tunelog.records import (
     Blank,
     Comment,
@@ -44,7 +45,9 @@ def _mutate(line: bytes, path: list[str | int], value: object) -> bytes:
     node = data
     for step in path[:-1]:
         node = node[step]
-    if value is _DELETE:
+    if value is _DELETE and isinstance(node, dict):
+        node.pop(path[-1], None)
+    elif value is _DELETE:
         del node[path[-1]]
     else:
         node[path[-1]] = value
@@ -281,3 +284,57 @@ def test_fast_path_and_pydantic_models_agree(path: list[str | int], value: objec
         assert fast == model.measurement()
     else:
         assert isinstance(fast, Rejected) and isinstance(model, Rejected)
+
+
+_V01_PATHS = [
+    ["i"],
+    ["i", 0],
+    ["i", 1],
+    ["i", 2],
+    ["i", 3],
+    ["i", 4],
+    ["i", 5],
+    ["i", 5, "i"],
+    ["i", 5, "t"],
+    ["i", 5, "c"],
+    ["i", 5, "e"],
+    ["i", 5, "e", 0],
+    ["i", 5, "e", 0, 1],
+    ["i", 5, "e", 0, 2],
+    ["r"],
+    ["r", 0],
+    ["r", 0, 0],
+    ["r", 1],
+    ["r", 2],
+    ["r", 3],
+    ["v"],
+    ["input"],
+]
+
+
+@settings(max_examples=600)
+@given(st.sampled_from(_V01_PATHS), _JSON_VALUES | st.just(_DELETE) | st.just(0.1))
+def test_v01_fast_path_and_pydantic_models_agree(path: list[str | int], value: object) -> None:
+    """The v0.1 fast path accepts exactly what RecordV01 accepts, with the same values."""
+    mutated = _mutate(V01, path, value)
+    fast, model = scan_line(mutated), parse_line(mutated)
+    assert isinstance(fast, Measurement) == isinstance(model, TuningRecord), mutated
+    if isinstance(model, TuningRecord):
+        assert fast == model.measurement()
+    else:
+        assert isinstance(fast, Rejected) and isinstance(model, Rejected)
+        assert fast.reason == model.reason
+
+
+def test_clean_v01_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fallback(line: bytes) -> None:
+        raise AssertionError(f"pydantic path taken for {line[:40]!r}")
+
+    monkeypatch.setattr(records, "_fallback", no_fallback)
+    scanned = scan_line(V01)
+    assert isinstance(scanned, Measurement)
+    assert (scanned.log_version, scanned.template_key, scanned.config_index) == (
+        "0.1",
+        "winograd",
+        7,
+    )

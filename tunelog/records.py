@@ -395,7 +395,7 @@ def scan_content(line: bytes) -> ScannedLine:
     try:
         fast = _FAST_V02.decode(line)
     except (ValueError, RecursionError):  # msgspec.DecodeError, and UnicodeDecodeError in strings
-        return _fallback(line)
+        return _scan_v01(line)
     target, task_name, raw_args, _kwargs = fast.input
     raw_text = bytes(raw_args)
     args_json = _ARGS_JSON.get(raw_text) or _args_json(raw_text)
@@ -433,6 +433,42 @@ def scan_content(line: bytes) -> ScannedLine:
         and -_INT64_LIMIT <= error_no < _INT64_LIMIT
     ):
         return record
+    return _check_values(record)
+
+
+def _scan_v01(line: bytes) -> ScannedLine:
+    """The fast path for v0.1 records (about half the lines of old logs); others fall back."""
+    if b'"v"' not in line or b'"input"' in line:  # the layout `_validate` would try first
+        return _fallback(line)
+    try:
+        fast = _FAST_V01.decode(line)
+    except (ValueError, RecursionError):
+        return _fallback(line)
+    if fast.v != 0.1:
+        return _fallback(line)
+    target, task_name, raw_args, _kwargs, _workload, config = fast.i
+    raw_text = bytes(raw_args)
+    args_json = _ARGS_JSON.get(raw_text) or _args_json(raw_text)
+    if args_json is None:
+        return _fallback(line)
+    costs, error_no, all_cost, timestamp = fast.r
+    record: Measurement = _new_tuple(
+        Measurement,
+        (
+            "0.1",
+            target,
+            task_name,
+            config.t,
+            args_json,
+            config.i,
+            costs,
+            error_no,
+            all_cost,
+            timestamp,
+            None,
+            numpy_mean(costs),
+        ),
+    )
     return _check_values(record)
 
 
@@ -492,6 +528,24 @@ class _FastRecordV02(msgspec.Struct, gc=False):
 
 
 _FAST_V02 = msgspec.json.Decoder(_FastRecordV02)
+
+
+class _FastConfigV01(msgspec.Struct, gc=False):
+    i: int
+    e: list[tuple[str, KnobType, JsonValue]]
+    t: str = ""
+    c: str | None = None
+
+
+class _FastRecordV01(msgspec.Struct, gc=False):
+    """RecordV01's schema for msgspec (see _FastRecordV02)."""
+
+    i: tuple[str, str, msgspec.Raw, dict[str, JsonValue], JsonValue, _FastConfigV01]
+    r: tuple[tuple[float, ...], int, float, float]
+    v: float
+
+
+_FAST_V01 = msgspec.json.Decoder(_FastRecordV01)
 
 
 def _validate(line: bytes) -> ParsedLine:
