@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+import random
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ from tests.conftest import CORPUS, SAMPLE_LOGS, require_shared, write_mixed_vers
 from tunelog.exceptions import NothingToExportError, OutputExistsError
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest
-from tunelog.store import Filters, Store
+from tunelog.store import Filters, Store, database
 from tunelog.targets import parse_target
 
 EDGE = SAMPLE_LOGS / "edge_cases.log"
@@ -188,3 +191,58 @@ def test_v01_records_never_hide_a_v02_winner_of_the_same_workload(tmp_path: Path
         report = tunelog.export(store, str(out))
     assert report.skipped_v01 == 1
     assert out.read_text() == log.read_text().splitlines(keepends=True)[1]  # the v0.2 line
+
+
+def _top_k_ids(store: Store, k: int, monkeypatch: pytest.MonkeyPatch, *, scan: bool) -> list[int]:
+    """Record ids `export --top-k` writes: from the kept configs, or by ranking every record."""
+    with monkeypatch.context() as patch:
+        if scan:
+            patch.setattr(database, "TOP_CONFIGS_KEPT", 0)
+        return [line.record_id for line in store.winner_lines(top_k=k)]
+
+
+def _many_configs_log(path: Path, configs: int, seed: int) -> Path:
+    """One workload tuned `configs` times in random order, some configs measured twice."""
+    rng = random.Random(seed)
+    template = json.loads(X86.read_bytes().splitlines()[0])
+    lines = []
+    for n in range(configs):
+        record = json.loads(json.dumps(template))
+        record["config"]["index"] = rng.randrange(configs // 2)
+        record["result"] = [[rng.choice([1e-3, 2e-3]) * rng.randint(1, 40)], 0, 1.0, 1.6e9 + n]
+        lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 7, 16])
+def test_top_k_from_the_kept_configs_equals_ranking_every_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, k: int
+) -> None:
+    short = tmp_path / "short.log"
+    with gzip.open(SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz") as packed:
+        short.write_bytes(packed.read())
+    merged = tmp_path / "merged.log"
+    merged.write_bytes(short.read_bytes() + X86.read_bytes()[:20000])
+    many = _many_configs_log(tmp_path / "many.log", 400, seed=k)
+    more = _many_configs_log(tmp_path / "more.log", 300, seed=k + 100)
+    with Store(tmp_path / "k.db") as store:
+        tunelog.import_paths(store, [str(p) for p in (X86, merged, many, EDGE, more, short)])
+        kept = _top_k_ids(store, k, monkeypatch, scan=False)
+        assert kept == _top_k_ids(store, k, monkeypatch, scan=True)
+        assert len(kept) > k
+
+
+def test_a_schema_3_database_gets_its_top_configs_on_migration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "v3.db"
+    with Store(path) as store:
+        tunelog.import_paths(store, [str(X86), str(_many_configs_log(tmp_path / "m.log", 200, 1))])
+        store.conn.execute("DROP TABLE top_configs")
+        store.conn.execute("PRAGMA user_version = 3")
+    with Store(path) as store:
+        assert store.conn.execute("SELECT count(*) FROM top_configs").fetchone()[0] > 16
+        assert _top_k_ids(store, 5, monkeypatch, scan=False) == _top_k_ids(
+            store, 5, monkeypatch, scan=True
+        )

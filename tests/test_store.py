@@ -29,9 +29,10 @@ X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 
 
 def test_schema_after_migrations(store: Store) -> None:
-    assert store.schema_version == len(MIGRATIONS) == 3
+    assert store.schema_version == len(MIGRATIONS) == 4
     assert set(store.db.table_names()) == {
         "counters",
+        "top_configs",
         "sources",
         "targets",
         "workloads",
@@ -512,6 +513,7 @@ def test_a_schema_2_database_with_reused_ids_migrates_and_reads_right(tmp_path: 
     lines = X86.read_bytes().splitlines()
     with Store(path) as store:
         store.conn.execute("DROP TABLE counters")
+        store.conn.execute("DROP TABLE top_configs")
         store.conn.execute("PRAGMA user_version = 2")
         packer = codec.BlockPacker()
         store.conn.execute(

@@ -29,7 +29,7 @@ from tunelog.models import (
 )
 from tunelog.selection import MODEL_SLOT, query_order, slots_of
 from tunelog.store.codec import LineReader
-from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
+from tunelog.store.schema import APPLICATION_ID, MIGRATIONS, TOP_CONFIGS_KEPT
 from tunelog.targets import parse_target
 
 if TYPE_CHECKING:
@@ -531,10 +531,16 @@ class Store:
         }
         chosen: list[int] = []
         configs: dict[tuple[str, str, int], set[int]] = {}
-        for record_id, target_id, workload_id, config_index in self.conn.execute(
-            """SELECT id, target_id, workload_id, config_index FROM records
-               WHERE error_no = 0 ORDER BY workload_id, mean_cost, id"""
-        ):
+        # With K <= TOP_CONFIGS_KEPT, each slot's K best configs are among the configs kept per
+        # (target, workload) on import; beyond that, every valid record is ranked.
+        ranked = (
+            """SELECT record_id, target_id, workload_id, config_index FROM top_configs
+               ORDER BY workload_id, mean_cost, record_id"""
+            if top_k <= TOP_CONFIGS_KEPT
+            else """SELECT id, target_id, workload_id, config_index FROM records
+                    WHERE error_no = 0 ORDER BY workload_id, mean_cost, id"""
+        )
+        for record_id, target_id, workload_id, config_index in self.conn.execute(ranked):
             slots = wanted.get(workload_id)
             if slots is None:
                 continue

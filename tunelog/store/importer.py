@@ -31,6 +31,7 @@ from tunelog.records import (
 )
 from tunelog.selection import HistoryBest, Holder, Slot, slots_of
 from tunelog.store.codec import BLOCK_LINES, BlockPacker, LineReader, content_hash, next_hash
+from tunelog.store.schema import TOP_CONFIGS_KEPT
 from tunelog.targets import Target, parse_target
 
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
@@ -148,11 +149,20 @@ class ImportWriter:
                 tally[1] = all_cost
             elif all_cost > tally[2]:
                 tally[2] = all_cost
-        # ApplyHistoryBest's rule (selection.HistoryBest.add), inline on the hot path:
-        # strictly faster only, so ties keep the earliest record.
-        if error_no == 0 and mean < group.best_mean:
-            group.best_mean = mean
-            group.best_id = record_id
+        if error_no == 0:
+            # ApplyHistoryBest's rule (selection.HistoryBest.add), inline on the hot path:
+            # strictly faster only, so ties keep the earliest record.
+            if mean < group.best_mean:
+                group.best_mean = mean
+                group.best_id = record_id
+            # The best record of each config, for `export --top-k` (see _store_top_configs).
+            index = rec.config_index
+            known = group.config_means.get(index)
+            if known is None or mean < known:
+                group.config_means[index] = mean
+                group.config_ids[index] = record_id
+                if len(group.config_means) > 4 * TOP_CONFIGS_KEPT:
+                    group.keep_top_configs()
 
     def finish(self) -> None:
         """Store what is queued, then resolve duplicates and update tallies and slots."""
@@ -168,6 +178,7 @@ class ImportWriter:
         self.report.new = self.next_id - self.first_id - duplicates
         self._store_tallies()
         self._store_slots()
+        self._store_top_configs()
 
     # -- lines that are not plain records ---------------------------------------------------
 
@@ -356,19 +367,87 @@ class ImportWriter:
             ],
         )
 
+    def _store_top_configs(self) -> None:
+        """Merge the file's best configs per (target, workload) into `top_configs`.
+
+        Each (target, workload) keeps its TOP_CONFIGS_KEPT best configs, each with its best
+        record, ranked by (mean cost, record id): the earliest of equal means first, as the
+        slots rank. A slot's K best distinct configs (K <= TOP_CONFIGS_KEPT) are always among
+        the kept configs of its targets, so `export --top-k` reads this small table instead of
+        sorting every valid record. Candidates dropped as duplicates are skipped: their first
+        copy is already ranked, with the same mean and a smaller id.
+        """
+        rows: list[tuple[int, int, int, int, float]] = []
+        for g in self.groups_by_ids.values():
+            if not g.config_ids:
+                continue
+            g.keep_top_configs()
+            kept = self.conn.execute(
+                "SELECT config_index, record_id, mean_cost FROM top_configs "
+                "WHERE target_id = ? AND workload_id = ?",
+                (g.target_id, g.workload_id),
+            ).fetchall()
+            candidates = {index: (mean, rid) for index, rid, mean in kept}
+            stored = self._stored_ids(list(g.config_ids.values()))
+            for index, rid in g.config_ids.items():
+                if rid not in stored:
+                    continue
+                mine = (g.config_means[index], rid)
+                if index not in candidates or mine < candidates[index]:
+                    candidates[index] = mine
+            best = sorted(candidates.items(), key=lambda item: item[1])[:TOP_CONFIGS_KEPT]
+            self.conn.execute(
+                "DELETE FROM top_configs WHERE target_id = ? AND workload_id = ?",
+                (g.target_id, g.workload_id),
+            )
+            rows += [(g.target_id, g.workload_id, index, rid, mean) for index, (mean, rid) in best]
+        self.conn.executemany("INSERT INTO top_configs VALUES (?, ?, ?, ?, ?)", rows)
+
+    def _stored_ids(self, ids: list[int]) -> set[int]:
+        """Which of these record ids are still stored (not dropped as duplicates)."""
+        if self.report.duplicates == 0:
+            return set(ids)
+        marks = ",".join(str(int(i)) for i in ids)
+        return {
+            int(r) for (r,) in self.conn.execute(f"SELECT id FROM records WHERE id IN ({marks})")
+        }
+
 
 class _Group:
     """One (target, workload) of the file: its ids, best valid record, tallies by error."""
 
-    __slots__ = ("best_id", "best_mean", "tallies", "target_id", "workload_id")
+    __slots__ = (
+        "best_id",
+        "best_mean",
+        "config_ids",
+        "config_means",
+        "tallies",
+        "target_id",
+        "workload_id",
+    )
 
     def __init__(self, target_id: int, workload_id: int) -> None:
         self.target_id = target_id
         self.workload_id = workload_id
         self.best_mean = math.inf
         self.best_id: int | None = None
+        # Per config index, its best valid record in this file (two dicts of scalars rather
+        # than one of tuples: nothing for the garbage collector to traverse).
+        self.config_means: dict[int, float] = {}
+        self.config_ids: dict[int, int] = {}
         # Per error number: [records, min all_cost, max all_cost].
         self.tallies: dict[int, list[float]] = {}
+
+    def keep_top_configs(self) -> None:
+        """Forget all but the TOP_CONFIGS_KEPT best configs (by mean, then record id).
+
+        A config forgotten here was beaten by that many others, which only get better, so it
+        cannot be among the group's best at the end of the file.
+        """
+        ranked = sorted(self.config_means, key=lambda i: (self.config_means[i], self.config_ids[i]))
+        for index in ranked[TOP_CONFIGS_KEPT:]:
+            del self.config_means[index]
+            del self.config_ids[index]
 
 
 class _Deduplicator:
