@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tunelog import workloads
 from tunelog.workloads import flops, gflops, layer_key, operator_family, short_args
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -1177,3 +1181,192 @@ def test_never_raises_on_nesting_deeper_than_the_recursion_limit() -> None:
     assert layer_key("conv2d_nchw.cuda", "", [deep]).startswith("conv2d_nchw.cuda|args=")
     assert short_args("conv2d_nchw.cuda", [deep])
     assert flops("conv2d_nchw.cuda", "", [deep]) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Odd arguments never raise, bugs do
+
+SAMPLE_LOGS = Path(__file__).resolve().parents[1] / "sample_logs"
+# Every registered template when ../shared is beside the checkout, else the sample above.
+TEMPLATE_NAMES = sorted(
+    set(TASK_NAMES) | set(TEMPLATES.read_text().split() if TEMPLATES.is_file() else ())
+)
+# What JSON readers hand over: huge ints (json.loads and msgspec keep them), NaN and Infinity
+# (lenient readers), and any nesting.
+any_ints = (
+    st.integers()
+    | st.sampled_from([2**63 - 1, 2**63, -(2**63), -(2**63) - 1])
+    # Past Python's int-to-str digit limit; made by map() because Hypothesis reprs strategies.
+    | st.sampled_from([1, -1]).map(lambda sign: sign * 10**5000)
+)
+any_json: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | any_ints | st.floats() | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=4), children, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+@functools.cache
+def real_records() -> list[tuple[str, list[Any]]]:
+    """(task name, args) of the distinct conv2d and dense records of the sample logs."""
+    found: dict[str, tuple[str, list[Any]]] = {}
+    for log in ("x86_mini_llvm.log", "edge_cases.log"):
+        for line in (SAMPLE_LOGS / log).read_text().splitlines():
+            # edge_cases.log also holds lines that are not records: only v0.2 records are taken
+            if not line.startswith('{"input": ['):
+                continue
+            with contextlib.suppress(json.JSONDecodeError):
+                _, name, args, _ = json.loads(line)["input"]
+                if name.startswith(("conv2d", "dense")):
+                    found.setdefault(json.dumps([name, args]), (name, args))
+    return list(found.values())
+
+
+def assert_documented_types(task_name: str, args: Any) -> None:
+    key = layer_key(task_name, "", args)
+    text = short_args(task_name, args)
+    count = flops(task_name, "", args)
+    assert isinstance(key, str) and key
+    assert isinstance(text, str) and len(text) <= 120
+    assert count is None or (type(count) is int and count > 0)
+
+
+@settings(max_examples=250)
+@given(st.sampled_from(TEMPLATE_NAMES), any_json | st.lists(any_json, max_size=9))
+def test_templates_never_raise_on_json_args(task_name: str, args: Any) -> None:
+    assert_documented_types(task_name, args)
+
+
+# Argument values no TOPI template takes (deep nesting has a test of its own above).
+ODD_VALUES: list[Any] = [
+    *(None, True, False, -1, 0, 2**63, -(2**63) - 1, 10**5000, "", "NCHW", "float32", "x"),
+    *(float("nan"), float("inf"), -0.0, 1.0, [], {}, {"a": [1]}, [1, True], [-1, 2**63]),
+    *(["TENSOR"], ["TENSOR", [1, True], "float32"], ["TENSOR", [1, 2], 7], tensor(0, 8)),
+]
+
+
+def test_every_template_never_raises_on_odd_args() -> None:
+    """Each kind of template name (all of ../shared's list when present), each argument list
+    with one argument replaced by an odd value, and each odd value as the whole args."""
+    # The parsers see a task name only as what _name_info reads from it: one name of each kind.
+    names = {workloads._name_info(name): name for name in TEMPLATE_NAMES}
+    dense = [tensor(1, 8), tensor(4, 8), None, "float32"]
+    arg_lists = [
+        [*base[:i], value, *base[i + 1 :]]
+        for base in (SMALL_CONV, dense)
+        for i in range(len(base))
+        for value in ODD_VALUES
+    ]
+    for task_name in names.values():
+        for args in [*ODD_VALUES, *arg_lists]:
+            assert_documented_types(task_name, args)
+
+
+@st.composite
+def replaced_somewhere(draw: st.DrawFn, value: Any) -> Any:
+    """`value` with one element, at any depth (or value itself), replaced by any JSON value."""
+    if isinstance(value, list) and value and draw(st.booleans()):
+        index = draw(st.integers(0, len(value) - 1))
+        return [*value[:index], draw(replaced_somewhere(value[index])), *value[index + 1 :]]
+    return draw(any_json)
+
+
+@settings(max_examples=300)
+@given(data=st.data())
+def test_mutated_real_args_never_raise(data: st.DataObject) -> None:
+    name, args = data.draw(st.sampled_from(real_records()))
+    task_name = data.draw(st.just(name) | st.sampled_from(TEMPLATE_NAMES))
+    assert_documented_types(task_name, data.draw(replaced_somewhere(args)))
+
+
+def test_real_records_are_read() -> None:
+    """The records the mutation test starts from are ones the parsers read in full."""
+    records = real_records()
+    assert len(records) >= 8
+    for name, args in records:
+        assert "|args=" not in layer_key(name, "", args)
+        assert flops(name, "", args)
+
+
+@given(any_json)
+def test_fallback_key_is_the_canonical_json_of_the_args(args: Any) -> None:
+    if any(isinstance(n, int) and abs(n) >= 10**4300 for n in leaves(args)):
+        return  # json.dumps cannot print these; the key writes them in hex
+    expected = json.dumps(args, sort_keys=True, separators=(",", ":"))
+    assert layer_key("my_template", "", args) == "my_template|args=" + expected
+
+
+def leaves(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in leaves(item)]
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in leaves(item)]
+    return [value]
+
+
+def test_ints_too_long_to_print_keep_distinct_keys() -> None:
+    keys = {
+        layer_key("conv2d_nchw.cuda", "", [tensor(1, 3, 8, 8), n]) for n in (10**5000, 10**5001)
+    }
+    assert len(keys) == 2
+    assert all(key.startswith("conv2d_nchw.cuda|args=") for key in keys)
+
+
+def test_sizes_past_int64_are_not_read() -> None:
+    args = [tensor(2**63, 8), tensor(4, 8), None, "float32"]
+    assert layer_key("dense_pack.x86", "", args).startswith("dense_pack.x86|args=")
+    assert flops("dense_pack.x86", "", args) is None
+    args[0] = tensor(2**63 - 1, 8)
+    assert flops("dense_pack.x86", "", args) == 2 * (2**63 - 1) * 4 * 8
+
+
+def test_a_cycle_ends_the_fallback_key() -> None:
+    args: list[Any] = [1]
+    args.append(args)
+    assert layer_key("my_template", "", args) == 'my_template|args=[1,"<cycle>"]'
+    assert short_args("my_template", args) == '1 [1,"<cycle>"]'
+
+
+def test_packing_factor_too_long_for_int() -> None:
+    data, kernel = tensor(1, 1, 8, 8, 1, 16), tensor(1, 1, 3, 3, 16, 16)
+    layout = "NCHW" + "0" * 5000 + "1n16c"  # int() refuses it: past Python's digit limit
+    args = [data, kernel, 1, 1, 1, layout, "int32"]
+    assert layer_key("conv2d_packed.vta", "", args).startswith("conv2d|NCHW")
+    assert flops("conv2d_packed.vta", "", args) is None
+
+
+@pytest.mark.parametrize(
+    ("flop", "cost"), [(10**400, 1.0), (2**1024, 1e-3), (10, 10**400), (10, float("inf"))]
+)
+def test_gflops_of_numbers_past_float_is_none(flop: int, cost: float) -> None:
+    assert gflops(flop, cost) is None
+
+
+SMALL_CONV: list[Any] = [tensor(1, 3, 8, 8), tensor(4, 3, 3, 3), 1, 1, 1, "float32"]
+
+
+def _bug(*args: object) -> NoReturn:
+    raise TypeError("a bug in tunelog")
+
+
+@pytest.mark.parametrize(
+    ("helper", "call"),
+    [
+        ("_conv_flops", lambda: flops("conv2d_nchw.cuda", "", SMALL_CONV)),
+        ("_matmul_flops", lambda: flops("dense_pack.x86", "", [tensor(1, 8), tensor(4, 8)])),
+        ("_call_key", lambda: layer_key("conv2d_nchw.cuda", "", SMALL_CONV)),
+        ("_call_short", lambda: short_args("conv2d_nchw.cuda", SMALL_CONV)),
+        ("_tensor", lambda: flops("conv2d_nchw.cuda", "", SMALL_CONV)),
+        ("_tensor", lambda: layer_key("conv2d_nchw.cuda", "", SMALL_CONV)),
+        ("_tensor", lambda: short_args("conv2d_nchw.cuda", SMALL_CONV)),
+        ("_json_scalar", lambda: layer_key("my_template", "", [1])),
+    ],
+)
+def test_a_bug_is_not_taken_for_odd_args(
+    monkeypatch: pytest.MonkeyPatch, helper: str, call: Callable[[], object]
+) -> None:
+    monkeypatch.setattr(workloads, helper, _bug)
+    with pytest.raises(TypeError, match="a bug in tunelog"):
+        call()

@@ -1,7 +1,9 @@
 """What a tuning task computes: operator family, layer identity, short text and FLOPs.
 
-Pure: task names and argument lists in, strings and numbers out; nothing here raises on odd
-arguments (a log may hold anything), it falls back instead.
+Pure: task names and argument lists in, strings and numbers out. Arguments come from JSON, so a
+log may hold anything there: the readers check the type and size of every value they use and fall
+back (fallback key, generic text, `None` FLOPs) on anything else. Nothing catches TypeError or
+ValueError, so a bug in this module raises instead of passing for odd arguments.
 
 Family rule (`operator_family`)
 -------------------------------
@@ -56,6 +58,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -179,6 +182,13 @@ _OTHER = "other"
 
 _SHORT_LIMIT = 120
 _FALLBACK_MARK = "|args="
+
+# TVM sizes and attributes are IntImm, int64 at most: a wider JSON int is not one. The bound also
+# keeps every number this module prints far below Python's int-to-str digit limit.
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+# int() reads this many digits whatever sys.set_int_max_str_digits() says (its lowest setting).
+_SAFE_DIGITS = sys.int_info.str_digits_check_threshold
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,8 +332,9 @@ def operator_family(task_name: str, template_key: str = "") -> str:
 
 
 def _int(value: object) -> int | None:
+    """An int64 argument, else None."""
     # JSON booleans are Python ints; a boolean is never a size.
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool) and _INT64_MIN <= value <= _INT64_MAX:
         return value
     return None
 
@@ -558,16 +569,98 @@ def _parse(info: _NameInfo, args: object) -> _Call | None:
 # Layer identity
 
 
+def _printable(number: int) -> bool:
+    """Whether str() prints `number`: Python refuses ints longer than its digit limit."""
+    limit = sys.get_int_max_str_digits()
+    # bit_length first: cheap, and it settles every int of up to ~0.9 * limit digits
+    return limit == 0 or number.bit_length() <= 3 * limit or abs(number) < 10**limit
+
+
+def _json_float(value: float) -> str:
+    """A float as json.dumps writes it (allow_nan: lenient readers hand over NaN and Infinity)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
+def _json_scalar(value: object) -> str:
+    """A value that is not a list, tuple or dict, as `json.dumps(..., default=repr)` writes it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        # Past the digit limit json.dumps raises; hex has no limit and reads as no decimal int.
+        return int.__repr__(value) if _printable(value) else hex(value)
+    if isinstance(value, float):
+        return _json_float(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    return json.dumps(repr(value))  # not JSON (default=repr)
+
+
+def _json_key(key: object) -> str:
+    """A dict key as text: json.dumps turns int, float, bool and None keys into their JSON."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, (int, float)) or key is None:
+        return _json_scalar(key)
+    return repr(key)  # json.dumps refuses other keys; no JSON reader makes them
+
+
+_Container = list[object] | tuple[object, ...] | dict[object, object]
+
+
+def _json_part(value: object) -> object:
+    """A container's item as `_canonical_json` stacks it: a nested container, or its text."""
+    return value if isinstance(value, (list, tuple, dict)) else _json_scalar(value)
+
+
+def _json_parts(container: _Container) -> list[object]:
+    """What follows a container's opening bracket, in order: texts (str) and nested containers,
+    then the closing bracket and the container's id (int), which ends its cycle watch."""
+    parts: list[object] = []
+    if isinstance(container, dict):
+        # Sorted on the key text, not on (key, value) pairs: equal texts must not compare values.
+        pairs = sorted(((_json_key(k), v) for k, v in container.items()), key=lambda kv: kv[0])
+        for index, (key, value) in enumerate(pairs):
+            parts += [("," if index else "") + json.dumps(key) + ":", _json_part(value)]
+        close = "}"
+    else:
+        for index, value in enumerate(container):
+            parts += [",", _json_part(value)] if index else [_json_part(value)]
+        close = "]"
+    return [*parts, close, id(container)]
+
+
 def _canonical_json(args: object) -> str:
-    try:
-        return json.dumps(args, sort_keys=True, separators=(",", ":"), default=repr)
-    except (TypeError, ValueError, RecursionError):
-        pass
-    try:
-        return repr(args)
-    except RecursionError:
-        # Nesting deeper than Python's recursion limit; no JSON reader hands such args over.
-        return f"<{type(args).__name__} nested too deep>"
+    """What `json.dumps(args, sort_keys=True, separators=(",", ":"), default=repr)` writes.
+
+    Written with a stack instead of recursion and without json.dumps' failures: nesting of any
+    depth is written in full (so distinct args keep distinct keys), ints past Python's digit
+    limit in hex, and a container met again inside itself (no JSON reader makes one) as
+    "<cycle>".
+    """
+    out: list[str] = []
+    open_ids: set[int] = set()  # containers being written
+    todo: list[object] = [_json_part(args)]  # texts, containers to open, ids of containers closed
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, int):
+            open_ids.discard(item)
+        elif not isinstance(item, (list, tuple, dict)):
+            raise AssertionError(f"_json_part stacked a {type(item).__name__}")
+        elif id(item) in open_ids:
+            out.append('"<cycle>"')
+        else:
+            open_ids.add(id(item))
+            out.append("{" if isinstance(item, dict) else "[")
+            todo += reversed(_json_parts(item))
+    return "".join(out)
 
 
 def _fallback_key(task_name: str, args: object) -> str:
@@ -617,12 +710,9 @@ def layer_key(task_name: str, template_key: str, args: list[Any]) -> str:
     Two records of one target compete for the same relay call exactly when their keys are equal
     (see the module docstring for what is normalised). Never raises.
     """
-    try:
-        call = _parse(_name_info(task_name), args)
-        if call is not None:
-            return _call_key(call)
-    except (TypeError, ValueError, RecursionError):
-        pass
+    call = _parse(_name_info(task_name), args)
+    if call is not None:
+        return _call_key(call)
     return _fallback_key(task_name, args)
 
 
@@ -699,11 +789,8 @@ def short_args(task_name: str, args: list[Any]) -> str:
     number when equal) and dilation when not 1; a dtype shows only when it is not float32.
     Never raises.
     """
-    try:
-        call = _parse(_name_info(task_name), args)
-        text = _call_short(call) if call is not None else _generic_short(args)
-    except (TypeError, ValueError, RecursionError):
-        text = _canonical_json(args)
+    call = _parse(_name_info(task_name), args)
+    text = _call_short(call) if call is not None else _generic_short(args)
     if len(text) > _SHORT_LIMIT:
         text = text[: _SHORT_LIMIT - 3] + "..."
     return text
@@ -711,6 +798,11 @@ def short_args(task_name: str, args: list[Any]) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # FLOPs
+
+
+def _factor(digits: str) -> int | None:
+    """A packing factor from a layout string (`\\d+`, any length); None past what int() reads."""
+    return int(digits) if len(digits) <= _SAFE_DIGITS else None
 
 
 def _conv_flops(call: _Conv) -> int | None:
@@ -724,7 +816,7 @@ def _conv_flops(call: _Conv) -> int | None:
     depthwise = call.family == "depthwise_conv2d"
     if packed:
         # VTA: data [N/n, C/c, H, W, n, c], kernel [O/o, I/i, KH, KW, o, i]
-        if depthwise or d[4] != int(packed.group(1)) or d[5] != int(packed.group(2)):
+        if depthwise or (d[4], d[5]) != (_factor(packed.group(1)), _factor(packed.group(2))):
             return None
         batch, channels, spatial, k_spatial = d[0] * d[4], d[1] * d[5], d[2:4], k[2:4]
         consistent = k[1] * k[5] * g == channels
@@ -804,23 +896,25 @@ def flops(task_name: str, template_key: str, args: list[Any]) -> int | None:
     Formulas in the module docstring. `template_key` is accepted for symmetry with the record
     fields; it does not change the count (winograd counts as the direct convolution).
     """
-    try:
-        info = _name_info(task_name)
-        call = _parse(info, args)
-        if isinstance(call, _Conv):
-            return _conv_flops(call)
-        if isinstance(call, _Matmul):
-            return _matmul_flops(call, info.vta)
-    except (TypeError, ValueError, RecursionError):
-        pass
+    info = _name_info(task_name)
+    call = _parse(info, args)
+    if isinstance(call, _Conv):
+        return _conv_flops(call)
+    if isinstance(call, _Matmul):
+        return _matmul_flops(call, info.vta)
     return None
 
 
 def gflops(flop: int | None, mean_cost_seconds: float) -> float | None:
     """GFLOPS as AutoTVM prints it: flop / mean cost / 1e9; None when either is unusable."""
-    if flop is None or not math.isfinite(mean_cost_seconds) or mean_cost_seconds <= 0:
+    if flop is None:
         return None
     try:
-        return flop / mean_cost_seconds / 1e9
+        # Kept on purpose, and precise: float() of an int past ~1.8e308 raises OverflowError and
+        # nothing else; a pre-check would have to redo float()'s rounding at that boundary.
+        count, cost = float(flop), float(mean_cost_seconds)
     except OverflowError:
         return None
+    if not math.isfinite(cost) or cost <= 0:
+        return None
+    return count / cost / 1e9
