@@ -338,3 +338,25 @@ def test_clean_v01_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -
         "winograd",
         7,
     )
+
+
+@pytest.mark.parametrize(
+    ("levels", "rejected"), [(1, False), (98, False), (99, True), (2000, True)]
+)
+@pytest.mark.parametrize("line", [V02, V01], ids=["v0.2", "v0.1"])
+def test_lines_nested_past_the_limit_are_rejected_by_both_parsers(
+    line: bytes, levels: int, rejected: bool
+) -> None:
+    """The argument list is the third level: `levels` nested lists in its place reach 2 + levels."""
+    key = "input" if line is V02 else "i"
+    args = json.dumps(json.loads(line)[key][2]).encode()
+    raw = line.replace(args, b"[" * levels + b'"x"' + b"]" * levels)
+    assert raw != line
+    if levels > 10:
+        assert records.nesting_depth(raw) == 2 + levels
+    for parse in (parse_line, scan_line):
+        result = parse(raw)
+        if rejected:
+            assert result == Rejected("lists or objects nested more than 100 levels deep")
+        else:
+            assert not isinstance(result, Rejected), result

@@ -94,9 +94,39 @@ def opened_store() -> Iterator[Store]:
 
 def emit_json(value: Any) -> None:
     """Pretty JSON on stdout."""
+    sys.stdout.write(_json_text(value, indent=True) + "\n")
+
+
+def _json_text(value: Any, *, indent: bool = False) -> str:
+    """JSON of command output: orjson, or Python's json for integers orjson cannot write."""
     import orjson
 
-    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else None).decode()
+    except orjson.JSONEncodeError:
+        # Task arguments and knob values may hold integers past 64 bits (TVM's loader reads
+        # them), and FLOPs of such shapes grow past them; orjson refuses both.
+        import json
+
+        return json.dumps(
+            _as_plain_json(value), indent=2 if indent else None, ensure_ascii=False, allow_nan=False
+        )
+
+
+def _as_plain_json(value: Any) -> Any:
+    """What orjson would write, as plain Python values: non-finite floats become null."""
+    import dataclasses
+    import math
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _as_plain_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_plain_json(item) for item in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _as_plain_json(dataclasses.asdict(value))
+    return value
 
 
 def emit_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
@@ -178,6 +208,7 @@ _REPORT_FIELDS = {
     "lines",
     "new",
     "duplicates",
+    "discarded",
     "comments",
     "blank",
     "rejected",
@@ -210,7 +241,7 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
 def _import_note(report: FileReport) -> str:
     notes = []
     if report.rolled_back:
-        notes.append("rolled back (--strict)")
+        notes.append(f"rolled back (--strict): {report.discarded} new record(s) not stored")
     if report.already_imported_as:
         notes.append(f"already imported as {report.already_imported_as}")
     if report.repaired:
@@ -370,9 +401,7 @@ def _best_row(row: BestRow, knobs: bool) -> list[Any]:
 
 
 def _compact(value: object) -> str:
-    import orjson
-
-    return orjson.dumps(value).decode().replace('"', "")
+    return _json_text(value).replace('"', "")
 
 
 # -- export -----------------------------------------------------------------------------------

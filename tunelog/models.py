@@ -38,9 +38,10 @@ class RejectedLine(_Dumpable):
 class FileReport(_Dumpable):
     """What importing one file did.
 
-    `lines + split == new + duplicates + comments + blank + rejected`: with `--repair`, a line
-    holding k records run together counts k entries (`split` = k - 1); otherwise `split` is 0.
-    `repaired` counts the records recovered by `--repair`.
+    `lines + split == new + duplicates + discarded + comments + blank + rejected`: with
+    `--repair`, a line holding k records run together counts k entries (`split` = k - 1);
+    otherwise `split` is 0. `repaired` counts the records recovered by `--repair`. `discarded`
+    counts the new records of a file that `--strict` rolled back (nothing of it is stored).
     """
 
     path: str
@@ -48,6 +49,7 @@ class FileReport(_Dumpable):
     split: int = 0
     new: int = 0
     duplicates: int = 0
+    discarded: int = 0
     comments: int = 0
     blank: int = 0
     rejected: int = 0
@@ -61,7 +63,8 @@ class FileReport(_Dumpable):
     @property
     def accounted(self) -> bool:
         """True when every line read is counted exactly once."""
-        entries = self.new + self.duplicates + self.comments + self.blank + self.rejected
+        stored_or_not = self.new + self.duplicates + self.discarded
+        entries = stored_or_not + self.comments + self.blank + self.rejected
         return self.lines + self.split == entries
 
 

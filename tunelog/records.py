@@ -9,6 +9,7 @@ that is not an AutoTVM record is rejected with a reason a person can act on.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import operator
@@ -392,6 +393,8 @@ def scan_line(raw: bytes) -> ScannedLine:
 
 def scan_content(line: bytes) -> ScannedLine:
     """`scan_line` for a line already stripped of its BOM and line end (see `strip_line`)."""
+    if line.count(b"[") + line.count(b"{") > MAX_NESTING and nesting_depth(line) > MAX_NESTING:
+        return _TOO_DEEP
     try:
         fast = _FAST_V02.decode(line)
     except (ValueError, RecursionError):  # msgspec.DecodeError, and UnicodeDecodeError in strings
@@ -500,6 +503,25 @@ def _args_json(raw: bytes) -> str | None:
     return canonical
 
 
+# Lists and objects nested deeper than this are rejected. AutoTVM records nest 5 levels deep
+# (record, input, arguments, tensor, shape); the parsers part ways far above that (pydantic
+# refuses ~200 levels, msgspec ~1000, orjson cannot write 255, Python's json and TVM's loader
+# hit the recursion limit near 1000), so one limit well below all of them keeps every reader
+# of a stored line in agreement.
+MAX_NESTING = 100
+_TOO_DEEP = Rejected(f"lists or objects nested more than {MAX_NESTING} levels deep")
+# Bracket text of a line without its strings, and each bracket's step in depth.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def nesting_depth(line: bytes) -> int:
+    """How deep the line's lists and objects nest (brackets inside JSON strings ignored)."""
+    brackets = _JSON_STRING.sub(b"", line).translate(None, _NOT_BRACKETS)
+    return max(itertools.accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0)
+
+
 _new_tuple: Any = tuple.__new__
 _FLOAT_MAX = sys.float_info.max
 # SQLite stores integers in 64 bits; TVM would load a larger config index or error number, but
@@ -549,6 +571,8 @@ _FAST_V01 = msgspec.json.Decoder(_FastRecordV01)
 
 
 def _validate(line: bytes) -> ParsedLine:
+    if line.count(b"[") + line.count(b"{") > MAX_NESTING and nesting_depth(line) > MAX_NESTING:
+        return _TOO_DEEP
     first = RecordV01 if b'"v"' in line and b'"input"' not in line else RecordV02
     try:
         record: TuningRecord = first.model_validate_json(line)

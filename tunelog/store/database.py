@@ -302,7 +302,7 @@ class Store:
         if strict and report.rejected:
             conn.execute("ROLLBACK")
             report.rolled_back = True
-            report.new = 0
+            report.new, report.discarded = 0, report.new
             return
         earlier = conn.execute(
             "SELECT id, path FROM sources WHERE sha256 = ? AND id != ? ORDER BY id LIMIT 1",
