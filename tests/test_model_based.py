@@ -18,6 +18,7 @@ After every step the store must agree with the model:
 1. `slot_holders()`: every slot is held by the record whose line bytes the model's holder has;
 2. `winner_lines()`: exactly the distinct holder lines, each with its own bytes, and
    `history_best` over the exported lines answers every (target, workload) as the model does;
+   with `top_k=3`, the configs kept on import give what ranking every record gives;
 3. `stats().records`, the sources' record counts and the tallies agree with the stored records;
 4. every file report accounts for each line and counts what the model expects;
 5. `tunelog.layers`: each template's chosen config is what `apply_history_best` answers for the
@@ -52,7 +53,7 @@ from tunelog.inputs import LogInput, OpenedLog
 from tunelog.models import FileReport
 from tunelog.records import Blank, Comment, Measurement, Rejected, scan_line
 from tunelog.selection import HistoryBest, history_best
-from tunelog.store import LineReader, Store
+from tunelog.store import LineReader, Store, database
 
 
 def _record_pool_lines(raw: bytes) -> tuple[bytes, ...]:
@@ -500,6 +501,15 @@ class StoreMachine(RuleBasedStateMachine):
                 target,
                 workload,
             )
+
+    @invariant()
+    def top_k_from_the_kept_configs_equals_ranking_every_record(self) -> None:
+        """(2b) `export --top-k 3` from the configs kept on import equals a full ranking."""
+        kept = [line.record_id for line in self.store.winner_lines(top_k=3)]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(database, "TOP_CONFIGS_KEPT", 0)  # every k then ranks all records
+            ranked = [line.record_id for line in self.store.winner_lines(top_k=3)]
+        assert kept == ranked
 
     @invariant()
     def counts_agree_with_the_stored_records(self) -> None:
