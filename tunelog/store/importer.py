@@ -74,6 +74,11 @@ class ImportWriter:
         self._opened: OpenedLog | None = None
         self._progress: ProgressCallback | None = None
         self.pending_rejects: list[tuple[int, int, str]] = []
+        # Workloads this file added: no slot or kept config of theirs can exist yet, so the
+        # once-per-group lookups skip them (logs of best configs have ~2 lines per workload).
+        self.new_workloads: set[int] = set()
+        # Records dropped as duplicates among those a group ranks for `top_configs`.
+        self.dropped_ranked: set[int] = set()
 
     def run(
         self, lines: Iterable[bytes], opened: OpenedLog, progress: ProgressCallback | None
@@ -252,6 +257,7 @@ class ImportWriter:
                 "VALUES (?, ?, ?, ?) RETURNING id",
                 key,
             ).fetchone()
+            self.new_workloads.add(int(row[0]))
         return int(row[0])
 
     # -- batches ------------------------------------------------------------------------------
@@ -308,7 +314,10 @@ class ImportWriter:
         ).rowcount
         if indexed == added:
             return 0
-        return _Deduplicator(self.conn, self.first_id, self.next_id, self.groups_by_ids).run()
+        deduplicator = _Deduplicator(self.conn, self.first_id, self.next_id, self.groups_by_ids)
+        duplicates = deduplicator.run()
+        self.dropped_ranked = deduplicator.dropped_ranked
+        return duplicates
 
     def _store_tallies(self) -> None:
         self.conn.executemany(
@@ -342,16 +351,27 @@ class ImportWriter:
             if g.best_id is not None
         )
         history: HistoryBest[int] = HistoryBest()
-        held = (
-            "SELECT record_id, mean_cost FROM slots WHERE kind = ? AND name = ? AND workload_id = ?"
-        )
-        for _, _, g in offers:
-            for slot in self.slots_by_target[g.target_id]:
-                key = Slot(slot.kind, slot.name, str(g.workload_id))
-                if key not in history.slots:
-                    row = self.conn.execute(held, (slot.kind, slot.name, g.workload_id)).fetchone()
-                    if row is not None:
-                        history.slots[key] = Holder(float(row[1]), int(row[0]))
+        wanted = {
+            Slot(slot.kind, slot.name, str(g.workload_id))
+            for _, _, g in offers
+            if g.workload_id not in self.new_workloads
+            for slot in self.slots_by_target[g.target_id]
+        }
+        # Their holders: per slot name (a file has a few), a few hundred workloads per query
+        # through the primary key, instead of a query per slot.
+        by_name: dict[tuple[str, str], list[int]] = {}
+        for slot in wanted:
+            by_name.setdefault((slot.kind, slot.name), []).append(int(slot.workload))
+        for (kind, name), workload_ids in by_name.items():
+            for start in range(0, len(workload_ids), 500):
+                marks = ",".join(str(i) for i in workload_ids[start : start + 500])
+                for workload_id, record_id, mean in self.conn.execute(
+                    "SELECT workload_id, record_id, mean_cost FROM slots "
+                    f"WHERE kind = ? AND name = ? AND workload_id IN ({marks})",
+                    (kind, name),
+                ):
+                    key = Slot(kind, name, str(workload_id))
+                    history.slots[key] = Holder(float(mean), int(record_id))
         before = dict(history.slots)
         for record_id, mean, g in offers:
             history.add(self.targets_by_id[g.target_id], str(g.workload_id), mean, record_id)
@@ -382,35 +402,23 @@ class ImportWriter:
             if not g.config_ids:
                 continue
             g.keep_top_configs()
-            kept = self.conn.execute(
-                "SELECT config_index, record_id, mean_cost FROM top_configs "
-                "WHERE target_id = ? AND workload_id = ?",
-                (g.target_id, g.workload_id),
-            ).fetchall()
-            candidates = {index: (mean, rid) for index, rid, mean in kept}
-            stored = self._stored_ids(list(g.config_ids.values()))
+            candidates: dict[int, tuple[float, int]] = {}
+            if g.workload_id not in self.new_workloads:
+                kept = self.conn.execute(
+                    "DELETE FROM top_configs WHERE target_id = ? AND workload_id = ? "
+                    "RETURNING config_index, record_id, mean_cost",
+                    (g.target_id, g.workload_id),
+                ).fetchall()
+                candidates = {index: (mean, rid) for index, rid, mean in kept}
             for index, rid in g.config_ids.items():
-                if rid not in stored:
+                if rid in self.dropped_ranked:
                     continue
                 mine = (g.config_means[index], rid)
                 if index not in candidates or mine < candidates[index]:
                     candidates[index] = mine
             best = sorted(candidates.items(), key=lambda item: item[1])[:TOP_CONFIGS_KEPT]
-            self.conn.execute(
-                "DELETE FROM top_configs WHERE target_id = ? AND workload_id = ?",
-                (g.target_id, g.workload_id),
-            )
             rows += [(g.target_id, g.workload_id, index, rid, mean) for index, (mean, rid) in best]
         self.conn.executemany("INSERT INTO top_configs VALUES (?, ?, ?, ?, ?)", rows)
-
-    def _stored_ids(self, ids: list[int]) -> set[int]:
-        """Which of these record ids are still stored (not dropped as duplicates)."""
-        if self.report.duplicates == 0:
-            return set(ids)
-        marks = ",".join(str(int(i)) for i in ids)
-        return {
-            int(r) for (r,) in self.conn.execute(f"SELECT id FROM records WHERE id IN ({marks})")
-        }
 
 
 class _Group:
@@ -467,6 +475,9 @@ class _Deduplicator:
         self.end_id = end_id
         self.groups = groups
         self.reader = LineReader(conn)
+        # The ids groups rank for `top_configs` (bounded per group), and which were dropped.
+        self.ranked = {rid for g in groups.values() for rid in g.config_ids.values()}
+        self.dropped_ranked: set[int] = set()
 
     def run(self) -> int:
         """Drop duplicates, re-hash collisions, drop blocks left empty; count the duplicates."""
@@ -491,6 +502,8 @@ class _Deduplicator:
                 ):
                     dropped.append((record_id,))
                     self.groups[(target_id, workload_id)].tallies[error_no][0] -= 1
+                    if record_id in self.ranked:
+                        self.dropped_ranked.add(record_id)
             self.conn.executemany("DELETE FROM records WHERE id = ?", dropped)
             duplicates += len(dropped)
             after = page[-1][0]

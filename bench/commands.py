@@ -1,0 +1,353 @@
+"""Benchmark what every command pays (start-up), the real corpus, `export --top-k`, 5M lines.
+
+Issue 17. Usage: .venv/bin/python bench/commands.py [--runs R] [--startup-runs R]
+           [--sizes N [N ...]] [--baseline COMMIT] [--quiet-wait S] [--write-md]
+
+- **Start-up**: each command as a whole process on a small database (the bundled sample logs)
+  and on an empty one, against `python -c pass` with the same interpreter. Measured from a
+  regular (non-editable) install of the working tree in bench/out/venv-<digest>, as users run
+  it: the editable install's import finder alone costs tens of milliseconds per process.
+  Commands run round-robin, so drift in the machine's speed hits each alike.
+- **Corpus import**: `tunelog import ../shared/corpus` into a fresh database, lines read per
+  second (from the import report), against the synthetic log of the first size in the same run.
+- **Each size N** (synthetic logs of bench/generate.py): tunelog import, the `json.loads` loop,
+  `export`, `export --top-k 3`, `best`, `workloads`; with `--baseline COMMIT`, the import of
+  that commit too, paired with this one back to back (the import-speed regression check).
+  Logs of 5M lines and their databases are deleted afterwards (3 GB + 1 GB).
+
+Medians of R runs; results go to stdout (markdown), bench/out/commands-<date>.json and, with
+--write-md, the commands section of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import run
+from run import OUT, PYTHON, ROOT, Sample, log, measure
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+SAMPLE_LOGS = ROOT / "sample_logs"
+MD_START = "<!-- commands:start (rewritten by bench/commands.py --write-md) -->"
+MD_END = "<!-- commands:end -->"
+STARTUP_LIMIT = 0.15  # s above `python -c pass` (issue 17)
+CORPUS_RATIO_LIMIT = 0.7  # corpus lines/s over synthetic lines/s
+TOP_K_LIMIT = 1.0  # s for `export --top-k 3` at 1M records
+REGRESSION_LIMIT = 1.05  # import time over the baseline commit's
+DELETE_FROM = 5_000_000  # logs this large are deleted after the run
+
+
+def release_venv() -> Path:
+    """A virtualenv with the working tree installed as users install it (not editable)."""
+    digest = run.source_digest()
+    venv = OUT / f"venv-{digest}"
+    if not (venv / "bin" / "tunelog").exists():
+        log(f"installing tunelog into {venv.name} ...")
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+        subprocess.run([*pip, str(ROOT)], check=True)
+    return venv
+
+
+def baseline_tree(commit: str) -> Path:
+    """tunelog's package at `commit`, compiled, for PYTHONPATH (see run.snapshot_sources)."""
+    root = OUT / f"baseline-{commit}"
+    if not (root / "tunelog").exists():
+        tmp = Path(tempfile.mkdtemp(dir=OUT))
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", commit, "tunelog"], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+        import compileall
+
+        compileall.compile_dir(tmp, quiet=1)
+        tmp.rename(root)
+    return root
+
+
+def timed(name: str, cmd: Sequence[str], samples: dict[str, list[Sample]]) -> None:
+    """Run `cmd` once and file its sample under `name`."""
+    samples.setdefault(name, []).append(measure(cmd))
+
+
+def median(samples: dict[str, list[Sample]], name: str) -> float:
+    """Median wall seconds of `name`."""
+    return statistics.median(s.seconds for s in samples[name])
+
+
+# -- start-up ---------------------------------------------------------------------------------
+
+
+def startup(runs: int, work: Path) -> dict[str, list[Sample]]:
+    """Every command round-robin on a small and an empty database; `python -c pass` too."""
+    venv = release_venv()
+    tunelog = str(venv / "bin" / "tunelog")
+    small, empty, out = work / "small.db", work / "empty.db", work / "out.log"
+    logs = [str(p) for p in sorted(SAMPLE_LOGS.iterdir())]
+    subprocess.run([tunelog, "--db", str(small), "import", *logs], check=True, capture_output=True)
+    blank = work / "blank.log"
+    blank.write_text("")
+    subprocess.run(
+        [tunelog, "--db", str(empty), "import", str(blank)], check=True, capture_output=True
+    )
+    commands: dict[str, list[str]] = {
+        "python -c pass": [str(venv / "bin" / "python"), "-c", "pass"],
+        "tunelog --help": [tunelog, "--help"],
+        "stats (empty database)": [tunelog, "--db", str(empty), "stats"],
+    }
+    for name in ("stats", "best", "workloads", "errors", "untuned", "sources"):
+        commands[name] = [tunelog, "--db", str(small), name]
+    commands["export"] = [tunelog, "--db", str(small), "export", "--force", str(out)]
+    samples: dict[str, list[Sample]] = {}
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            samples.setdefault(name, []).append(measure(cmd, allowed=(0, 1)))
+    return samples
+
+
+# -- the corpus -------------------------------------------------------------------------------
+
+
+def corpus_import(runs: int, synthetic: Path, work: Path) -> dict[str, Any]:
+    """Lines/s importing the corpus and the synthetic log, alternately into fresh databases."""
+    tunelog = str(run.BIN / "tunelog")
+    db = work / "corpus.db"
+    run.remove_db(db)
+    report = subprocess.run(
+        [tunelog, "--db", str(db), "import", "--json", str(CORPUS)],
+        capture_output=True,
+        env=run.options.env,
+    ).stdout
+    files = json.loads(report)["files"]
+    lines = sum(int(f["lines"]) for f in files)
+    synthetic_lines = sum(1 for _ in synthetic.open("rb"))
+    samples: dict[str, list[Sample]] = {}
+    for _ in range(runs):
+        for name, path in (("corpus", CORPUS), ("synthetic", synthetic)):
+            run.remove_db(db)
+            samples.setdefault(name, []).append(
+                measure([tunelog, "--db", str(db), "import", str(path)], allowed=(0, 1))
+            )
+    run.remove_db(db)
+    corpus_rate = lines / median(samples, "corpus")
+    synthetic_rate = synthetic_lines / median(samples, "synthetic")
+    return {
+        "files": len(files),
+        "lines": lines,
+        "synthetic_lines": synthetic_lines,
+        "corpus_s": median(samples, "corpus"),
+        "synthetic_s": median(samples, "synthetic"),
+        "corpus_lines_per_s": corpus_rate,
+        "synthetic_lines_per_s": synthetic_rate,
+        "ratio": corpus_rate / synthetic_rate,
+    }
+
+
+# -- sizes ------------------------------------------------------------------------------------
+
+
+def one_size(n: int, runs: int, seed: int, baseline: str | None, work: Path) -> dict[str, Any]:
+    """Import (and the baseline's, paired), the json.loads loop and the queries at N lines."""
+    tunelog = str(run.BIN / "tunelog")
+    path = run.ensure_log(n, seed)
+    db = work / f"n{n}.db"
+    samples: dict[str, list[Sample]] = {}
+    env_now = run.options.env
+    env_base = (
+        {**os.environ, "PYTHONPATH": str(baseline_tree(baseline))} if baseline is not None else None
+    )
+    for _ in range(runs):
+        log(f"N={n:,}: import")
+        if env_base is not None:
+            run.remove_db(db)
+            run.options.env = env_base
+            timed("import (baseline)", [tunelog, "--db", str(db), "import", str(path)], samples)
+            run.options.env = env_now
+        run.remove_db(db)
+        timed("import", [tunelog, "--db", str(db), "import", str(path)], samples)
+        timed("json.loads loop", [PYTHON, "-c", run.JSON_LOOP, str(path)], samples)
+    out = work / "out.log"
+    queries = {
+        "best": ["best", "--json"],
+        "workloads": ["workloads", "--json"],
+        "export": ["export", "--force", str(out)],
+        "export --top-k 3": ["export", "--top-k", "3", "--force", str(out)],
+    }
+    for _ in range(runs):
+        for name, args in queries.items():
+            timed(name, [tunelog, "--db", str(db), *args], samples)
+    result: dict[str, Any] = {
+        "n": n,
+        "log_mb": path.stat().st_size / run.MB,
+        "medians": {name: median(samples, name) for name in samples},
+        "samples": {name: [s.seconds for s in runs_] for name, runs_ in samples.items()},
+    }
+    if env_base is not None:
+        pairs = zip(samples["import"], samples["import (baseline)"], strict=True)
+        result["paired_regression"] = statistics.median(a.seconds / b.seconds for a, b in pairs)
+    run.remove_db(db)
+    if n >= DELETE_FROM:
+        path.unlink()
+    return result
+
+
+# -- reporting --------------------------------------------------------------------------------
+
+
+def render(results: dict[str, Any]) -> str:
+    """The markdown section."""
+    info = results["info"]
+    lines = [
+        MD_START,
+        f"## Start-up, corpus, top-k and 5M lines ({info['date']})",
+        "",
+        f"- Command: `{info['command']}`",
+        f"- tunelog: `{info['tunelog']}`; load average at start {info['load']}",
+        "",
+    ]
+    up = results.get("startup")
+    if up:
+        bare = statistics.median(up["python -c pass"])
+        lines += [
+            f"### Start-up (wall s, median of {len(up['python -c pass'])} round-robin runs)",
+            "",
+            "| command | median | over `python -c pass` | target |",
+            "| --- | ---: | ---: | ---: |",
+        ]
+        for name, secs in up.items():
+            m = statistics.median(secs)
+            over = m - bare
+            verdict = "" if name == "python -c pass" else _verdict(over <= STARTUP_LIMIT)
+            lines.append(f"| `{name}` | {m:.3f} | {over:+.3f} | {verdict} |")
+        lines.append("")
+    corpus = results.get("corpus")
+    if corpus:
+        lines += [
+            "### Corpus import (lines read per second, fresh database each run)",
+            "",
+            "| input | lines | median s | lines/s |",
+            "| --- | ---: | ---: | ---: |",
+            f"| ../shared/corpus ({corpus['files']} files) | {corpus['lines']:,} | "
+            f"{corpus['corpus_s']:.2f} | {corpus['corpus_lines_per_s']:,.0f} |",
+            f"| synthetic | {corpus['synthetic_lines']:,} | {corpus['synthetic_s']:.2f} | "
+            f"{corpus['synthetic_lines_per_s']:,.0f} |",
+            "",
+            f"Corpus / synthetic: **{corpus['ratio']:.2f}x** (target >= {CORPUS_RATIO_LIMIT}x: "
+            f"{_verdict(corpus['ratio'] >= CORPUS_RATIO_LIMIT)}).",
+            "",
+        ]
+    sizes = results.get("sizes", [])
+    if sizes:
+        names = list(sizes[0]["medians"])
+        lines += [
+            "### Synthetic logs (wall s, median, start-up included)",
+            "",
+            "| N | log MB | " + " | ".join(names) + " |",
+            "| --- | ---: | " + " | ".join("---:" for _ in names) + " |",
+        ]
+        for size in sizes:
+            cells = [f"{size['medians'].get(name, float('nan')):.2f}" for name in names]
+            lines.append(f"| {size['n']:,} | {size['log_mb']:.0f} | " + " | ".join(cells) + " |")
+        lines.append("")
+        for size in sizes:
+            top_k = size["medians"]["export --top-k 3"]
+            if size["n"] == 1_000_000:
+                lines.append(
+                    f"- N=1,000,000: `export --top-k 3` {top_k:.2f} s "
+                    f"(target < {TOP_K_LIMIT} s: {_verdict(top_k < TOP_K_LIMIT)})"
+                )
+            if "paired_regression" in size:
+                ratio = size["paired_regression"]
+                lines.append(
+                    f"- N={size['n']:,}: import / import at `{info['baseline']}` (paired runs, "
+                    f"median): {ratio:.3f}x (target <= {REGRESSION_LIMIT}x: "
+                    f"{_verdict(ratio <= REGRESSION_LIMIT)})"
+                )
+        lines.append("")
+    lines.append(MD_END)
+    return "\n".join(lines)
+
+
+def _verdict(ok: bool) -> str:
+    return "**PASS**" if ok else "**FAIL**"
+
+
+def write_md(section: str) -> None:
+    """Replace (or append) the commands section of BENCHMARKS.md."""
+    text = run.BENCHMARKS_MD.read_text()
+    if MD_START in text:
+        head, rest = text.split(MD_START, 1)
+        text = head + section + rest.split(MD_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    run.BENCHMARKS_MD.write_text(text)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--runs", type=int, default=3, help="runs per size (default 3)")
+    parser.add_argument("--startup-runs", type=int, default=15, help="start-up rounds")
+    parser.add_argument("--corpus-runs", type=int, default=3, help="corpus import rounds")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 5_000_000])
+    parser.add_argument("--baseline", help="commit whose import is paired with this one's")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quiet-wait", type=float, default=60.0)
+    parser.add_argument("--skip", nargs="*", default=[], choices=["startup", "corpus", "sizes"])
+    parser.add_argument("--write-md", action="store_true")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Measure and report."""
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    run.options.quiet_wait = args.quiet_wait
+    OUT.mkdir(parents=True, exist_ok=True)
+    digest = run.source_digest()
+    run.options.env = {**os.environ, "PYTHONPATH": str(run.snapshot_sources(digest))}
+    info = {
+        "date": datetime.now(UTC).date().isoformat(),
+        "command": " ".join([".venv/bin/python", "bench/commands.py", *argv]),
+        "tunelog": run.git_state(),
+        "baseline": args.baseline,
+        "load": [round(x, 2) for x in os.getloadavg()],
+        "digest": hashlib.sha256(digest.encode()).hexdigest()[:8],
+    }
+    results: dict[str, Any] = {"info": info}
+    with tempfile.TemporaryDirectory(dir=OUT, prefix="work-") as tmp:
+        work = Path(tmp)
+        if "startup" not in args.skip:
+            samples = startup(args.startup_runs, work)
+            results["startup"] = {k: [s.seconds for s in v] for k, v in samples.items()}
+        if "corpus" not in args.skip and CORPUS.is_dir():
+            synthetic = run.ensure_log(100_000, args.seed)
+            results["corpus"] = corpus_import(args.corpus_runs, synthetic, work)
+        if "sizes" not in args.skip:
+            results["sizes"] = [
+                one_size(n, args.runs, args.seed, args.baseline, work) for n in args.sizes
+            ]
+    out = OUT / f"commands-{info['date']}.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    section = render(results)
+    print(section)
+    if args.write_md:
+        write_md(section)
+        log(f"rewrote the commands section of {run.BENCHMARKS_MD}")
+
+
+if __name__ == "__main__":
+    main()
