@@ -21,6 +21,7 @@ from tunelog.filters import Filters
 
 if TYPE_CHECKING:
     from tunelog import api
+    from tunelog.convergence import Convergence
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer
     from tunelog.models import BestRow, FileReport
@@ -484,10 +485,14 @@ def workloads(
     filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
         found = api.layers(store, filters, sort=sort)
+        convergence = api.layer_convergence(store, found)
     if as_json:
-        emit_json([api.layer_as_dict(layer) for layer in found])
+        emit_json([api.layer_as_dict(layer, convergence) for layer in found])
         return
-    emit_table([_layer_row(layer) for layer in found], _LAYER_HEADERS)
+    emit_table(
+        [[*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))] for layer in found],
+        (*_LAYER_HEADERS, "to best", "verdict"),
+    )
 
 
 _LAYER_HEADERS = (
@@ -631,6 +636,83 @@ def explain(
     if entry.remedies:
         lines += ["", "What to change:", *(f"  - {r}" for r in entry.remedies)]
     typer.echo("\n".join(lines))
+
+
+# -- convergence ------------------------------------------------------------------------------
+
+
+def _convergence_cells(summary: Convergence) -> list[str]:
+    """`to best` (trial that reached the best / trials) and the verdict."""
+    to_best = f"{summary.trials_to_best}/{summary.trials}" if summary.trials_to_best else ""
+    return [to_best, summary.verdict]
+
+
+LayerArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="LAYER",
+        help="The layer: its shapes as `tunelog workloads` shows them, or its layer_key "
+        "(workloads --json); a unique part of either is enough.",
+    ),
+]
+
+
+@app.command()
+@handles_errors
+def curve(
+    layer: LayerArgument,
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    template: FilterTemplate = None,
+    task: FilterTask = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Best-so-far latency after each trial of a layer, per template, with the verdict."""
+    from tunelog import api
+
+    filters = Filters(target_key, model, template, task)
+    with opened_store() as store:
+        found = api.find_layer(store, layer, filters)
+        series = [
+            c
+            for c in api.curves(store, found)
+            if template is None or c.template.workload.task_name == template
+        ]
+    if as_json:
+        emit_json([api.curve_as_dict(c) for c in series])
+        return
+    for number, one in enumerate(series):
+        if number:
+            typer.echo("")
+        summary = one.summary
+        typer.echo(
+            f"{found.group.label}  {found.shapes}  {one.template.name}"
+            + ("  (relay picks it)" if found.winner is one.template else "")
+        )
+        typer.echo(
+            f"{summary.trials} trials, {summary.valid} valid; "
+            + (
+                f"best {format_seconds(summary.best_cost)} at trial {summary.trials_to_best}, "
+                f"{summary.since_last_improvement} trials since; "
+                if summary.best_cost is not None
+                else "no valid trial; "
+            )
+            + summary.verdict
+        )
+        emit_table(
+            [
+                (
+                    r.trial,
+                    f"{r.source}:{r.line}",
+                    r.config_index,
+                    format_seconds(r.cost) if r.cost is not None else f"error {r.error_no}",
+                    format_seconds(r.best) if r.best is not None else "",
+                    "*" if r.improved else "",
+                )
+                for r in one.rows
+            ],
+            ("trial", "source", "config", "cost", "best so far", "new best"),
+        )
 
 
 def run() -> None:
