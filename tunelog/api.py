@@ -35,6 +35,7 @@ from tunelog.store import Filters, Store
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 
 if TYPE_CHECKING:
+    from tunelog.knobs import Coverage, KnobValue
     from tunelog.store.trials import TrialRow
 
 
@@ -540,5 +541,112 @@ def curve_as_dict(curve: TemplateCurve) -> dict[str, object]:
                 "improved": r.improved,
             }
             for r in curve.rows
+        ],
+    }
+
+
+# -- knobs and coverage -------------------------------------------------------------------------
+
+
+@dataclass
+class TemplateKnobs:
+    """Knob values tried by one template of a layer on its target group, and its coverage."""
+
+    layer: Layer
+    template: TemplateResult
+    values: list[KnobValue]
+    coverage: Coverage
+    chosen_config: int | None
+    unreadable: int = 0  # stored lines whose knobs could not be read (never expected)
+
+
+def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateKnobs]:
+    """Per template of the layer: per knob and value, trials, valid/failed, best and median cost.
+
+    Reads the stored lines of the layer's records only (their blocks, no others). `knob`: only
+    that knob's rows (`layout` selects the derived layouts of x86 NCHWc templates).
+    """
+    from tunelog.knobs import KnobTrial, coverage, knob_values
+    from tunelog.records import TuningRecord, parse_line
+    from tunelog.store.trials import layer_trials
+
+    chosen_ids = [t.chosen.record_id for t in layer.templates if t.chosen is not None]
+    rows = layer_trials(
+        store,
+        [t.workload.id for t in layer.templates],
+        _group_target_ids(store, layer),
+        with_lines=True,
+        extra_ids=chosen_ids,
+    )
+    parsed: dict[int, KnobTrial | None] = {}
+    for row in rows:
+        assert row.raw is not None
+        record = parse_line(row.raw)
+        parsed[row.record_id] = (
+            KnobTrial(
+                {name: (kind, value) for name, kind, value in record.entity},
+                row.error_no,
+                row.mean_cost,
+                row.config_index,
+            )
+            if isinstance(record, TuningRecord)
+            else None
+        )
+    target_ids = set(_group_target_ids(store, layer))
+    found: list[TemplateKnobs] = []
+    for template in layer.templates:
+        mine = [
+            r for r in rows if r.workload_id == template.workload.id and r.target_id in target_ids
+        ]
+        trials = [t for r in mine if (t := parsed[r.record_id]) is not None]
+        chosen = parsed.get(template.chosen.record_id) if template.chosen else None
+        values = knob_values(template.workload.task_name, trials, chosen)
+        if knob is not None:
+            values = [
+                v for v in values if v.knob == knob or (knob == "layout" and v.kind == "layout")
+            ]
+        found.append(
+            TemplateKnobs(
+                layer,
+                template,
+                values,
+                coverage(trials),
+                template.chosen.config_index if template.chosen else None,
+                unreadable=len(mine) - len(trials),
+            )
+        )
+    return found
+
+
+def knobs_as_dict(entry: TemplateKnobs) -> dict[str, object]:
+    """A template's knob table as plain JSON-ready data (what `tunelog knobs --json` prints)."""
+    layer = entry.layer
+    return {
+        "target_keys": list(layer.group.keys),
+        "model": layer.group.model,
+        "shapes": layer.shapes,
+        "layer_key": layer.key,
+        "template": entry.template.workload.task_name,
+        "winner": layer.winner is entry.template,
+        "chosen_config": entry.chosen_config,
+        "coverage": {
+            "trials": entry.coverage.trials,
+            "distinct_configs": entry.coverage.configs,
+            "sp_factorisations": entry.coverage.sp_factorisations,
+            "space_size": None,  # not in the log: AutoTVM computes it from the template
+        },
+        "knobs": [
+            {
+                "knob": v.knob,
+                "type": v.kind,
+                "value": v.value,
+                "trials": v.trials,
+                "valid": v.valid,
+                "failed": v.trials - v.valid,
+                "best_cost": v.best,
+                "median_cost": v.median,
+                "chosen": v.chosen,
+            }
+            for v in entry.values
         ],
     }

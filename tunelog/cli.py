@@ -715,6 +715,70 @@ def curve(
         )
 
 
+# -- knobs ------------------------------------------------------------------------------------
+
+
+@app.command()
+@handles_errors
+def knobs(
+    layer: LayerArgument,
+    knob: Annotated[
+        str | None,
+        typer.Option("--knob", help="Only this knob (`layout`: the x86 NCHWc layouts)."),
+    ] = None,
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    template: FilterTemplate = None,
+    task: FilterTask = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Per knob and value of a layer's templates: trials, valid/failed, best and median cost."""
+    from tunelog import api
+
+    filters = Filters(target_key, model, template, task)
+    with opened_store() as store:
+        found = api.find_layer(store, layer, filters)
+        tables = [
+            t
+            for t in api.knobs(store, found, knob)
+            if template is None or t.template.workload.task_name == template
+        ]
+    if as_json:
+        emit_json([api.knobs_as_dict(t) for t in tables])
+        return
+    for number, entry in enumerate(tables):
+        if number:
+            typer.echo("")
+        cov = entry.coverage
+        splits = ", ".join(f"{name} {n}" for name, n in cov.sp_factorisations.items())
+        typer.echo(
+            f"{found.group.label}  {found.shapes}  {entry.template.name}"
+            + ("  (relay picks it)" if found.winner is entry.template else "")
+        )
+        typer.echo(
+            f"{cov.trials} trials, {cov.configs} distinct configs"
+            + (f"; split factorisations: {splits}" if splits else "")
+            + " (the full space size is not in the log)"
+        )
+        emit_table(
+            [
+                (
+                    v.knob,
+                    v.value,
+                    v.trials,
+                    f"{v.valid}/{v.trials - v.valid}",
+                    format_seconds(v.best) if v.best is not None else "",
+                    format_seconds(v.median) if v.median is not None else "",
+                    "yes" if v.chosen else "",
+                )
+                for v in entry.values
+            ],
+            ("knob", "value", "trials", "valid/failed", "best", "median", "chosen"),
+        )
+        if entry.unreadable:
+            _err(f"warning: {entry.unreadable} stored line(s) of this layer had no readable knobs")
+
+
 def run() -> None:
     """Console-script entry point."""
     app()
