@@ -13,16 +13,30 @@ import functools
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from tunelog.convergence import (
+    Convergence,
+    Progress,
+    Trial,
+    best_so_far,
+    join_runs,
+    source_starts,
+    summarize,
+    trial_order,
+)
 from tunelog.errorcodes import cause_of_failures, diagnose, error_name
-from tunelog.exceptions import NothingToExportError
+from tunelog.exceptions import AmbiguousLayerError, NothingToExportError, UnknownLayerError
 from tunelog.exporting import rewrite_target, write_lines_atomically
 from tunelog.inputs import LogInput, OpenedLog, expand_inputs
 from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
 from tunelog.models import FileReport
 from tunelog.store import Filters, Store
 from tunelog.targets import UNKNOWN_MODEL, parse_target
+
+if TYPE_CHECKING:
+    from tunelog.knobs import Coverage, KnobValue
+    from tunelog.store.trials import TrialRow
 
 
 class ImportProgress(Protocol):
@@ -288,8 +302,23 @@ def _answered_by(layer: Layer, template: TemplateResult) -> str | None:
     return f"No valid measurement for this template; the layer uses {layer.winner.name}."
 
 
-def layer_as_dict(layer: Layer) -> dict[str, object]:
-    """A layer as plain JSON-ready data (what `tunelog workloads --json` prints)."""
+def layer_as_dict(layer: Layer, convergence: LayerConvergence | None = None) -> dict[str, object]:
+    """A layer as plain JSON-ready data (what `tunelog workloads --json` prints).
+
+    With `convergence`: each template's convergence, and the layer's verdict and trials to best
+    (those of the template relay picks).
+    """
+    data = _layer_dict(layer)
+    if convergence is not None:
+        for entry, template in zip(data["templates"], layer.templates, strict=True):  # type: ignore[call-overload]
+            entry["convergence"] = convergence.of(layer, template).as_dict()
+        chosen = convergence.of_layer(layer)
+        data["verdict"] = chosen.verdict
+        data["trials_to_best"] = chosen.trials_to_best
+    return data
+
+
+def _layer_dict(layer: Layer) -> dict[str, object]:
     winner = layer.winner
     return {
         "target_keys": list(layer.group.keys),
@@ -335,4 +364,289 @@ def error_as_dict(summary: ErrorSummary) -> dict[str, object]:
         "failed": template.failed,
         "errors": summary.error_counts,
         "diagnosis": summary.diagnosis,
+    }
+
+
+# -- convergence and curves ---------------------------------------------------------------------
+
+ConvergenceKey = tuple[tuple[str, ...], str, int]  # (target keys, model, workload id)
+
+
+@dataclass
+class LayerConvergence:
+    """Convergence of every template of some layers on their target groups (see convergence)."""
+
+    by_key: dict[ConvergenceKey, Convergence]
+
+    def of(self, layer: Layer, template: TemplateResult) -> Convergence:
+        """The template's convergence on the layer's group (no trials: too few valid trials)."""
+        key = (layer.group.keys, layer.group.model, template.workload.id)
+        found = self.by_key.get(key)
+        return found if found is not None else Progress().summary()
+
+    def of_layer(self, layer: Layer) -> Convergence:
+        """The convergence of the template relay picks (else of the first template)."""
+        return self.of(layer, layer.winner or layer.templates[0])
+
+
+def layer_convergence(store: Store, found: Sequence[Layer]) -> LayerConvergence:
+    """Convergence per (target group, template) for these layers, from one pass over records.
+
+    Reads only record columns (ids, sources, errors, costs, timestamps), never stored lines.
+    """
+    from tunelog.store.trials import targets, trial_runs
+
+    group_of = {
+        target_id: (parsed.keys, parsed.model)
+        for target_id, target in targets(store)
+        for parsed in (parse_target(target),)
+    }
+    wanted = {(lay.group.keys, lay.group.model) for lay in found}
+    runs = trial_runs(store, group_of)
+    return LayerConvergence(
+        {
+            (group[0], group[1], workload_id): join_runs(parts)
+            for (group, workload_id), parts in runs.items()
+            if group in wanted
+        }
+    )
+
+
+def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer:
+    """The one layer (row of `tunelog workloads`) that `name` names, among the filtered ones.
+
+    `name` is a layer's `layer_key` (`workloads --json`) or its shapes text (the `shapes`
+    column), matched exactly first, then as a substring of either. Several target groups with
+    the same layer are ambiguous: narrow them with the target filters.
+    """
+    found = layers(store, filters)
+    for exact in (True, False):
+        if exact:
+            hits = [lay for lay in found if name in (lay.key, lay.shapes)]
+        else:
+            hits = [lay for lay in found if name in lay.key or name in lay.shapes]
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            listed = "; ".join(f"{h.group.label}: {h.shapes} [{h.key}]" for h in hits[:6])
+            more = f" and {len(hits) - 6} more" if len(hits) > 6 else ""
+            raise AmbiguousLayerError(
+                f"{len(hits)} layers match {name!r}: {listed}{more}; give the full layer key "
+                "(`tunelog workloads --json`) or narrow with --target-key/--model/--template"
+            )
+    raise UnknownLayerError(
+        f"no layer matches {name!r}; `tunelog workloads` lists them (the shapes column, or "
+        "layer_key in --json)"
+    )
+
+
+@dataclass(frozen=True)
+class CurveRow:
+    """One trial of a template's best-so-far curve, with where it was recorded."""
+
+    trial: int
+    source: str
+    line: int
+    config_index: int
+    cost: float | None
+    error_no: int
+    best: float | None
+    improved: bool
+
+
+@dataclass
+class TemplateCurve:
+    """A template's trials on a layer's target group, in trial order, and their summary."""
+
+    layer: Layer
+    template: TemplateResult
+    rows: list[CurveRow]
+    summary: Convergence
+
+
+def _group_target_ids(store: Store, layer: Layer) -> list[int]:
+    from tunelog.store.trials import targets
+
+    wanted = (layer.group.keys, layer.group.model)
+    return [
+        target_id
+        for target_id, target in targets(store)
+        for parsed in (parse_target(target),)
+        if (parsed.keys, parsed.model) == wanted
+    ]
+
+
+def _ordered(rows: Sequence[TrialRow]) -> list[TrialRow]:
+    """Rows of one sequence in trial order (tunelog.convergence: source runs, then lines)."""
+    starts = source_starts((r.source_id, r.timestamp) for r in rows)
+    return sorted(rows, key=lambda r: trial_order(starts[r.source_id], r.source_id, r.record_id))
+
+
+def curves(store: Store, layer: Layer) -> list[TemplateCurve]:
+    """The best-so-far curve of every template of a layer on its target group."""
+    from tunelog.store.trials import layer_trials
+
+    rows = layer_trials(
+        store, [t.workload.id for t in layer.templates], _group_target_ids(store, layer)
+    )
+    found: list[TemplateCurve] = []
+    for template in layer.templates:
+        ordered = _ordered([r for r in rows if r.workload_id == template.workload.id])
+        points = best_so_far((r.mean_cost, r.error_no) for r in ordered)
+        found.append(
+            TemplateCurve(
+                layer,
+                template,
+                [
+                    CurveRow(
+                        p.trial,
+                        r.source,
+                        r.line,
+                        r.config_index,
+                        p.cost,
+                        p.error_no,
+                        p.best,
+                        p.improved,
+                    )
+                    for p, r in zip(points, ordered, strict=True)
+                ],
+                summarize(
+                    Trial((float(i), 0, 0), r.mean_cost, r.error_no) for i, r in enumerate(ordered)
+                ),
+            )
+        )
+    return found
+
+
+def curve_as_dict(curve: TemplateCurve) -> dict[str, object]:
+    """A template's curve as plain JSON-ready data (what `tunelog curve --json` prints)."""
+    layer = curve.layer
+    return {
+        "target_keys": list(layer.group.keys),
+        "model": layer.group.model,
+        "shapes": layer.shapes,
+        "layer_key": layer.key,
+        "template": curve.template.workload.task_name,
+        "template_key": curve.template.workload.template_key,
+        "winner": layer.winner is curve.template,
+        **curve.summary.as_dict(),
+        "series": [
+            {
+                "trial": r.trial,
+                "source": f"{r.source}:{r.line}",
+                "config": r.config_index,
+                "cost": r.cost,
+                "error_no": r.error_no,
+                "best": r.best,
+                "improved": r.improved,
+            }
+            for r in curve.rows
+        ],
+    }
+
+
+# -- knobs and coverage -------------------------------------------------------------------------
+
+
+@dataclass
+class TemplateKnobs:
+    """Knob values tried by one template of a layer on its target group, and its coverage."""
+
+    layer: Layer
+    template: TemplateResult
+    values: list[KnobValue]
+    coverage: Coverage
+    chosen_config: int | None
+    unreadable: int = 0  # stored lines whose knobs could not be read (never expected)
+
+
+def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateKnobs]:
+    """Per template of the layer: per knob and value, trials, valid/failed, best and median cost.
+
+    Reads the stored lines of the layer's records only (their blocks, no others). `knob`: only
+    that knob's rows (`layout` selects the derived layouts of x86 NCHWc templates).
+    """
+    from tunelog.knobs import KnobTrial, coverage, knob_values
+    from tunelog.records import TuningRecord, parse_line
+    from tunelog.store.trials import layer_trials
+
+    chosen_ids = [t.chosen.record_id for t in layer.templates if t.chosen is not None]
+    rows = layer_trials(
+        store,
+        [t.workload.id for t in layer.templates],
+        _group_target_ids(store, layer),
+        with_lines=True,
+        extra_ids=chosen_ids,
+    )
+    parsed: dict[int, KnobTrial | None] = {}
+    for row in rows:
+        assert row.raw is not None
+        record = parse_line(row.raw)
+        parsed[row.record_id] = (
+            KnobTrial(
+                {name: (kind, value) for name, kind, value in record.entity},
+                row.error_no,
+                row.mean_cost,
+                row.config_index,
+            )
+            if isinstance(record, TuningRecord)
+            else None
+        )
+    target_ids = set(_group_target_ids(store, layer))
+    found: list[TemplateKnobs] = []
+    for template in layer.templates:
+        mine = [
+            r for r in rows if r.workload_id == template.workload.id and r.target_id in target_ids
+        ]
+        trials = [t for r in mine if (t := parsed[r.record_id]) is not None]
+        chosen = parsed.get(template.chosen.record_id) if template.chosen else None
+        values = knob_values(template.workload.task_name, trials, chosen)
+        if knob is not None:
+            values = [
+                v for v in values if v.knob == knob or (knob == "layout" and v.kind == "layout")
+            ]
+        found.append(
+            TemplateKnobs(
+                layer,
+                template,
+                values,
+                coverage(trials),
+                template.chosen.config_index if template.chosen else None,
+                unreadable=len(mine) - len(trials),
+            )
+        )
+    return found
+
+
+def knobs_as_dict(entry: TemplateKnobs) -> dict[str, object]:
+    """A template's knob table as plain JSON-ready data (what `tunelog knobs --json` prints)."""
+    layer = entry.layer
+    return {
+        "target_keys": list(layer.group.keys),
+        "model": layer.group.model,
+        "shapes": layer.shapes,
+        "layer_key": layer.key,
+        "template": entry.template.workload.task_name,
+        "winner": layer.winner is entry.template,
+        "chosen_config": entry.chosen_config,
+        "coverage": {
+            "trials": entry.coverage.trials,
+            "distinct_configs": entry.coverage.configs,
+            "sp_factorisations": entry.coverage.sp_factorisations,
+            "space_size": None,  # not in the log: AutoTVM computes it from the template
+        },
+        "knobs": [
+            {
+                "knob": v.knob,
+                "type": v.kind,
+                "value": v.value,
+                "trials": v.trials,
+                "valid": v.valid,
+                "failed": v.trials - v.valid,
+                "best_cost": v.best,
+                "median_cost": v.median,
+                "chosen": v.chosen,
+            }
+            for v in entry.values
+        ],
     }

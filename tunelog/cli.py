@@ -21,6 +21,7 @@ from tunelog.filters import Filters
 
 if TYPE_CHECKING:
     from tunelog import api
+    from tunelog.convergence import Convergence
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer
     from tunelog.models import BestRow, FileReport
@@ -484,10 +485,14 @@ def workloads(
     filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
         found = api.layers(store, filters, sort=sort)
+        convergence = api.layer_convergence(store, found)
     if as_json:
-        emit_json([api.layer_as_dict(layer) for layer in found])
+        emit_json([api.layer_as_dict(layer, convergence) for layer in found])
         return
-    emit_table([_layer_row(layer) for layer in found], _LAYER_HEADERS)
+    emit_table(
+        [[*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))] for layer in found],
+        (*_LAYER_HEADERS, "to best", "verdict"),
+    )
 
 
 _LAYER_HEADERS = (
@@ -631,6 +636,147 @@ def explain(
     if entry.remedies:
         lines += ["", "What to change:", *(f"  - {r}" for r in entry.remedies)]
     typer.echo("\n".join(lines))
+
+
+# -- convergence ------------------------------------------------------------------------------
+
+
+def _convergence_cells(summary: Convergence) -> list[str]:
+    """`to best` (trial that reached the best / trials) and the verdict."""
+    to_best = f"{summary.trials_to_best}/{summary.trials}" if summary.trials_to_best else ""
+    return [to_best, summary.verdict]
+
+
+LayerArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="LAYER",
+        help="The layer: its shapes as `tunelog workloads` shows them, or its layer_key "
+        "(workloads --json); a unique part of either is enough.",
+    ),
+]
+
+
+@app.command()
+@handles_errors
+def curve(
+    layer: LayerArgument,
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    template: FilterTemplate = None,
+    task: FilterTask = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Best-so-far latency after each trial of a layer, per template, with the verdict."""
+    from tunelog import api
+
+    filters = Filters(target_key, model, template, task)
+    with opened_store() as store:
+        found = api.find_layer(store, layer, filters)
+        series = [
+            c
+            for c in api.curves(store, found)
+            if template is None or c.template.workload.task_name == template
+        ]
+    if as_json:
+        emit_json([api.curve_as_dict(c) for c in series])
+        return
+    for number, one in enumerate(series):
+        if number:
+            typer.echo("")
+        summary = one.summary
+        typer.echo(
+            f"{found.group.label}  {found.shapes}  {one.template.name}"
+            + ("  (relay picks it)" if found.winner is one.template else "")
+        )
+        typer.echo(
+            f"{summary.trials} trials, {summary.valid} valid; "
+            + (
+                f"best {format_seconds(summary.best_cost)} at trial {summary.trials_to_best}, "
+                f"{summary.since_last_improvement} trials since; "
+                if summary.best_cost is not None
+                else "no valid trial; "
+            )
+            + summary.verdict
+        )
+        emit_table(
+            [
+                (
+                    r.trial,
+                    f"{r.source}:{r.line}",
+                    r.config_index,
+                    format_seconds(r.cost) if r.cost is not None else f"error {r.error_no}",
+                    format_seconds(r.best) if r.best is not None else "",
+                    "*" if r.improved else "",
+                )
+                for r in one.rows
+            ],
+            ("trial", "source", "config", "cost", "best so far", "new best"),
+        )
+
+
+# -- knobs ------------------------------------------------------------------------------------
+
+
+@app.command()
+@handles_errors
+def knobs(
+    layer: LayerArgument,
+    knob: Annotated[
+        str | None,
+        typer.Option("--knob", help="Only this knob (`layout`: the x86 NCHWc layouts)."),
+    ] = None,
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    template: FilterTemplate = None,
+    task: FilterTask = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Per knob and value of a layer's templates: trials, valid/failed, best and median cost."""
+    from tunelog import api
+
+    filters = Filters(target_key, model, template, task)
+    with opened_store() as store:
+        found = api.find_layer(store, layer, filters)
+        tables = [
+            t
+            for t in api.knobs(store, found, knob)
+            if template is None or t.template.workload.task_name == template
+        ]
+    if as_json:
+        emit_json([api.knobs_as_dict(t) for t in tables])
+        return
+    for number, entry in enumerate(tables):
+        if number:
+            typer.echo("")
+        cov = entry.coverage
+        splits = ", ".join(f"{name} {n}" for name, n in cov.sp_factorisations.items())
+        typer.echo(
+            f"{found.group.label}  {found.shapes}  {entry.template.name}"
+            + ("  (relay picks it)" if found.winner is entry.template else "")
+        )
+        typer.echo(
+            f"{cov.trials} trials, {cov.configs} distinct configs"
+            + (f"; split factorisations: {splits}" if splits else "")
+            + " (the full space size is not in the log)"
+        )
+        emit_table(
+            [
+                (
+                    v.knob,
+                    v.value,
+                    v.trials,
+                    f"{v.valid}/{v.trials - v.valid}",
+                    format_seconds(v.best) if v.best is not None else "",
+                    format_seconds(v.median) if v.median is not None else "",
+                    "yes" if v.chosen else "",
+                )
+                for v in entry.values
+            ],
+            ("knob", "value", "trials", "valid/failed", "best", "median", "chosen"),
+        )
+        if entry.unreadable:
+            _err(f"warning: {entry.unreadable} stored line(s) of this layer had no readable knobs")
 
 
 def run() -> None:

@@ -45,3 +45,11 @@ class UnknownErrorCodeError(TunelogError, LookupError):
 
 class NothingToExportError(TunelogError):
     """An export would write no record (no valid measurement matches the filters)."""
+
+
+class UnknownLayerError(TunelogError, LookupError):
+    """No layer matches the name given (`curve`, `knobs`)."""
+
+
+class AmbiguousLayerError(TunelogError, LookupError):
+    """Several layers match the name given; the message lists them."""
