@@ -19,6 +19,10 @@ class NotATunelogDatabaseError(TunelogError):
     """The database path holds a file that is not a tunelog database."""
 
 
+class DatabaseNotFoundError(TunelogError):
+    """A command that reads the database was pointed at a path where there is none."""
+
+
 class NewerSchemaError(TunelogError):
     """The database was written by a newer tunelog than this one."""
 
@@ -45,3 +49,15 @@ class UnknownErrorCodeError(TunelogError, LookupError):
 
 class NothingToExportError(TunelogError):
     """An export would write no record (no valid measurement matches the filters)."""
+
+
+class OutputIsDirectoryError(TunelogError):
+    """An export was asked to write onto a directory."""
+
+
+class OutputNotWritableError(TunelogError):
+    """An export's output file cannot be written (permissions, missing directory, full disk)."""
+
+
+class SourceNotFoundError(TunelogError):
+    """A source named by id or path is not in the database."""
