@@ -19,6 +19,7 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A database path; the working directory is the checkout so sample paths are short."""
     monkeypatch.chdir(REPO)
     monkeypatch.delenv("TUNELOG_DB", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)  # expected tables are full width
     return str(tmp_path / "cli.db")
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-MIN_WIDTH = 10
+MIN_WIDTH = 6  # "dense…": below this a cut cell says nothing
 SEPARATOR = 2  # spaces between columns in tabulate's "simple" format
+HEADER_PADDING = 2  # tabulate makes a column at least its header's width plus 2
 ELLIPSIS = "…"
 
 
@@ -19,10 +20,11 @@ def fit_table(
     rows: Sequence[Sequence[str]], headers: Sequence[str], width: int
 ) -> tuple[list[list[str]], list[str]]:
     """Rows and headers cut so the table is at most `width` columns wide (when it can be)."""
-    cap = column_cap([len(h) for h in headers], rows, width)
+    cap = column_cap([len(h) + HEADER_PADDING for h in headers], rows, width)
     if cap is None:
         return [list(row) for row in rows], list(headers)
-    return [[_cut(cell, cap) for cell in row] for row in rows], [_cut(h, cap) for h in headers]
+    cut_headers = [_cut(h, cap - HEADER_PADDING) for h in headers]
+    return [[_cut(cell, cap) for cell in row] for row in rows], cut_headers
 
 
 def column_cap(
@@ -30,6 +32,7 @@ def column_cap(
 ) -> int | None:
     """The widest a column may be so that the table fits `width`; None when it fits as is.
 
+    `header_widths`: the least width each column takes for its header.
     The largest cap whose total fits; MIN_WIDTH when even that does not fit.
     """
     widths = list(header_widths)
