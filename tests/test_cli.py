@@ -19,6 +19,7 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A database path; the working directory is the checkout so sample paths are short."""
     monkeypatch.chdir(REPO)
     monkeypatch.delenv("TUNELOG_DB", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)  # expected tables are full width
     return str(tmp_path / "cli.db")
 
 
@@ -33,6 +34,7 @@ file                                        lines    new    dup    comments    b
 sample_logs/edge_cases.log                  19       8      1      6           1        3
 sample_logs/x86_mini_llvm.log               200      200    0      0           0        0
 sample_logs/x86_mini_short_timeouts.log.gz  125      125    0      0           0        0
+total (3 files)                             344      333    1      6           1        3
 """
 
 IMPORT_REJECTS = """\
@@ -76,7 +78,7 @@ def test_reimport_says_already_imported(db: str) -> None:
     run("--db", db, "import", "sample_logs/x86_mini_llvm.log")
     code, out, _ = run("--db", db, "import", "sample_logs/x86_mini_llvm.log")
     assert code == 0
-    assert "already imported as #1 sample_logs/x86_mini_llvm.log" in out
+    assert f"already imported as #1 {REPO / 'sample_logs/x86_mini_llvm.log'}" in out
     code, out, _ = run("--db", db, "stats", "--json")
     assert json.loads(out)["records"] == 200
 
@@ -93,12 +95,12 @@ def test_strict_import_exits_1_and_keeps_nothing(db: str) -> None:
 
 BEST_TABLE = """\
 target                                                                                slots              template                   args                          config    latency    trials    source
-------------------------------------------------------------------------------------  -----------------  -------------------------  ----------------------------  --------  ---------  --------  -----------------
-cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32  model=t4,cuda,gpu  conv2d_nchw.cuda           1x64x56x56 * 64x64x3x3 s1 p1  877       102.0 us   3         edge_cases.log:4
-cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32  model=t4,cuda,gpu  conv2d_nchw_winograd.cuda  1x64x56x56 * 64x64x3x3 s1 p1  3120      165.0 us   2         edge_cases.log:6
-llvm -keys=cpu -link-params=0 -mcpu=skylake-avx512                                    cpu                dense_nopack.x86           1x512 * 1000x512              12        41.1 us    1         edge_cases.log:12
-llvm -keys=cpu -link-params=0 -mcpu=skylake-avx512                                    cpu                dense_pack.x86             1x512 * 1000x512              3         45.0 us    1         edge_cases.log:13
-cuda -model=t4                                                                        model=t4,cuda,gpu  topi_nn_dense [direct]     1x512 * 1000x512              5         30.1 us    1         edge_cases.log:19
+------------------------------------------------------------------------------------  -----------------  -------------------------  ----------------------------  --------  ---------  --------  -----------------------------
+cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32  model=t4,cuda,gpu  conv2d_nchw.cuda           1x64x56x56 * 64x64x3x3 s1 p1  877       102.0 us   3         sample_logs/edge_cases.log:4
+cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32  model=t4,cuda,gpu  conv2d_nchw_winograd.cuda  1x64x56x56 * 64x64x3x3 s1 p1  3120      165.0 us   2         sample_logs/edge_cases.log:6
+llvm -keys=cpu -link-params=0 -mcpu=skylake-avx512                                    cpu                dense_nopack.x86           1x512 * 1000x512              12        41.1 us    1         sample_logs/edge_cases.log:12
+llvm -keys=cpu -link-params=0 -mcpu=skylake-avx512                                    cpu                dense_pack.x86             1x512 * 1000x512              3         45.0 us    1         sample_logs/edge_cases.log:13
+cuda -model=t4                                                                        model=t4,cuda,gpu  topi_nn_dense [direct]     1x512 * 1000x512              5         30.1 us    1         sample_logs/edge_cases.log:19
 """
 
 
@@ -183,7 +185,7 @@ def test_db_path_from_environment(db: str, monkeypatch: pytest.MonkeyPatch) -> N
     code, out, _ = run("sources", "--json")
     assert code == 0
     (source,) = json.loads(out)
-    assert source["path"] == "sample_logs/x86_mini_llvm.log"
+    assert source["path"] == str(REPO / "sample_logs/x86_mini_llvm.log")  # stored absolute
 
 
 def test_listing_commands_print_json_arrays(db: str) -> None:
@@ -301,8 +303,8 @@ def test_import_reads_stdin_for_dash(db: str) -> None:
 
 FOR_TITANX_WINOGRAD = """\
 target                                                                                slots    template                   args                          config    latency    trials    source
-------------------------------------------------------------------------------------  -------  -------------------------  ----------------------------  --------  ---------  --------  ----------------
-cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32  cuda     conv2d_nchw_winograd.cuda  1x64x56x56 * 64x64x3x3 s1 p1  3120      165.0 us   2         edge_cases.log:6
+------------------------------------------------------------------------------------  -------  -------------------------  ----------------------------  --------  ---------  --------  ----------------------------
+cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32  cuda     conv2d_nchw_winograd.cuda  1x64x56x56 * 64x64x3x3 s1 p1  3120      165.0 us   2         sample_logs/edge_cases.log:6
 """
 
 

@@ -29,8 +29,9 @@ X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 
 
 def test_schema_after_migrations(store: Store) -> None:
-    assert store.schema_version == len(MIGRATIONS) == 4
+    assert store.schema_version == len(MIGRATIONS)
     assert set(store.db.table_names()) == {
+        "source_imports",
         "counters",
         "top_configs",
         "sources",
@@ -58,6 +59,11 @@ def test_schema_after_migrations(store: Store) -> None:
     ]
     assert store.db.table("content_hashes").pks == ["workload_id", "hash"]
     assert store.conn.execute("SELECT * FROM counters").fetchall() == [("next_record_id", 1)]
+    assert [c.name for c in store.db["source_imports"].columns] == [
+        "source_id",
+        "path",
+        "imported_at",
+    ]
     assert [c.name for c in store.db["sources"].columns][-3:] == ["split", "repaired", "repair"]
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.conn.execute("PRAGMA page_size").fetchone()[0] == 16384
@@ -514,6 +520,7 @@ def test_a_schema_2_database_with_reused_ids_migrates_and_reads_right(tmp_path: 
     with Store(path) as store:
         store.conn.execute("DROP TABLE counters")
         store.conn.execute("DROP TABLE top_configs")
+        store.conn.execute("DROP TABLE source_imports")  # migration 5
         store.conn.execute("PRAGMA user_version = 2")
         packer = codec.BlockPacker()
         store.conn.execute(
@@ -549,3 +556,27 @@ def test_integers_past_64_bits_are_rejected_with_a_reason(
     (report,) = tunelog.import_paths(store, [str(log)])
     assert (report.new, report.rejected) == (1, 1)
     assert [(r.line, r.reason) for r in report.rejects] == [(1, reason)]
+
+
+def test_a_reimport_adds_an_import_not_a_source(tmp_path: Path) -> None:
+    copy = tmp_path / "copy.log"
+    copy.write_bytes(X86.read_bytes())
+    with Store(tmp_path / "r.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        tunelog.import_paths(store, [str(copy)])
+        (source,) = store.sources()
+    assert source.path == str(X86)  # absolute, as stored
+    assert [i.path for i in source.imports] == [str(X86), str(copy)]
+
+
+def test_migration_5_records_each_earlier_source_once(tmp_path: Path) -> None:
+    path = tmp_path / "v4.db"
+    with Store(path) as store:
+        tunelog.import_paths(store, [str(X86)])
+        store.conn.execute("DROP TABLE source_imports")
+        store.conn.execute("PRAGMA user_version = 4")
+    with Store(path) as store:
+        (source,) = store.sources()
+        assert [(i.path, i.imported_at) for i in source.imports] == [
+            (source.path, source.imported_at)
+        ]

@@ -10,6 +10,7 @@ with tunelog.open_store("tunelog.db") as store:
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,12 +26,18 @@ from tunelog.convergence import (
     summarize,
     trial_order,
 )
+from tunelog.discovery import Discovery, discover
 from tunelog.errorcodes import cause_of_failures, diagnose, error_name
-from tunelog.exceptions import AmbiguousLayerError, NothingToExportError, UnknownLayerError
+from tunelog.exceptions import (
+    AmbiguousLayerError,
+    NothingToExportError,
+    SourceNotFoundError,
+    UnknownLayerError,
+)
 from tunelog.exporting import rewrite_target, write_lines_atomically
-from tunelog.inputs import LogInput, OpenedLog, expand_inputs
+from tunelog.inputs import LogInput, OpenedLog, stored_path
 from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
-from tunelog.models import FileReport
+from tunelog.models import FileReport, RejectedLine, Source
 from tunelog.store import Filters, Store
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 
@@ -53,15 +60,18 @@ def import_paths(
     strict: bool = False,
     repair: bool = False,
     progress: ImportProgress | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> list[FileReport]:
     """Import files, directories (recursively) and `-` (stdin); one transaction per file.
 
     `strict`: roll back any file with a rejected line. `repair`: recover records pasted from
-    web pages (typographic quotes, several records on one line).
+    web pages (typographic quotes, several records on one line). In directories, only files
+    that look like tuning logs are read (see `tunelog.discovery`; `include`/`exclude`: globs).
     """
     reports: list[FileReport] = []
     own_files = _database_files(store)
-    for source in expand_inputs(paths):
+    for source in discover(paths, include=include, exclude=exclude).inputs:
         if not source.is_stdin and os.path.realpath(source.path) in own_files:
             continue  # `tunelog import .` next to tunelog.db: never read the database itself
         callback = None
@@ -184,8 +194,21 @@ def _export(
             "no valid measurement matches: nothing to export "
             "(check the filters, or `tunelog errors` for why every trial failed)"
         )
-    report.written = write_lines_atomically(out, lines(), force=force)
+    written = lines()
+    first = next(written, None)  # before the output is touched: an empty log helps no one
+    if first is None:
+        raise NothingToExportError(_nothing_written(report))
+    report.written = write_lines_atomically(out, itertools.chain([first], written), force=force)
     return report
+
+
+def _nothing_written(report: ExportReport) -> str:
+    if report.skipped_v01:
+        return (
+            f"every matching winner is a v0.1 record ({report.skipped_v01}), which TVM >= 0.7 "
+            "skips: nothing to export; pass --include-v01 for an old TVM, or re-tune"
+        )
+    return "every matching winner was left out: nothing to export (check the filters)"
 
 
 def _may_be_chosen_workloads(store: Store) -> set[int]:
@@ -650,3 +673,52 @@ def knobs_as_dict(entry: TemplateKnobs) -> dict[str, object]:
             for v in entry.values
         ],
     }
+
+
+# -- directories, sources and their rejected lines ------------------------------------------------
+
+
+def find_logs(
+    paths: Sequence[str], *, include: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> Discovery:
+    """What `import_paths` reads for `paths`, and what it skips in directories (and why)."""
+    return discover(paths, include=include, exclude=exclude)
+
+
+def find_source(store: Store, ref: str) -> Source:
+    """The source named by its id (`3`, `#3`), its stored path, or a path naming the same file.
+
+    Raises SourceNotFoundError saying where to look.
+    """
+    known = store.sources()
+    number = ref.removeprefix("#")
+    if number.isdigit():
+        for source in known:
+            if source.id == int(number):
+                return source
+    wanted = {ref, stored_path(ref)}
+    for source in known:
+        if source.path in wanted or any(i.path in wanted for i in source.imports):
+            return source
+    raise SourceNotFoundError(
+        f"no source {ref!r} in {store.path}: give an id or path that `tunelog sources` lists"
+    )
+
+
+@dataclass
+class SourceRejects:
+    """The rejected lines of one source, by line number."""
+
+    source: Source
+    rejects: list[RejectedLine]
+
+
+def rejects(store: Store, source: str | None = None) -> list[SourceRejects]:
+    """Rejected lines with their reasons: of one source (see `find_source`) or of every source."""
+    with store.snapshot():
+        chosen = [find_source(store, source)] if source is not None else store.sources()
+        return [
+            SourceRejects(s, store.rejects(s.id))
+            for s in chosen
+            if source is not None or s.rejected
+        ]

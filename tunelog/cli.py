@@ -7,6 +7,9 @@ A user's mistake ends in one `Error: ...` line and exit code 1 (usage errors: 2)
 from __future__ import annotations
 
 import functools
+import io
+import os
+import shutil
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -15,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
+from typer import _click as click  # typer < 0.29 vendors click: its classes, not click's
+from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from tunelog.exceptions import TunelogError
 from tunelog.filters import Filters
@@ -24,7 +29,7 @@ if TYPE_CHECKING:
     from tunelog.convergence import Convergence
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer
-    from tunelog.models import BestRow, FileReport
+    from tunelog.models import BestRow, FileReport, SourceImport
     from tunelog.store import Store
 
 # Start-up is most of a small command's time, so each command imports what it needs when it
@@ -33,13 +38,116 @@ if TYPE_CHECKING:
 DEFAULT_DB = "tunelog.db"
 REJECTS_SHOWN = 20
 
+# -- how every command behaves: global options anywhere, plain help, quiet broken pipes --------
+
+# Options of the whole program that users also type after the command (`best --db x.db`):
+# moved in front of it before parsing, so every command accepts them, present and future.
+GLOBAL_OPTIONS = {"--db": True, "--wide": False}  # name -> takes a value
+
+EXIT_CODES = """\b
+Exit codes: 0 done, also when a listing is empty (a note on stderr says so);
+1 an error (one "Error:" line on stderr), nothing to export, a --strict roll-back,
+or untuned layers under `untuned --check`; 2 a usage error.
+Trials: every measurement (valid or failed) of a template's workload on targets with
+the same keys and -model as the row's target."""
+
+
+def hoist_global_options(args: Sequence[str]) -> list[str]:
+    """`args` with the GLOBAL_OPTIONS given after the command moved in front of it."""
+    args = list(args)
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        i += 2 if GLOBAL_OPTIONS.get(args[i]) else 1
+    front, rest, moved = args[:i], args[i:], []
+    kept: list[str] = []
+    j = 0
+    while j < len(rest):
+        arg = rest[j]
+        if arg == "--":
+            kept += rest[j:]
+            break
+        name = arg.split("=", 1)[0]
+        if j > 0 and name in GLOBAL_OPTIONS:
+            takes_value = GLOBAL_OPTIONS[name] and "=" not in arg
+            moved += rest[j : j + 1 + takes_value]
+            j += 1 + takes_value
+            continue
+        kept.append(arg)
+        j += 1
+    return front + moved + kept
+
+
+class _PlainArgument(TyperArgument):
+    """An argument shown as `PATH...` / `[SOURCE]` in help, not `{paths}...`."""
+
+    def make_metavar(self, ctx: click.Context, *, usage: bool = False) -> str:
+        var = self.metavar or (self.name or "").upper()
+        if self.nargs != 1:
+            var += "..."
+        return f"[{var}]" if usage and not self.required else var
+
+
+def plain_help(command: click.Command) -> None:
+    """Plain metavars (`--top-k TOP_K`, not `<int range>`) and flags without `--no-` twins."""
+    for param in command.params:
+        if isinstance(param, TyperArgument):
+            param.__class__ = _PlainArgument
+        elif isinstance(param, TyperOption):
+            if param.is_flag:
+                param.secondary_opts = []
+                param.show_default = False
+            elif param.metavar is None:
+                param.metavar = (param.name or "value").upper()
+    if isinstance(command, TyperGroup):
+        for sub in command.commands.values():
+            plain_help(sub)
+
+
+def _silence_stdout() -> None:
+    """The reader left (`| head`): send what is still buffered nowhere, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file (tests capture stdout): nothing is flushed to a closed pipe
+
+
+class TunelogGroup(TyperGroup):
+    """The `tunelog` command group: what every command gets without asking."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        plain_help(self)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(args))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # inside the guard: a closed pipe shows up at the last flush
+            return result
+        except BrokenPipeError:
+            # `tunelog stats | head`: the reader has what it wanted; that is success.
+            _silence_stdout()
+            raise typer.Exit(0) from None
+
+
+def example(*commands: str) -> str:
+    """A command's help epilog: its example(s), kept on their own lines."""
+    return "\b\nExample:\n" + "\n".join(f"  {c}" for c in commands)
+
+
 app = typer.Typer(
     name="tunelog",
+    cls=TunelogGroup,
     help="Import, query and clean Apache TVM AutoTVM tuning logs (no TVM needed).",
+    epilog=EXIT_CODES,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain click messages: usage errors stay a few grep-able lines
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 P = ParamSpec("P")
@@ -48,6 +156,7 @@ R = TypeVar("R")
 
 class _State:
     db_path: str = DEFAULT_DB
+    wide: bool = False
 
 
 state = _State()
@@ -65,6 +174,8 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:
+            raise  # not an error: TunelogGroup.invoke ends quietly
         except TunelogError as exc:
             _err(f"Error: {exc}")
             raise typer.Exit(1) from None
@@ -82,11 +193,15 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
 
 
 @contextmanager
-def opened_store() -> Iterator[Store]:
-    """The database named by --db, TUNELOG_DB or ./tunelog.db."""
+def opened_store(*, create: bool = False) -> Iterator[Store]:
+    """The database named by --db, TUNELOG_DB or ./tunelog.db.
+
+    Only commands that add data pass `create`: a read command on a missing file says so
+    instead of answering from a new, empty database.
+    """
     from tunelog.store import Store
 
-    store = Store(state.db_path)
+    store = Store(state.db_path, create=create)
     try:
         yield store
     finally:
@@ -130,13 +245,49 @@ def _as_plain_json(value: Any) -> Any:
     return value
 
 
-def emit_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> None:
-    """A plain-text table on stdout."""
+def emit_table(
+    rows: Sequence[Sequence[Any]], headers: Sequence[str], *, empty: str | None = None
+) -> None:
+    """A plain-text table on stdout, cut to the terminal's width unless --wide.
+
+    No rows: nothing on stdout, and the `empty` note (if any) on stderr.
+    """
     if not rows:
+        if empty:
+            _err(empty)
         return
     from tabulate import tabulate
 
-    typer.echo(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+    cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
+    names = list(headers)
+    width = terminal_width()
+    if width is not None:
+        from tunelog.tables import fit_table
+
+        cells, names = fit_table(cells, names, width)
+    typer.echo(tabulate(cells, headers=names, tablefmt="simple", disable_numparse=True))
+
+
+def terminal_width() -> int | None:
+    """Columns to fit tables into: $COLUMNS, else the terminal's; None for --wide or a pipe."""
+    if state.wide:
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None  # a file or a pipe: whole lines for grep and friends
+
+
+def display_path(path: str) -> str:
+    """A stored (absolute) path as users read it: relative below the working directory."""
+    if path == "-" or not os.path.isabs(path):
+        return path
+    try:
+        return os.path.relpath(path) if Path(path).is_relative_to(Path.cwd()) else path
+    except (OSError, ValueError):
+        return path
 
 
 def format_seconds(seconds: float) -> str:
@@ -155,6 +306,14 @@ JsonOption = Annotated[
 ]
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from tunelog import __version__
+
+        typer.echo(f"tunelog {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def main(
     db: Annotated[
@@ -163,24 +322,56 @@ def main(
             "--db",
             envvar="TUNELOG_DB",
             metavar="PATH",
-            help="Database file (default: ./tunelog.db; env TUNELOG_DB).",
+            help="Database file (default: ./tunelog.db; env TUNELOG_DB); before or after the "
+            "command. Only import creates it.",
             show_default=False,
         ),
     ] = None,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide", help="Print tables at full width (default: cut to the terminal's width)."
+        ),
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print the version."
+        ),
+    ] = False,
 ) -> None:
     """tunelog: AutoTVM tuning logs in an embedded SQLite database."""
     state.db_path = db or DEFAULT_DB
+    state.wide = wide
 
 
 # -- import -----------------------------------------------------------------------------------
 
 
-@app.command("import")
+@app.command(
+    "import",
+    epilog=example("tunelog import logs/ run2.log.gz --exclude '*.json'"),
+)
 @handles_errors
 def import_command(
     paths: Annotated[
-        list[str], typer.Argument(help="Log files, directories (recursive) or - for stdin.")
+        list[str],
+        typer.Argument(
+            metavar="PATH",
+            help="Log files, directories (recursive; only files that look like tuning logs, "
+            "no dot-directories) or - for stdin.",
+        ),
     ],
+    include: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="GLOB", help="In directories, read only files matching this (repeatable)."
+        ),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(metavar="GLOB", help="In directories, skip files matching this (repeatable)."),
+    ] = None,
     label: Annotated[str | None, typer.Option(help="A label stored with each source.")] = None,
     strict: Annotated[
         bool, typer.Option(help="Roll back any file with a rejected line and exit 1.")
@@ -194,9 +385,17 @@ def import_command(
     """Import AutoTVM logs (plain, .gz, .bz2 or .xz); re-importing adds nothing."""
     from tunelog import api
 
-    with opened_store() as store, _progress() as progress:
+    found = api.find_logs(paths, include=include or (), exclude=exclude or ())
+    if found.summary():
+        _err(f"{found.summary()} (see `tunelog import --help`)")
+    with opened_store(create=True) as store, _progress() as progress:
         reports = api.import_paths(
-            store, paths, label=label, strict=strict, repair=repair, progress=progress
+            store,
+            [source.path for source in found.inputs],
+            label=label,
+            strict=strict,
+            repair=repair,
+            progress=progress,
         )
     _print_import(reports, as_json)
     if any(r.rolled_back for r in reports):
@@ -226,11 +425,23 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
     if as_json:
         emit_json({"files": [r.model_dump(include=_REPORT_FIELDS) for r in reports]})
     else:
-        rows = [
+        rows: list[tuple[Any, ...]] = [
             (r.path, r.lines, r.new, r.duplicates, r.comments, r.blank, r.rejected, _import_note(r))
             for r in reports
         ]
-        emit_table(rows, ("file", "lines", "new", "dup", "comments", "blank", "rejected", "note"))
+        if len(reports) > 1:
+            rows.append(
+                (
+                    f"total ({len(reports)} files)",
+                    *(sum(row[i] for row in rows) for i in range(1, 7)),
+                    "",
+                )
+            )
+        emit_table(
+            rows,
+            ("file", "lines", "new", "dup", "comments", "blank", "rejected", "note"),
+            empty="no log to import (see `tunelog import --help` for what is read)",
+        )
     for report in reports:
         shown = report.rejects[:REJECTS_SHOWN]
         for reject in shown:
@@ -279,10 +490,13 @@ def _progress() -> Iterator[api.ImportProgress | None]:
 # -- listings ---------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=example("tunelog sources --json"))
 @handles_errors
 def sources(as_json: JsonOption = False) -> None:
-    """List imported files with their line accounting."""
+    """List imported files (one row per distinct content) with their line accounting.
+
+    `imports`: how many times the content was imported (from any path), and the last time.
+    """
     with opened_store() as store:
         rows = store.sources()
     if as_json:
@@ -292,7 +506,7 @@ def sources(as_json: JsonOption = False) -> None:
         [
             (
                 s.id,
-                s.path,
+                display_path(s.path),
                 s.label or "",
                 s.lines,
                 s.records,
@@ -300,14 +514,33 @@ def sources(as_json: JsonOption = False) -> None:
                 s.rejected,
                 s.sha256[:12],
                 s.imported_at,
+                _imports_text(s.imports),
             )
             for s in rows
         ],
-        ("id", "path", "label", "lines", "records", "dup", "rejected", "sha256", "imported"),
+        (
+            "id",
+            "path",
+            "label",
+            "lines",
+            "records",
+            "dup",
+            "rejected",
+            "sha256",
+            "imported",
+            "imports",
+        ),
+        empty="no source imported yet (tunelog import LOGS)",
     )
 
 
-@app.command()
+def _imports_text(imports: Sequence[SourceImport]) -> str:
+    if len(imports) <= 1:
+        return str(len(imports))
+    return f"{len(imports)}, last {imports[-1].imported_at}"
+
+
+@app.command(epilog=example("tunelog stats | head"))
 @handles_errors
 def stats(as_json: JsonOption = False) -> None:
     """Records by target, template and error number; valid vs failed."""
@@ -348,13 +581,14 @@ FilterForTarget = Annotated[
     str | None,
     typer.Option(
         "--for-target",
+        metavar="TARGET",
         help="Answer as apply_history_best does when compiling for this target string "
         '(e.g. "cuda -model=titanx"; the model need not be in the log).',
     ),
 ]
 
 
-@app.command()
+@app.command(epilog=example("tunelog best --target-key cuda --knobs"))
 @handles_errors
 def best(
     target_key: FilterTargetKey = None,
@@ -365,16 +599,22 @@ def best(
     knobs: Annotated[bool, typer.Option(help="Show the winning knob values.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """The config apply_history_best picks for each slot (target key or model, workload)."""
+    """The config apply_history_best picks for each slot (target key or model, workload).
+
+    `trials`: every measurement (valid or failed) of the row's workload on targets with the
+    same keys and -model as its target; `source`: the file and line of the winning record.
+    """
     filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
         rows = store.best(filters, knobs=knobs)
     if as_json:
         emit_json([row.model_dump() for row in rows])
         return
-    emit_table([_best_row(row, knobs) for row in rows], _best_headers(knobs))
-    if not rows:
-        _err("no valid measurement matches (see `tunelog stats`)")
+    emit_table(
+        [_best_row(row, knobs) for row in rows],
+        _best_headers(knobs),
+        empty="no valid measurement matches (see `tunelog stats`)",
+    )
 
 
 def _best_headers(knobs: bool) -> list[str]:
@@ -394,7 +634,7 @@ def _best_row(row: BestRow, knobs: bool) -> list[Any]:
         row.config_index,
         format_seconds(row.mean_cost),
         row.trials,
-        f"{Path(row.source).name}:{row.line}",
+        f"{display_path(row.source)}:{row.line}",
     ]
     if knobs:
         cells.append(" ".join(f"{k}={_compact(v)}" for k, v in row.knobs or []))
@@ -408,12 +648,15 @@ def _compact(value: object) -> str:
 # -- export -----------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=example("tunelog export --for-target 'cuda -model=t4' t4.log"))
 @handles_errors
 def export(
     out: Annotated[str, typer.Argument(help="Output log file, or - for stdout.")],
     top_k: Annotated[
-        int, typer.Option("--top-k", min=1, help="Keep the K best distinct configs per slot.")
+        int,
+        typer.Option(
+            "--top-k", min=1, metavar="K", help="Keep the K best distinct configs per slot."
+        ),
     ] = 1,
     target_key: FilterTargetKey = None,
     model: FilterModel = None,
@@ -433,7 +676,10 @@ def export(
         typer.Option(help="Leave out templates that lose to another template of the same layer."),
     ] = False,
 ) -> None:
-    """Write a cleaned log that apply_history_best loads and decides on as on the full logs."""
+    """Write a cleaned log that apply_history_best loads and decides on as on the full logs.
+
+    Exits 1 without writing when no record would be written.
+    """
     from tunelog import api
 
     filters = Filters(target_key, model, template, task, for_target)
@@ -461,12 +707,13 @@ SortOption = Annotated[
     str | None,
     typer.Option(
         "--sort",
+        metavar="KEY",
         help="latency (slowest first), gflops (least efficient first) or trials (fewest first).",
     ),
 ]
 
 
-@app.command()
+@app.command(epilog=example("tunelog workloads --sort latency --task conv2d"))
 @handles_errors
 def workloads(
     target_key: FilterTargetKey = None,
@@ -477,7 +724,11 @@ def workloads(
     sort: SortOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """One row per layer and target group: templates tried, the winner relay picks, GFLOPS."""
+    """One row per layer and target group: templates tried, the winner relay picks, GFLOPS.
+
+    Trials (per template: all valid/failed): every measurement of the template's workload on
+    the group's targets (same keys and -model), as `best` counts them.
+    """
     from tunelog import api
 
     if sort is not None and sort not in api.SORT_KEYS:
@@ -492,6 +743,7 @@ def workloads(
     emit_table(
         [[*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))] for layer in found],
         (*_LAYER_HEADERS, "to best", "verdict"),
+        empty="no layer matches (see `tunelog stats`)",
     )
 
 
@@ -528,7 +780,7 @@ def _layer_row(layer: Layer) -> list[Any]:
     ]
 
 
-@app.command()
+@app.command(epilog=example("tunelog untuned --check --for-target 'cuda -model=t4'"))
 @handles_errors
 def untuned(
     target_key: FilterTargetKey = None,
@@ -536,6 +788,9 @@ def untuned(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 when a layer is untuned (for scripts, CI).")
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Layers with no valid record: they run a fallback config ("not been tuned")."""
@@ -546,6 +801,8 @@ def untuned(
         found = api.untuned(store, filters)
     if as_json:
         emit_json([api.layer_as_dict(layer) for layer in found])
+        if check and found:
+            raise typer.Exit(1)
         return
     emit_table(
         [
@@ -560,9 +817,11 @@ def untuned(
             for layer in found
         ],
         ("target", "operator", "shapes", "templates", "trials", "errors"),
+        empty="every layer has at least one valid measurement",
     )
-    if not found:
-        _err("every layer has at least one valid measurement")
+    if check and found:
+        _err(f"{len(found)} layer(s) will run an untuned fallback config (--check)")
+        raise typer.Exit(1)
 
 
 def _errors_text(counts: dict[int, int]) -> str:
@@ -572,7 +831,7 @@ def _errors_text(counts: dict[int, int]) -> str:
     return ", ".join(f"{error_name(n)} x{c}" for c, n in failed)
 
 
-@app.command()
+@app.command(epilog=example("tunelog errors --target-key cuda"))
 @handles_errors
 def errors(
     target_key: FilterTargetKey = None,
@@ -604,12 +863,11 @@ def errors(
             for e in found
         ],
         ("target", "shapes", "template", "failed", "errors", "diagnosis"),
+        empty="no failed trials",
     )
-    if not found:
-        _err("no failed trials")
 
 
-@app.command()
+@app.command(epilog=example("tunelog explain build_timeout"))
 @handles_errors
 def explain(
     code: Annotated[str, typer.Argument(help="Error number (0-8) or name, e.g. build_timeout.")],
@@ -657,7 +915,7 @@ LayerArgument = Annotated[
 ]
 
 
-@app.command()
+@app.command(epilog=example("tunelog curve 1x512 --target-key cpu --json"))
 @handles_errors
 def curve(
     layer: LayerArgument,
@@ -703,7 +961,7 @@ def curve(
             [
                 (
                     r.trial,
-                    f"{r.source}:{r.line}",
+                    f"{display_path(r.source)}:{r.line}",
                     r.config_index,
                     format_seconds(r.cost) if r.cost is not None else f"error {r.error_no}",
                     format_seconds(r.best) if r.best is not None else "",
@@ -718,7 +976,7 @@ def curve(
 # -- knobs ------------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(epilog=example("tunelog knobs 1x512 --target-key cpu --knob tile_k"))
 @handles_errors
 def knobs(
     layer: LayerArgument,
@@ -779,9 +1037,48 @@ def knobs(
             _err(f"warning: {entry.unreadable} stored line(s) of this layer had no readable knobs")
 
 
+# -- rejects ----------------------------------------------------------------------------------
+
+
+@app.command(epilog=example("tunelog rejects sample_logs/edge_cases.log"))
+@handles_errors
+def rejects(
+    source: Annotated[
+        str | None,
+        typer.Argument(help="A source's id or path (default: every source).", show_default=False),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Rejected lines kept from imports, as `path:line: reason` (the import's own words)."""
+    from tunelog import api
+
+    with opened_store() as store:
+        found = api.rejects(store, source)
+    if as_json:
+        emit_json(
+            [
+                {"source_id": f.source.id, "path": f.source.path, **r.model_dump()}
+                for f in found
+                for r in f.rejects
+            ]
+        )
+        return
+    lines = [
+        f"{display_path(f.source.path)}:{r.line}: {r.reason}" for f in found for r in f.rejects
+    ]
+    if lines:
+        typer.echo("\n".join(lines))
+    else:
+        _err("no rejected lines")
+
+
 def run() -> None:
     """Console-script entry point."""
-    app()
+    try:
+        app()
+    except BrokenPipeError:  # pragma: no cover - a pipe closed outside any command
+        _silence_stdout()
+        sys.exit(0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,6 +19,10 @@ class NotATunelogDatabaseError(TunelogError):
     """The database path holds a file that is not a tunelog database."""
 
 
+class DatabaseNotFoundError(TunelogError):
+    """A command that reads the database was pointed at a path where there is none."""
+
+
 class NewerSchemaError(TunelogError):
     """The database was written by a newer tunelog than this one."""
 
@@ -53,3 +57,15 @@ class UnknownLayerError(TunelogError, LookupError):
 
 class AmbiguousLayerError(TunelogError, LookupError):
     """Several layers match the name given; the message lists them."""
+
+
+class OutputIsDirectoryError(TunelogError):
+    """An export was asked to write onto a directory."""
+
+
+class OutputNotWritableError(TunelogError):
+    """An export's output file cannot be written (permissions, missing directory, full disk)."""
+
+
+class SourceNotFoundError(TunelogError):
+    """A source named by id or path is not in the database."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from tunelog.exceptions import OutputExistsError
+from tunelog.exceptions import OutputExistsError, OutputIsDirectoryError, OutputNotWritableError
 from tunelog.targets import parse_target
 
 STDOUT = "-"
@@ -33,13 +33,21 @@ def write_lines_atomically(out: str, lines: Iterable[bytes], *, force: bool = Fa
         stream.flush()
         return count
     path = Path(out)
+    if path.is_dir():
+        raise OutputIsDirectoryError(
+            f"{out} is a directory: give the path of the log file to write, "
+            f"e.g. {path / 'best.log'}"
+        )
     if path.exists() and not force:
         raise OutputExistsError(
             f"{out} already exists; tunelog never merges into an existing log: "
             "choose another path or pass --force to replace it"
         )
     directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise _not_writable(out, exc) from None
     count = 0
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -52,11 +60,22 @@ def write_lines_atomically(out: str, lines: Iterable[bytes], *, force: bool = Fa
         # the mode of the file it replaces.
         os.chmod(tmp_name, _mode_for(path))
         os.replace(tmp_name, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        if isinstance(exc, OSError):
+            # The temporary file is ours, not the user's: the message names `out` only.
+            raise _not_writable(out, exc) from None
         raise
     return count
+
+
+def _not_writable(out: str, exc: OSError) -> OutputNotWritableError:
+    reason = exc.strerror or str(exc)
+    return OutputNotWritableError(
+        f"cannot write {out}: {reason}; check that its directory exists, is writable and has "
+        "free space, or choose another path"
+    )
 
 
 def _mode_for(path: Path) -> int:

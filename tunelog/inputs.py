@@ -41,6 +41,11 @@ class LogInput:
         return self.path == STDIN
 
 
+def stored_path(path: str) -> str:
+    """The path a source is stored under: absolute, so it names the file from any directory."""
+    return path if path == STDIN else os.path.abspath(path)
+
+
 def expand_inputs(paths: Sequence[str]) -> list[LogInput]:
     """Files as given, directories expanded recursively (sorted, regular files only).
 

@@ -69,8 +69,16 @@ class FileReport(_Dumpable):
 
 
 @dataclass(slots=True)
+class SourceImport(_Dumpable):
+    """One import of a source's content: from which (absolute) path, and when."""
+
+    path: str
+    imported_at: str
+
+
+@dataclass(slots=True)
 class Source(_Dumpable):
-    """An imported file."""
+    """An imported file: one per distinct content; `imports` lists every import of it."""
 
     id: int
     path: str
@@ -84,6 +92,7 @@ class Source(_Dumpable):
     blank: int
     rejected: int
     imported_at: str
+    imports: list[SourceImport] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -9,10 +9,12 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tunelog.exceptions import (
+    DatabaseNotFoundError,
     DatabaseUnavailableError,
     DiskFullError,
     NewerSchemaError,
@@ -25,6 +27,7 @@ from tunelog.models import (
     FileReport,
     RejectedLine,
     Source,
+    SourceImport,
     Stats,
 )
 from tunelog.selection import MODEL_SLOT, query_order, slots_of
@@ -87,10 +90,19 @@ class SlotHolder:
 
 
 class Store:
-    """A tunelog database file. Open with `Store(path)`; created and migrated on open."""
+    """A tunelog database file. Open with `Store(path)`; created and migrated on open.
 
-    def __init__(self, path: str | Path) -> None:
+    `create=False`: a missing file raises DatabaseNotFoundError instead (what read commands
+    want: an empty new database would answer every question with "nothing").
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = str(path)
+        if not create and self.path != ":memory:" and not os.path.exists(self.path):
+            raise DatabaseNotFoundError(
+                f"no database at {os.path.abspath(self.path)}: import logs first "
+                "(`tunelog import LOGS`), or choose another with --db PATH or TUNELOG_DB"
+            )
         try:
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
         except sqlite3.Error as exc:
@@ -288,7 +300,18 @@ class Store:
             report.rolled_back = True  # as the import proper would, before noticing the rest
         else:
             report.already_imported_as = f"#{source_id} {path}"
+            self._record_import(source_id, opened.source.path)
         return _KnownFile(report, size)
+
+    def _record_import(self, source_id: int, path: str) -> None:
+        """Note a re-import of a known content (one `sources` row per content)."""
+        from tunelog.inputs import stored_path
+
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        self.conn.execute(
+            "INSERT INTO source_imports (source_id, path, imported_at) VALUES (?, ?, ?)",
+            (source_id, stored_path(path), now),
+        )
 
     def _finish_import(
         self,
@@ -309,8 +332,9 @@ class Store:
             (report.sha256, writer.source_id),
         ).fetchone()
         if earlier is not None and report.new == 0:
-            conn.execute("ROLLBACK")  # same bytes imported before: keep no trace of this run
+            conn.execute("ROLLBACK")  # same bytes imported before: only note the re-import
             report.already_imported_as = f"#{earlier[0]} {earlier[1]}"
+            self._record_import(earlier[0], opened.source.path)
             return
         conn.execute(
             """UPDATE sources SET label = ?, sha256 = ?, size = ?, lines = ?, records = ?,
@@ -332,6 +356,10 @@ class Store:
                 writer.source_id,
             ),
         )
+        conn.execute(
+            "INSERT INTO source_imports SELECT id, path, imported_at FROM sources WHERE id = ?",
+            (writer.source_id,),
+        )
         conn.execute("COMMIT")
         report.source_id = writer.source_id
 
@@ -339,11 +367,20 @@ class Store:
 
     def sources(self) -> list[Source]:
         """Imported files, oldest first."""
-        rows = self.conn.execute(
-            """SELECT id, path, label, sha256, size, lines, records, duplicates, comments, blank,
-                      rejected, imported_at FROM sources ORDER BY id"""
-        ).fetchall()
-        return [Source(*row) for row in rows]
+        with self.snapshot():
+            rows = self.conn.execute(
+                """SELECT id, path, label, sha256, size, lines, records, duplicates, comments,
+                          blank, rejected, imported_at FROM sources ORDER BY id"""
+            ).fetchall()
+            imports: dict[int, list[SourceImport]] = {}
+            for source_id, path, at in self.conn.execute(
+                "SELECT source_id, path, imported_at FROM source_imports ORDER BY rowid"
+            ):
+                imports.setdefault(source_id, []).append(SourceImport(path, at))
+        found = [Source(*row) for row in rows]
+        for source in found:
+            source.imports = imports.get(source.id, [])
+        return found
 
     def rejects(self, source_id: int, limit: int | None = None) -> list[RejectedLine]:
         """Rejected lines of one source, by line number."""
@@ -408,8 +445,10 @@ class Store:
         rows = self.conn.execute(
             f"""SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
                        r.config_index, r.mean_cost, src.path, r.line, w.version,
-                       (SELECT sum(records) FROM tallies c
-                         WHERE c.workload_id = r.workload_id AND c.target_id = r.target_id)
+                       (SELECT sum(c.records) FROM tallies c
+                        JOIN targets ct ON ct.id = c.target_id
+                        WHERE c.workload_id = r.workload_id
+                          AND ct.keys = t.keys AND ct.model = t.model)
                 FROM slots s
                 JOIN records r ON r.id = s.record_id
                 JOIN targets t ON t.id = r.target_id
@@ -623,6 +662,9 @@ def _knobs(raw: bytes) -> list[list[object]] | None:
     return None
 
 
-def open_store(path: str | Path) -> Store:
-    """Open (creating and migrating if needed) the database at `path`."""
-    return Store(path)
+def open_store(path: str | Path, *, create: bool = True) -> Store:
+    """Open (creating and migrating if needed) the database at `path`.
+
+    `create=False`: raise DatabaseNotFoundError when there is no file at `path`.
+    """
+    return Store(path, create=create)

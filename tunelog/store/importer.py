@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from tunelog.inputs import OpenedLog
+from tunelog.inputs import OpenedLog, stored_path
 from tunelog.models import REJECTS_KEPT_IN_REPORT, FileReport, RejectedLine
 from tunelog.records import (
     UTF8_BOM,
@@ -53,7 +53,7 @@ class ImportWriter:
             """INSERT INTO sources (path, sha256, size, lines, records, duplicates, comments,
                                     blank, rejected, imported_at)
                VALUES (?, '', 0, 0, 0, 0, 0, 0, 0, ?)""",
-            (report.path, now),
+            (stored_path(report.path), now),
         )
         self.source_id = int(cur.lastrowid or 0)
         # Ids come from a counter that only grows (see schema migration 3): an id once given

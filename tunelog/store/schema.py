@@ -294,10 +294,30 @@ def _migration_4(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migration_5(conn: sqlite3.Connection) -> None:
+    """`source_imports`: each time a file's content was imported, from which path and when.
+
+    A re-import of the same bytes adds no `sources` row (one row per distinct content); it
+    adds a row here, so `tunelog sources` can show when and from where a file came again.
+    Filled here with each source's first import.
+    """
+    conn.execute(
+        """
+        CREATE TABLE source_imports (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            path TEXT NOT NULL,
+            imported_at TEXT NOT NULL
+        )"""
+    )
+    conn.execute("CREATE INDEX source_imports_source ON source_imports(source_id)")
+    conn.execute("INSERT INTO source_imports SELECT id, path, imported_at FROM sources ORDER BY id")
+
+
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_1,
     _migration_2,
     _migration_3,
     _migration_4,
+    _migration_5,
 ]

@@ -1,0 +1,351 @@
+"""The CLI as people use it: directories, a forgotten --db, terminals, pipes, help, rejects."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import REPO, SAMPLE_LOGS, write_mixed_version_log
+from tunelog.cli import app, hoist_global_options
+from tunelog.discovery import looks_like_log
+from tunelog.tables import fit_table
+
+runner = CliRunner()
+EDGE = SAMPLE_LOGS / "edge_cases.log"
+X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A database path; the working directory is the checkout so sample paths are short."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("TUNELOG_DB", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    return str(tmp_path / "cli.db")
+
+
+def run(*args: str, columns: int | None = None) -> tuple[int, str, str]:
+    env = {"COLUMNS": str(columns)} if columns else None
+    result = runner.invoke(app, list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+# -- directory import -------------------------------------------------------------------------
+
+
+def a_checkout(root: Path) -> Path:
+    """What `tunelog import .` meets: logs among docs, dot-directories, a database, a JSON."""
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "hidden.log").write_bytes(EDGE.read_bytes())
+    (root / "runs").mkdir()
+    shutil.copy(X86, root / "runs" / "x86.log")
+    (root / "runs" / "edge.log.gz").write_bytes(gzip.compress(EDGE.read_bytes()))
+    (root / "runs" / "notes.tar.gz").write_bytes(gzip.compress(b"notes.txt\0\0\0"))
+    (root / "README.md").write_text("# my runs\n")
+    (root / "config.json").write_text('{"trials": 1000}\n')
+    sqlite3.connect(root / "old.db").execute("CREATE TABLE t (x)").connection.commit()
+    return root
+
+
+IMPORTED_DIRECTORY = """\
+file                lines    new    dup    comments    blank    rejected    note
+------------------  -------  -----  -----  ----------  -------  ----------  ------
+d/runs/edge.log.gz  19       8      1      6           1        3
+d/runs/x86.log      200      200    0      0           0        0
+total (2 files)     219      208    1      6           1        3
+"""
+
+
+def test_directory_import_reads_only_logs_and_says_what_it_skipped(
+    db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a_checkout(tmp_path / "d")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("--db", db, "import", "d", "--exclude", "*.json")
+    assert (code, out) == (0, IMPORTED_DIRECTORY)
+    assert err.splitlines()[0] == (
+        "skipped 4 file(s) in directories (not a tuning log: 2, SQLite database: 1, "
+        "left out by --include/--exclude: 1); did not enter 1 dot-directory "
+        "(see `tunelog import --help`)"
+    )
+
+
+def test_include_reads_only_matching_files(
+    db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a_checkout(tmp_path / "d")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("--db", db, "import", "--include", "runs/*.log", "d")
+    assert code == 0
+    assert out.splitlines()[2:] == ["d/runs/x86.log  200      200    0      0           0        0"]
+
+
+@pytest.mark.parametrize(
+    ("head", "is_log"),
+    [
+        (b'{"input": ["llvm"', True),
+        (b'\xef\xbb\xbf# comment\n\n  {"i": []}\n', True),
+        (b"# only comments\n\n", False),
+        (b"", False),
+        (b"# tunelog\nImport logs\n", False),
+        (b'{"a": 1}\x00\x00', False),
+        (b"[1, 2]\n", False),
+    ],
+)
+def test_the_sniff_rule(head: bytes, is_log: bool) -> None:
+    assert looks_like_log(head) is is_log
+
+
+# -- the database: where it is looked for ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["sources", "stats", "best", "workloads", "untuned", "errors"])
+def test_read_commands_on_a_missing_database_say_where_they_looked(db: str, command: str) -> None:
+    code, out, err = run("--db", db, command)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"Error: no database at {db}: import logs first (`tunelog import LOGS`), or choose "
+        "another with --db PATH or TUNELOG_DB\n"
+    )
+    assert not Path(db).exists()
+
+
+def test_db_is_accepted_after_the_command(db: str) -> None:
+    run("import", str(X86), "--db", db)
+    code, out, _ = run("stats", f"--db={db}", "--json")
+    assert code == 0 and '"records": 200' in out
+
+
+@pytest.mark.parametrize(
+    ("args", "hoisted"),
+    [
+        (["best", "--db", "x.db"], ["--db", "x.db", "best"]),
+        (["--wide", "best", "--db=x.db", "-h"], ["--wide", "--db=x.db", "best", "-h"]),
+        (["export", "--", "--db"], ["export", "--", "--db"]),
+        (["--db", "a.db", "stats", "--wide"], ["--db", "a.db", "--wide", "stats"]),
+    ],
+)
+def test_global_options_move_in_front_of_the_command(args: list[str], hoisted: list[str]) -> None:
+    assert hoist_global_options(args) == hoisted
+
+
+# -- empty results and exit codes ---------------------------------------------------------------
+
+
+UNTUNED_CHECK = """\
+target    operator    shapes            templates       trials    errors
+--------  ----------  ----------------  --------------  --------  ----------------
+cpu       dense       1x8192 * 10x8192  dense_pack.x86  3         BUILD_TIMEOUT x3
+"""
+
+
+def test_untuned_check_exits_1_when_a_layer_is_untuned(db: str, tmp_path: Path) -> None:
+    failed = tmp_path / "failed.log"
+    failed.write_bytes(
+        b"\n".join(
+            line
+            for line in X86.read_bytes().splitlines()
+            if b"dense_pack" in line and b"[1000000000.0]" in line
+        )
+    )
+    run("--db", db, "import", str(failed))
+    code, out, err = run("--db", db, "untuned", "--check")
+    assert (code, out, err) == (
+        1,
+        UNTUNED_CHECK,
+        "1 layer(s) will run an untuned fallback config (--check)\n",
+    )
+    run("--db", db, "import", str(X86))
+    assert run("--db", db, "untuned", "--check") == (
+        0,
+        "",
+        "every layer has at least one valid measurement\n",
+    )
+
+
+def test_an_empty_listing_exits_0_with_a_note(db: str) -> None:
+    run("--db", db, "import", str(X86))
+    assert run("--db", db, "workloads", "--task", "winograd") == (
+        0,
+        "",
+        "no layer matches (see `tunelog stats`)\n",
+    )
+
+
+def test_export_of_a_v01_only_log_exits_1_and_writes_nothing(db: str, tmp_path: Path) -> None:
+    log = write_mixed_version_log(tmp_path)
+    log.write_bytes(log.read_bytes().splitlines(keepends=True)[0])  # the v0.1 record only
+    run("--db", db, "import", str(log))
+    out_path = tmp_path / "best.log"
+    code, out, err = run("--db", db, "export", str(out_path))
+    assert (code, out) == (1, "")
+    assert err == (
+        "Error: every matching winner is a v0.1 record (1), which TVM >= 0.7 skips: nothing to "
+        "export; pass --include-v01 for an old TVM, or re-tune\n"
+    )
+    assert not out_path.exists()
+
+
+# -- one definition of trials ------------------------------------------------------------------
+
+
+def test_best_and_workloads_count_the_same_trials(db: str, tmp_path: Path) -> None:
+    import json
+
+    # The same template measured under two spellings of one target group (cpu).
+    other = tmp_path / "other_mcpu.log"
+    other.write_bytes(X86.read_bytes().replace(b"skylake-avx512", b"cascadelake"))
+    run("--db", db, "import", str(X86), str(other))
+    best = json.loads(run("--db", db, "best", "--template", "dense_pack.x86", "--json")[1])
+    layers = json.loads(run("--db", db, "workloads", "--template", "dense_pack.x86", "--json")[1])
+    (template,) = [t for t in layers[0]["templates"] if t["template"] == "dense_pack.x86"]
+    assert {row["trials"] for row in best} == {template["trials"]} == {80}
+
+
+# -- terminals and pipes ------------------------------------------------------------------------
+
+
+BEST_80_COLUMNS = """\
+target    slots     templ…    args      config    laten…    trials    source
+--------  --------  --------  --------  --------  --------  --------  --------
+llvm -k…  cpu       dense_n…  1x512 *…  12        41.1 us   1         sample_…
+llvm -k…  cpu       dense_p…  1x512 *…  3         45.0 us   1         sample_…
+cuda -m…  model=t…  topi_nn…  1x512 *…  5         30.1 us   1         sample_…
+"""
+
+
+def test_tables_fit_an_80_column_terminal(db: str) -> None:
+    run("--db", db, "import", str(EDGE))
+    code, out, _ = run("--db", db, "best", "--task", "dense", columns=80)
+    assert (code, out) == (0, BEST_80_COLUMNS)
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_wide_shows_every_character(db: str) -> None:
+    run("--db", db, "import", str(EDGE))
+    wide = run("--db", db, "best", "--wide", columns=80)[1]
+    assert wide == run("--db", db, "best")[1]  # a pipe is never cut either
+    assert "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4" in wide
+
+
+def test_fit_table_cuts_the_widest_columns_first() -> None:
+    rows = [["a" * 30, "12", "b" * 20]]
+    cut, headers = fit_table(rows, ["text", "n", "more"], 40)
+    assert cut == [["a" * 15 + "…", "12", "b" * 15 + "…"]]
+    assert headers == ["text", "n", "more"]
+
+
+@pytest.mark.parametrize("command", [["stats"], ["export", "-"], ["best"], ["rejects"]])
+def test_a_closed_pipe_ends_quietly_with_exit_0(tmp_path: Path, command: list[str]) -> None:
+    db = str(tmp_path / "pipe.db")
+    tunelog = [sys.executable, "-m", "tunelog", "--db", db]
+    subprocess.run([*tunelog, "import", str(EDGE)], check=True, capture_output=True)
+    # The reader is gone before tunelog writes a byte: every write meets a closed pipe.
+    proc = subprocess.Popen(
+        [*tunelog, *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert (proc.wait(), err) == (0, b"")
+
+
+# -- help ---------------------------------------------------------------------------------------
+
+
+def all_commands() -> list[str]:
+    from typer.main import get_command
+
+    group = get_command(app)
+    return sorted(group.commands)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", all_commands())
+def test_every_command_has_plain_help_with_an_example(command: str) -> None:
+    code, out, _ = run(command, "-h")
+    assert code == 0
+    assert "Example:\n    tunelog " in out
+    assert "<" not in out.split("Options:")[1].split("Example:")[0]  # no <str>, <int range>
+    assert "{" not in out.splitlines()[0]  # usage line: PATH..., not {paths}...
+    assert "--no-" not in out
+
+
+def test_import_help_usage_line(db: str) -> None:
+    out = run("import", "--help")[1]
+    assert out.splitlines()[0] == "Usage: tunelog import [OPTIONS] PATH..."
+    assert "  --include GLOB" in out
+
+
+def test_version() -> None:
+    from tunelog import __version__
+
+    assert run("--version") == (0, f"tunelog {__version__}\n", "")
+
+
+# -- export errors ------------------------------------------------------------------------------
+
+
+def test_exporting_onto_a_directory_says_so(db: str, tmp_path: Path) -> None:
+    run("--db", db, "import", str(X86))
+    code, out, err = run("--db", db, "export", str(tmp_path))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"Error: {tmp_path} is a directory: give the path of the log file to write, "
+        f"e.g. {tmp_path / 'best.log'}\n"
+    )
+
+
+def test_an_unwritable_export_names_the_output_not_a_temp_file(db: str, tmp_path: Path) -> None:
+    run("--db", db, "import", str(X86))
+    out_path = tmp_path / "no" / "such" / "best.log"
+    code, out, err = run("--db", db, "export", str(out_path))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"Error: cannot write {out_path}: No such file or directory; check that its directory "
+        "exists, is writable and has free space, or choose another path\n"
+    )
+
+
+# -- sources and rejects ------------------------------------------------------------------------
+
+
+REJECTS = """\
+sample_logs/edge_cases.log:15: auto_scheduler record v0.6 (not supported yet)
+sample_logs/edge_cases.log:16: invalid JSON at column 88
+sample_logs/edge_cases.log:17: tab-separated text, not a JSON record
+"""
+
+
+def test_rejects_lists_stored_rejected_lines(db: str) -> None:
+    run("--db", db, "import", str(X86), "sample_logs/edge_cases.log")
+    assert run("--db", db, "rejects") == (0, REJECTS, "")
+    assert run("--db", db, "rejects", "2") == (0, REJECTS, "")
+    assert run("--db", db, "rejects", "sample_logs/edge_cases.log") == (0, REJECTS, "")
+    assert run("--db", db, "rejects", "1") == (0, "", "no rejected lines\n")
+    code, out, err = run("--db", db, "rejects", "nope.log")
+    assert (code, out) == (1, "")
+    assert err == (
+        f"Error: no source 'nope.log' in {db}: give an id or path that `tunelog sources` lists\n"
+    )
+
+
+def test_sources_keep_one_row_per_content_with_its_imports(db: str, tmp_path: Path) -> None:
+    import json
+
+    copy = tmp_path / "copy.log"
+    shutil.copy(EDGE, copy)
+    run("--db", db, "import", "sample_logs/edge_cases.log")
+    run("--db", db, "import", str(copy))
+    (source,) = json.loads(run("--db", db, "sources", "--json")[1])
+    assert source["path"] == str(EDGE)
+    assert [i["path"] for i in source["imports"]] == [str(EDGE), str(copy)]
+    _, out, _ = run("--db", db, "sources", "--wide")
+    assert out.splitlines()[2].startswith("1     sample_logs/edge_cases.log")
+    assert out.splitlines()[2].split("  ")[-1].startswith("2, last ")

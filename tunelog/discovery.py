@@ -1,0 +1,163 @@
+"""Which files of a directory are tuning logs: the rule `tunelog import DIR` follows. No SQLite.
+
+Files named on the command line are imported as given. Inside a directory (walked recursively,
+in sorted order) a file is skipped when:
+
+- it lies in a dot-directory (`.git`, `.venv`, ...) or is itself a dot-file (`.best.log.tmp`);
+- `--include` globs are given and none matches, or an `--exclude` glob matches (a glob is
+  matched against the path relative to the directory given and against the file name);
+- it is an SQLite database (its first 16 bytes are `SQLite format 3\\0`: tunelog's own file);
+- its first bytes do not look like a tuning log (`sniff`).
+
+`sniff` reads the first 64 KiB (decompressed first when the file is gzip, bzip2 or xz): after
+an optional UTF-8 byte order mark, skipping blank lines and `#` comment lines, the first line
+must start with `{` (every AutoTVM record is a JSON object), and the bytes must hold no NUL.
+A file that holds only blank and comment lines in that block is not a log either.
+"""
+
+from __future__ import annotations
+
+import bz2
+import fnmatch
+import lzma
+import os
+import zlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tunelog.exceptions import InputNotFoundError
+from tunelog.inputs import STDIN, LogInput
+
+SNIFF_BYTES = 1 << 16
+SQLITE_HEADER = b"SQLite format 3\x00"
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+# Reasons a file found in a directory is not imported, in the order the summary names them.
+NOT_A_LOG = "not a tuning log"
+SQLITE = "SQLite database"
+HIDDEN = "dot-file"
+FILTERED = "left out by --include/--exclude"
+REASONS = (NOT_A_LOG, SQLITE, HIDDEN, FILTERED)
+
+
+@dataclass
+class Discovery:
+    """The logs to import, and what the directory walk left out (reason -> files)."""
+
+    inputs: list[LogInput] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    dot_directories: int = 0
+
+    def summary(self) -> str | None:
+        """One line saying how many files were skipped and why; None when none was."""
+        parts = [f"{r}: {self.skipped[r]}" for r in REASONS if self.skipped[r]]
+        files = sum(self.skipped.values())
+        text = f"skipped {files} file(s) in directories ({', '.join(parts)})" if parts else ""
+        if self.dot_directories:
+            text += "; " if text else ""
+            text += f"did not enter {self.dot_directories} dot-director"
+            text += "y" if self.dot_directories == 1 else "ies"
+        return text or None
+
+
+def discover(
+    paths: Sequence[str],
+    *,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+) -> Discovery:
+    """Files as given, directories expanded recursively by the module's rule.
+
+    Raises InputNotFoundError naming the first path that does not exist.
+    """
+    found = Discovery()
+    for path in paths:
+        if path == STDIN:
+            found.inputs.append(LogInput(STDIN))
+            continue
+        p = Path(path)
+        if p.is_dir():
+            _walk(p, include, exclude, found)
+        elif p.is_file():
+            found.inputs.append(LogInput(path))
+        elif p.exists():
+            raise InputNotFoundError(f"{path} is not a regular file or directory")
+        else:
+            raise InputNotFoundError(f"{path} does not exist: check the path")
+    return found
+
+
+def _walk(top: Path, include: Sequence[str], exclude: Sequence[str], found: Discovery) -> None:
+    for root, dirs, files in os.walk(top):
+        hidden = [d for d in dirs if d.startswith(".")]
+        found.dot_directories += len(hidden)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            child = Path(root) / name
+            if not child.is_file():
+                continue
+            reason = _skip_reason(child, child.relative_to(top).as_posix(), include, exclude)
+            if reason is None:
+                found.inputs.append(LogInput(str(child)))
+            else:
+                found.skipped[reason] += 1
+
+
+def _skip_reason(
+    path: Path, relative: str, include: Sequence[str], exclude: Sequence[str]
+) -> str | None:
+    if path.name.startswith("."):
+        return HIDDEN
+    if include and not any(_glob_matches(relative, g) for g in include):
+        return FILTERED
+    if any(_glob_matches(relative, g) for g in exclude):
+        return FILTERED
+    return sniff(path)
+
+
+def _glob_matches(relative: str, glob: str) -> bool:
+    return fnmatch.fnmatchcase(relative, glob) or fnmatch.fnmatchcase(
+        relative.rsplit("/", 1)[-1], glob
+    )
+
+
+def sniff(path: Path) -> str | None:
+    """None when the file's first bytes look like a tuning log, else the reason it is not."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(SNIFF_BYTES)
+    except OSError:
+        return None  # the import proper reports an unreadable file, with its path
+    if head.startswith(SQLITE_HEADER):
+        return SQLITE
+    return None if looks_like_log(_decompressed_head(head)) else NOT_A_LOG
+
+
+def _decompressed_head(head: bytes) -> bytes:
+    """The first decompressed bytes of a compressed block (what it holds, as far as it goes)."""
+    try:
+        if head.startswith(b"\x1f\x8b"):
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES)
+        if head.startswith(b"BZh"):
+            return bz2.BZ2Decompressor().decompress(head, SNIFF_BYTES)
+        if head.startswith(b"\xfd7zXZ\x00"):
+            return lzma.LZMADecompressor().decompress(head, SNIFF_BYTES)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error):
+        return b""  # not a readable stream: not a log
+    return head
+
+
+def looks_like_log(head: bytes) -> bool:
+    """True when the first non-blank, non-comment line starts with `{` and no NUL byte occurs."""
+    if b"\x00" in head:
+        return False
+    if head.startswith(_UTF8_BOM):
+        head = head[len(_UTF8_BOM) :]
+    for line in head.splitlines():
+        text = line.strip()
+        if not text or text.startswith(b"#"):
+            continue
+        return text.startswith(b"{")
+    return False
