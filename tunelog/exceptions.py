@@ -45,3 +45,7 @@ class UnknownErrorCodeError(TunelogError, LookupError):
 
 class NothingToExportError(TunelogError):
     """An export would write no record (no valid measurement matches the filters)."""
+
+
+class MissingExtraError(TunelogError):
+    """A command needs an optional dependency that is not installed (e.g. plotly for report)."""
