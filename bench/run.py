@@ -53,7 +53,7 @@ JSON_LOOP = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.lo
 ORJSON_LOOP = "import orjson, sys\nfor line in open(sys.argv[1], 'rb'):\n    orjson.loads(line)\n"
 
 IMPORT, JSON_, ORJSON, SQLITE_UTILS_ = "import", "json.loads", "orjson", "sqlite-utils"
-QUERIES = ("best", "workloads", "export")
+QUERIES = ("best", "workloads", "export", "report")
 # Other ways a log arrives (not targets): the same file again, the file after AutoTVM appended
 # to it, and the same lines as many small files.
 REIMPORT, GROWN, SPLIT = "reimport", "grown", "split"
@@ -259,6 +259,7 @@ def query_commands(db: Path, work: Path) -> dict[str, list[str]]:
         "best": [*base, "best", "--json"],
         "workloads": [*base, "workloads", "--json"],
         "export": [*base, "export", "--force", str(work / "export.log")],
+        "report": [*base, "report", "--force", str(work / "report.html")],
     }
 
 
@@ -424,7 +425,8 @@ def scale_targets(small: SizeResult, large: SizeResult) -> list[Target]:
         targets.append(check(name, growth, 1.2, "{:.2f}x"))
     for query in QUERIES:
         name = f"N={large.n:,}: `{query}` (s)"
-        targets.append(check(name, large.seconds(query), 1.0, "{:.2f}"))
+        limit = 5.0 if query == "report" else 1.0  # issue 13: a report of 1M records in 5 s
+        targets.append(check(name, large.seconds(query), limit, "{:.2f}"))
     return targets
 
 
@@ -523,6 +525,7 @@ def times_table(results: list[SizeResult], cpu: bool = False) -> list[str]:
         "best",
         "workloads",
         "export",
+        "report",
     ]
     rows = []
     for r in results:

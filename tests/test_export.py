@@ -240,6 +240,9 @@ def test_a_schema_3_database_gets_its_top_configs_on_migration(
     with Store(path) as store:
         tunelog.import_paths(store, [str(X86), str(_many_configs_log(tmp_path / "m.log", 200, 1))])
         store.conn.execute("DROP TABLE top_configs")
+        views = store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'")
+        for (view,) in views.fetchall():  # later migrations' views
+            store.conn.execute(f"DROP VIEW {view}")
         store.conn.execute("DROP TABLE source_imports")  # migration 5
         store.conn.execute("PRAGMA user_version = 3")
     with Store(path) as store:

@@ -67,6 +67,24 @@ def test_schema_after_migrations(store: Store) -> None:
     assert [c.name for c in store.db["sources"].columns][-3:] == ["split", "repaired", "repair"]
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.conn.execute("PRAGMA page_size").fetchone()[0] == 16384
+    assert set(store.db.view_names()) == {
+        "best_configs",
+        "layer_summary",
+        "failures",
+        "sources_summary",
+    }
+    assert [c.name for c in store.db["layer_summary"].columns] == [
+        "target",
+        "task_name",
+        "template_key",
+        "args",
+        "log_version",
+        "trials",
+        "valid",
+        "failed",
+        "best_cost",
+        "best_config",
+    ]
 
 
 def test_reopening_does_not_migrate_again(tmp_path: Path) -> None:
@@ -520,6 +538,9 @@ def test_a_schema_2_database_with_reused_ids_migrates_and_reads_right(tmp_path: 
     with Store(path) as store:
         store.conn.execute("DROP TABLE counters")
         store.conn.execute("DROP TABLE top_configs")
+        views = store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'")
+        for (view,) in views.fetchall():  # later migrations' views
+            store.conn.execute(f"DROP VIEW {view}")
         store.conn.execute("DROP TABLE source_imports")  # migration 5
         store.conn.execute("PRAGMA user_version = 2")
         packer = codec.BlockPacker()
@@ -573,6 +594,9 @@ def test_migration_5_records_each_earlier_source_once(tmp_path: Path) -> None:
     path = tmp_path / "v4.db"
     with Store(path) as store:
         tunelog.import_paths(store, [str(X86)])
+        views = store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'")
+        for (view,) in views.fetchall():  # later migrations' views
+            store.conn.execute(f"DROP VIEW {view}")
         store.conn.execute("DROP TABLE source_imports")
         store.conn.execute("PRAGMA user_version = 4")
     with Store(path) as store:

@@ -24,6 +24,7 @@ _EXPORTS = {
     "layer_as_dict": "tunelog.api",
     "layers": "tunelog.api",
     "untuned": "tunelog.api",
+    "write_report": "tunelog.api",
     "ERROR_CODES": "tunelog.errorcodes",
     "ErrorCode": "tunelog.errorcodes",
     "diagnose": "tunelog.errorcodes",
@@ -79,6 +80,7 @@ __all__ = [
     "parse_line",
     "parse_target",
     "untuned",
+    "write_report",
 ]
 
 if TYPE_CHECKING:
@@ -92,6 +94,7 @@ if TYPE_CHECKING:
         layer_as_dict,
         layers,
         untuned,
+        write_report,
     )
     from tunelog.errorcodes import ERROR_CODES, ErrorCode, diagnose, lookup_error_code
     from tunelog.exceptions import TunelogError

@@ -30,6 +30,7 @@ from tunelog.discovery import Discovery, discover
 from tunelog.errorcodes import cause_of_failures, diagnose, error_name
 from tunelog.exceptions import (
     AmbiguousLayerError,
+    MissingExtraError,
     NothingToExportError,
     SourceNotFoundError,
     UnknownLayerError,
@@ -42,6 +43,7 @@ from tunelog.store import Filters, Store
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 
 if TYPE_CHECKING:
+    from tunelog import htmlreport
     from tunelog.knobs import Coverage, KnobValue
     from tunelog.store.trials import TrialRow
 
@@ -722,3 +724,102 @@ def rejects(store: Store, source: str | None = None) -> list[SourceRejects]:
             for s in chosen
             if source is not None or s.rejected
         ]
+
+
+# -- report: one self-contained HTML page -------------------------------------------------------
+
+
+@dataclass
+class ReportSummary:
+    """What `report` wrote."""
+
+    path: str
+    layers: int
+    untuned: int
+    failures: int
+    bytes: int
+
+
+def write_report(
+    store: Store, out: str, filters: Filters | None = None, *, force: bool = False
+) -> ReportSummary:
+    """Write one HTML page (scripts and styles inline, no network) describing the database.
+
+    Summary, per-layer table, latency and best-so-far charts, failures with their diagnosis,
+    untuned layers; the same filters as `layers`. Needs plotly (`pip install 'tunelog[report]'`).
+    """
+    from tunelog import htmlreport as page
+
+    plotly_js = _plotly_js()
+    with store.snapshot():  # every part of the page from one state of the database
+        data = _report_data(store, filters or Filters())
+    text = page.render(data, plotly_js).encode()
+    write_lines_atomically(out, [text], force=force)
+    untuned_count = sum(1 for lay in data.layers if lay.winner is None)
+    return ReportSummary(out, len(data.layers), untuned_count, len(data.failures), len(text) + 1)
+
+
+def _plotly_js() -> str:
+    """plotly.js from the plotly package: the report inlines it, so opening it needs no network.
+
+    Read as a file: importing plotly's Python API would cost time and is not needed.
+    """
+    from importlib import resources
+
+    try:
+        return resources.files("plotly").joinpath("package_data/plotly.min.js").read_text("utf-8")
+    except (ImportError, OSError):
+        raise MissingExtraError(
+            "tunelog report draws its charts with plotly.js from the plotly package, which is "
+            "not installed: pip install 'tunelog[report]'"
+        ) from None
+
+
+def _report_data(store: Store, filters: Filters) -> htmlreport.ReportData:
+    import datetime
+
+    from tunelog import htmlreport as page
+
+    found = layers(store, filters)
+    stats = store.stats()
+    failures = [
+        page.FailureRow(
+            target=e.layer.group.label,
+            operator=e.layer.family,
+            shapes=e.layer.shapes,
+            template=e.template.name,
+            failed=e.template.failed,
+            trials=e.template.trials,
+            errors=e.error_counts,
+            diagnosis=e.diagnosis,
+        )
+        for e in errors(store, filters)
+    ]
+    all_targets = [str(row["target"]) for row in stats.by_target]
+    query = filters.query_target
+    if query is None:
+        targets_of = [frozenset(lay.group.targets) for lay in found]
+    else:
+        # --for-target: the answering records may come from any target sharing a key.
+        sharing = frozenset(t for t in all_targets if set(parse_target(t).keys) & set(query.keys))
+        targets_of = [sharing for _ in found]
+    curves = page.best_so_far_curves(store.trials_in_import_order(), found, targets_of)
+    return page.ReportData(
+        database=store.path,
+        generated=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        filters=_filters_text(filters),
+        sources=stats.sources,
+        targets=stats.targets,
+        records=stats.records,
+        valid=stats.valid,
+        failed=stats.failed,
+        layers=found,
+        failures=failures,
+        curves=curves,
+    )
+
+
+def _filters_text(filters: Filters) -> str:
+    names = ("target_key", "model", "template", "task", "for_target")
+    given = [(n, getattr(filters, n)) for n in names if getattr(filters, n) is not None]
+    return " ".join(f"--{n.replace('_', '-')}={v!r}" for n, v in given)

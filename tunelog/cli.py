@@ -1037,6 +1037,35 @@ def knobs(
             _err(f"warning: {entry.unreadable} stored line(s) of this layer had no readable knobs")
 
 
+# -- report -----------------------------------------------------------------------------------
+
+
+@app.command(epilog=example("tunelog report --for-target 'cuda -model=t4' t4.html"))
+@handles_errors
+def report(
+    out: Annotated[
+        str, typer.Argument(metavar="OUT", help="The HTML file to write (- for stdout).")
+    ],
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    template: FilterTemplate = None,
+    task: FilterTask = None,
+    for_target: FilterForTarget = None,
+    force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
+) -> None:
+    """One self-contained HTML page: summary, layers, charts, failures (opens offline)."""
+    from tunelog import api  # plotly is imported by api.write_report, only here
+
+    filters = Filters(target_key, model, template, task, for_target)
+    with opened_store() as store:
+        written = api.write_report(store, out, filters, force=force)
+    if out != "-":
+        _err(
+            f"wrote {out} ({written.bytes / 1e6:.1f} MB): {written.layers} layer(s), "
+            f"{written.untuned} untuned, {written.failures} template(s) with failures"
+        )
+
+
 # -- rejects ----------------------------------------------------------------------------------
 
 

@@ -69,3 +69,7 @@ class OutputNotWritableError(TunelogError):
 
 class SourceNotFoundError(TunelogError):
     """A source named by id or path is not in the database."""
+
+
+class MissingExtraError(TunelogError):
+    """A command needs an optional dependency that is not installed (e.g. plotly for report)."""

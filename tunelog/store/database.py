@@ -553,6 +553,19 @@ class Store:
                   JOIN workloads w ON w.id = s.workload_id {where} LIMIT 1"""
         return self.conn.execute(sql, params).fetchone() is not None
 
+    def trials_in_import_order(self) -> Iterator[tuple[str, int, int, float]]:
+        """(target string, workload id, error number, mean cost) of every record, in import order.
+
+        Record ids follow import order (file, then line), so this is one scan of `records` by
+        its primary key; the report's best-so-far curves read it.
+        """
+        targets = dict(self.conn.execute("SELECT id, target FROM targets").fetchall())
+        rows = self.conn.execute(
+            "SELECT target_id, workload_id, error_no, mean_cost FROM records ORDER BY id"
+        )
+        for target_id, workload_id, error_no, mean_cost in rows:
+            yield targets[target_id], workload_id, error_no, mean_cost
+
     def _top_k_lines(self, where: str, params: tuple[Any, ...], top_k: int) -> Iterator[ExportLine]:
         # One pass over the valid records of the wanted workloads, best first: each slot keeps
         # the first (best, earliest) measurement of a config until it has K distinct configs.

@@ -1,0 +1,432 @@
+"""The HTML report: one self-contained page (every script and style inline, no network).
+
+Pure: it turns layers, failures and counts the API gathered into HTML text; plotly.js comes in
+as a string (the API reads it from the plotly package), and the charts are plotly.js figure
+specs written as plain JSON, so rendering never imports plotly's Python figure classes.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import orjson
+
+from tunelog.errorcodes import ERROR_CODES, error_name
+from tunelog.layers import Layer
+
+# Charts stay readable (and the file small) on large databases: the slowest layers are drawn,
+# every layer is in the table.
+BAR_LAYERS_SHOWN = 60
+CURVE_LAYERS_SHOWN = 30
+
+
+@dataclass
+class FailureRow:
+    """Failures of one template on one layer, with the diagnosis (see `api.errors`)."""
+
+    target: str
+    operator: str
+    shapes: str
+    template: str
+    failed: int
+    trials: int
+    errors: dict[str, int]
+    diagnosis: list[str]
+
+
+@dataclass
+class ReportData:
+    """Everything a report shows; `curves[i]` are the best-so-far steps of `layers[i]`."""
+
+    database: str
+    generated: str
+    filters: str
+    sources: int
+    targets: int
+    records: int
+    valid: int
+    failed: int
+    layers: list[Layer]
+    failures: list[FailureRow]
+    curves: list[list[tuple[int, float]]] = field(default_factory=list)
+
+
+# -- best so far --------------------------------------------------------------------------------
+
+
+class _BestSoFar:
+    """The best valid mean cost after each trial, kept as the trials where it improved.
+
+    Minimal on purpose (tunelog.convergence is the home of convergence rules); a failed trial
+    counts as a trial and never improves the best.
+    """
+
+    __slots__ = ("best", "steps", "trials")
+
+    def __init__(self) -> None:
+        self.trials = 0
+        self.best = math.inf
+        self.steps: list[tuple[int, float]] = []
+
+    def points(self) -> list[tuple[int, float]]:
+        """(trial number from 1, best cost so far) at each improvement and at the last trial."""
+        if self.steps and self.steps[-1][0] != self.trials:
+            return [*self.steps, (self.trials, self.best)]
+        return list(self.steps)
+
+
+def best_so_far_curves(
+    trials: Iterable[tuple[str, int, int, float]],
+    layers: Sequence[Layer],
+    targets_of: Sequence[frozenset[str]],
+) -> list[list[tuple[int, float]]]:
+    """Per layer, its best-so-far steps over `(target, workload id, error_no, mean_cost)`.
+
+    `trials` come in import order; a trial counts for layer i when its workload is one of the
+    layer's templates and its target string is in `targets_of[i]`.
+    """
+    owner: dict[tuple[str, int], _BestSoFar] = {}
+    curves = [_BestSoFar() for _ in layers]
+    for layer, targets, curve in zip(layers, targets_of, curves, strict=True):
+        for template in layer.templates:
+            for target in targets:
+                owner.setdefault((target, template.workload.id), curve)
+    get = owner.get
+    for target, workload_id, error_no, mean_cost in trials:
+        found = get((target, workload_id))
+        if found is None:
+            continue
+        found.trials += 1
+        if error_no == 0 and mean_cost < found.best:
+            found.best = mean_cost
+            found.steps.append((found.trials, mean_cost))
+    return [curve.points() for curve in curves]
+
+
+# -- rendering ----------------------------------------------------------------------------------
+
+
+def render(data: ReportData, plotly_js: str) -> str:
+    """The report page as HTML text."""
+    tuned = [lay for lay in data.layers if lay.winner is not None and lay.winner.chosen]
+    untuned = [lay for lay in data.layers if lay.winner is None]
+    figures = {
+        "latency-chart": _latency_figure(tuned),
+        "curves-chart": _curves_figure(data.layers, data.curves),
+    }
+    body = "\n".join(
+        [
+            "<h1>tunelog report</h1>",
+            f"<p class=meta>{_e(data.database)} · generated {_e(data.generated)}"
+            + (f" · {_e(data.filters)}" if data.filters else "")
+            + "</p>",
+            _summary(data, tuned, untuned),
+            "<h2>Where the time goes: latency per layer</h2>",
+            _chart_note(len(tuned), BAR_LAYERS_SHOWN, "slowest"),
+            '<div id="latency-chart" class=chart></div>',
+            "<h2>Layers</h2>",
+            "<p class=note>Click a column header to sort.</p>",
+            _layers_table(data.layers),
+            "<h2>Best so far per layer</h2>",
+            _chart_note(len(tuned), CURVE_LAYERS_SHOWN, "slowest"),
+            '<div id="curves-chart" class=chart></div>',
+            "<h2>Failures</h2>",
+            _failures(data.failures),
+            "<h2>Untuned layers</h2>",
+            _untuned_table(untuned),
+        ]
+    )
+    return _PAGE.format(
+        style=_STYLE,
+        body=body,
+        plotly=plotly_js,
+        figures=_script_json(figures),
+        sort_js=_SORT_JS,
+    )
+
+
+def _summary(data: ReportData, tuned: list[Layer], untuned: list[Layer]) -> str:
+    shown_trials = sum(lay.trials for lay in data.layers)
+    shown_valid = sum(t.valid for lay in data.layers for t in lay.templates)
+    cards = [
+        ("sources", data.sources),
+        ("targets", data.targets),
+        ("records", data.records),
+        ("valid", data.valid),
+        ("failed", data.failed),
+        ("layers", len(data.layers)),
+        ("tuned", len(tuned)),
+        ("untuned", len(untuned)),
+    ]
+    html_cards = "".join(
+        f"<div class=card><div class=n>{value:,}</div><div class=l>{name}</div></div>"
+        for name, value in cards
+    )
+    note = (
+        f"<p class=note>Layers shown hold {shown_trials:,} trials "
+        f"({shown_valid:,} valid, {shown_trials - shown_valid:,} failed); the first five counts "
+        "are the whole database's.</p>"
+    )
+    return f"<div class=cards>{html_cards}</div>{note}"
+
+
+def _chart_note(count: int, shown: int, which: str) -> str:
+    if count == 0:
+        return "<p class=note>No tuned layer.</p>"
+    if count <= shown:
+        return ""
+    return f"<p class=note>The {shown} {which} of {count} tuned layers; all are in the table.</p>"
+
+
+def _label(layer: Layer) -> str:
+    return f"{layer.family} {layer.shapes} · {layer.group.label}"
+
+
+def _slowest(layers: list[Layer], count: int) -> list[Layer]:
+    return sorted(layers, key=lambda lay: -_cost(lay))[:count]
+
+
+def _cost(layer: Layer) -> float:
+    if layer.winner is None or layer.winner.chosen is None:
+        return 0.0
+    return layer.winner.chosen.mean_cost
+
+
+def _latency_figure(tuned: list[Layer]) -> dict[str, object]:
+    shown = _slowest(tuned, BAR_LAYERS_SHOWN)[::-1]  # plotly draws the first bar at the bottom
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "orientation": "h",
+                "x": [_cost(lay) * 1e6 for lay in shown],
+                "y": [_label(lay) for lay in shown],
+                "text": [lay.winner.name if lay.winner else "" for lay in shown],
+                "hovertemplate": "%{y}<br>%{text}<br>%{x:.1f} µs<extra></extra>",
+                "marker": {"color": "#4c78a8"},
+            }
+        ],
+        "layout": {
+            "height": max(260, 24 * len(shown) + 80),
+            "margin": {"l": 360, "r": 20, "t": 10, "b": 40},
+            "xaxis": {"title": {"text": "latency of the winning config (µs)"}},
+            "yaxis": {"automargin": True},
+        },
+    }
+
+
+def _curves_figure(layers: list[Layer], curves: list[list[tuple[int, float]]]) -> dict[str, object]:
+    with_curve = [(lay, c) for lay, c in zip(layers, curves, strict=False) if c]
+    costs = {id(lay): _cost(lay) for lay, _ in with_curve}
+    with_curve.sort(key=lambda lc: -costs[id(lc[0])])
+    traces = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "line": {"shape": "hv"},
+            "name": _label(lay),
+            "x": [trial for trial, _ in curve],
+            "y": [cost * 1e6 for _, cost in curve],
+            "hovertemplate": "trial %{x}: %{y:.1f} µs<extra>%{fullData.name}</extra>",
+        }
+        for lay, curve in with_curve[:CURVE_LAYERS_SHOWN]
+    ]
+    return {
+        "data": traces,
+        "layout": {
+            "height": 460,
+            "margin": {"l": 70, "r": 20, "t": 10, "b": 40},
+            "xaxis": {"title": {"text": "trial (import order)"}},
+            "yaxis": {"title": {"text": "best latency so far (µs)"}, "type": "log"},
+            "showlegend": len(traces) <= 12,
+        },
+    }
+
+
+def _layers_table(layers: list[Layer]) -> str:
+    verdicts = [_verdict(lay) for lay in layers]
+    has_verdict = any(v is not None for v in verdicts)
+    headers = ["target", "operator", "shapes", "winner", "config", "latency", "GFLOPS"]
+    headers += ["margin", "trials", "templates"]
+    if has_verdict:
+        headers.append("verdict")
+    rows = []
+    for layer, verdict in zip(layers, verdicts, strict=True):
+        winner = layer.winner
+        chosen = winner.chosen if winner else None
+        margin, gflops = layer.margin, layer.gflops
+        cells = [
+            _td(layer.group.label),
+            _td(layer.family),
+            _td(layer.shapes),
+            _td(winner.name if winner else "(untuned)"),
+            _td(chosen.config_index if chosen else "", chosen.config_index if chosen else None),
+            _td(_latency(chosen.mean_cost) if chosen else "", chosen.mean_cost if chosen else None),
+            _td(f"{gflops:.1f}" if gflops is not None else "", gflops),
+            _td(f"+{margin * 100:.0f}%" if margin is not None else "", margin),
+            _td(f"{layer.trials:,}", layer.trials),
+            _td(len(layer.templates), len(layer.templates)),
+        ]
+        if has_verdict:
+            cells.append(_td("" if verdict is None else verdict))
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return _table("layers", headers, rows)
+
+
+def _verdict(layer: Layer) -> str | None:
+    """The convergence verdict, when the layer object carries one (tunelog.convergence)."""
+    for name in ("verdict", "convergence"):
+        value = getattr(layer, name, None)
+        if value is not None:
+            return str(getattr(value, "verdict", value))
+    return None
+
+
+def _failures(failures: list[FailureRow]) -> str:
+    if not failures:
+        return "<p class=note>No failed trials.</p>"
+    totals: dict[str, int] = {}
+    for row in failures:
+        for name, count in row.errors.items():
+            totals[name] = totals.get(name, 0) + count
+    meanings = {error_name(n): code.meaning for n, code in ERROR_CODES.items()}
+    by_error = [
+        f"<tr>{_td(name)}{_td(f'{count:,}', count)}{_td(meanings.get(name, ''))}</tr>"
+        for name, count in sorted(totals.items(), key=lambda nc: (-nc[1], nc[0]))
+    ]
+    per_template = [
+        "<tr>"
+        + _td(row.target)
+        + _td(row.operator)
+        + _td(row.shapes)
+        + _td(row.template)
+        + _td(f"{row.failed:,}/{row.trials:,}", row.failed)
+        + _td(", ".join(f"{name} x{count}" for name, count in row.errors.items()))
+        + _td(" ".join(row.diagnosis))
+        + "</tr>"
+        for row in failures
+    ]
+    return (
+        _table("errors", ["error", "trials", "meaning"], by_error)
+        + "<h3>By template, with the diagnosis</h3>"
+        + _table(
+            "failures",
+            ["target", "operator", "shapes", "template", "failed", "errors", "diagnosis"],
+            per_template,
+        )
+    )
+
+
+def _untuned_table(untuned: list[Layer]) -> str:
+    if not untuned:
+        return "<p class=note>Every layer has at least one valid measurement.</p>"
+    rows = [
+        "<tr>"
+        + _td(lay.group.label)
+        + _td(lay.family)
+        + _td(lay.shapes)
+        + _td(", ".join(t.name for t in lay.templates))
+        + _td(f"{lay.trials:,}", lay.trials)
+        + "</tr>"
+        for lay in untuned
+    ]
+    return "<p class=note>No valid measurement: these run a fallback config.</p>" + _table(
+        "untuned", ["target", "operator", "shapes", "templates", "trials"], rows
+    )
+
+
+def _table(name: str, headers: list[str], rows: list[str]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    return (
+        f'<table id="{name}-table" class=sortable><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _td(text: object, sort_value: float | int | None = None) -> str:
+    """A cell; `sort_value` (a number) is what the column sorts by instead of the text."""
+    if sort_value is None or (isinstance(sort_value, float) and not math.isfinite(sort_value)):
+        return f"<td>{_e(text)}</td>"
+    return f'<td data-v="{sort_value!r}">{_e(text)}</td>'
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _latency(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+def _script_json(value: object) -> str:
+    """JSON safe inside a <script> element: no `</` can close it early."""
+    text = orjson.dumps(value).decode()
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+_STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222}
+h1{margin:0 0 4px}h2{margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}
+.meta,.note{color:#666}.cards{display:flex;flex-wrap:wrap;gap:12px;margin-top:16px}
+.card{border:1px solid #ddd;border-radius:6px;padding:8px 16px;min-width:90px}
+.card .n{font-size:22px;font-weight:600}.card .l{color:#666}
+table{border-collapse:collapse;margin-top:8px}th,td{border:1px solid #ddd;padding:3px 8px;
+text-align:left;vertical-align:top}th{background:#f4f4f4;cursor:pointer;user-select:none}
+th.asc::after{content:" \\25B2"}th.desc::after{content:" \\25BC"}
+td[data-v]{text-align:right;font-variant-numeric:tabular-nums}.chart{max-width:1200px}
+"""
+
+# Sort a table by the clicked column: by data-v when the cells have one, else by text.
+_SORT_JS = """
+document.querySelectorAll("table.sortable th").forEach(function (th, _) {
+  th.addEventListener("click", function () {
+    var table = th.closest("table"), body = table.tBodies[0], col = th.cellIndex;
+    var desc = th.classList.contains("asc");
+    table.querySelectorAll("th").forEach(function (h) { h.classList.remove("asc", "desc"); });
+    th.classList.add(desc ? "desc" : "asc");
+    var key = function (row) {
+      var cell = row.cells[col];
+      if (!cell) return "";
+      var v = cell.getAttribute("data-v");
+      return v === null ? cell.textContent : parseFloat(v);
+    };
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = key(a), y = key(b), c;
+      if (typeof x === "number" && typeof y === "number") c = x - y;
+      else if (typeof x === "number") c = -1;
+      else if (typeof y === "number") c = 1;
+      else c = String(x).localeCompare(String(y));
+      return desc ? -c : c;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  });
+});
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>tunelog report</title>
+<style>{style}</style>
+<script>{plotly}</script>
+</head><body>
+{body}
+<script>
+var figures = {figures};
+Object.keys(figures).forEach(function (id) {{
+  var fig = figures[id];
+  if (fig.data.length) Plotly.newPlot(id, fig.data, fig.layout,
+    {{displaylogo: false, responsive: true}});
+}});
+{sort_js}
+</script>
+</body></html>
+"""
