@@ -240,6 +240,7 @@ def test_a_schema_3_database_gets_its_top_configs_on_migration(
     with Store(path) as store:
         tunelog.import_paths(store, [str(X86), str(_many_configs_log(tmp_path / "m.log", 200, 1))])
         store.conn.execute("DROP TABLE top_configs")
+        store.conn.execute("ALTER TABLE workloads DROP COLUMN spelling")
         store.conn.execute("PRAGMA user_version = 3")
     with Store(path) as store:
         assert store.conn.execute("SELECT count(*) FROM top_configs").fetchone()[0] > 16

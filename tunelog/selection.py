@@ -11,6 +11,8 @@ tested against, and the tool to check an exported file without TVM.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -95,3 +97,63 @@ def history_best(items: Iterable[tuple[str, str, float, int, Ref]]) -> HistoryBe
         if error_no == 0:
             best.add(target, workload, mean_cost, ref)
     return best
+
+
+# -- auto_scheduler (Ansor): the workload a record competes for ---------------------------------
+
+# auto_scheduler's ApplyHistoryBest uses the same slots as AutoTVM's (a slot per target key,
+# a model slot unless the model is "unknown", strict `<`, first wins, numpy mean): only the
+# workload differs. It is `decode_workload_key(key)`: the first item of the JSON list (the
+# compute DAG's hash, or a registered function's name) and the rest flattened into one tuple,
+# so `["h", [1, 2], [3]]` and `["h", 1, 2, 3]` are one workload; a key that is not a JSON list
+# is a hash with no arguments (None, which is not the empty tuple of `["h"]`).
+ANSOR_NO_ARGS = "null"
+
+
+class AnsorKeyError(ValueError):
+    """A workload key that auto_scheduler's dispatcher could not use as a dictionary key."""
+
+
+def ansor_workload(workload_key: str) -> tuple[str, str]:
+    """`(hash, identity of the arguments)` of an auto_scheduler workload key.
+
+    The identity is the canonical JSON of the flattened argument tuple, with the values Python
+    finds equal (and hashes alike) spelled alike: `true` is `1`, `2.0` is `2`. A key that is
+    not a JSON list gives `ANSOR_NO_ARGS`. Raises AnsorKeyError for a key TVM could not use.
+    """
+    try:
+        value = json.loads(workload_key)
+    except (ValueError, RecursionError):
+        return workload_key, ANSOR_NO_ARGS
+    if not isinstance(value, list) or not value:
+        return workload_key, ANSOR_NO_ARGS
+    head = value[0]
+    if not isinstance(head, str):
+        raise AnsorKeyError(f"workload key starts with {type(head).__name__}, not a hash string")
+    flat: list[object] = []
+    _flatten(value[1:], flat, 0)
+    return head, json.dumps(flat, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _flatten(items: list[object], out: list[object], depth: int) -> None:
+    if depth > 100:
+        raise AnsorKeyError("workload key nested too deep")
+    for item in items:
+        if isinstance(item, list):
+            _flatten(item, out, depth + 1)
+        elif isinstance(item, bool):
+            out.append(int(item))
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise AnsorKeyError(f"non-finite number {item!r} in workload key")
+            out.append(int(item) if item.is_integer() else item)
+        elif item is None or isinstance(item, (int, str)):
+            out.append(item)
+        else:  # a JSON object: unhashable, TVM's dispatcher raises TypeError
+            raise AnsorKeyError("workload key holds a JSON object (TVM cannot hash it)")
+
+
+def ansor_workload_json(workload_key: str) -> str:
+    """The workload an auto_scheduler record competes for, as one string (for HistoryBest)."""
+    head, args = ansor_workload(workload_key)
+    return json.dumps(head) + "|" + args

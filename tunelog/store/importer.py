@@ -220,7 +220,7 @@ class ImportWriter:
         """The group of a (target, workload) first seen in this file."""
         target_id = self.target_ids.get(rec.target) or self._target(rec.target)
         workload_id = self._workload(
-            (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
+            (rec.task_name, rec.template_key, rec.args_json, rec.log_version), rec.spelling
         )
         group = self.groups_by_ids[(target_id, workload_id)] = _Group(target_id, workload_id)
         self.groups[rec[:5]] = group
@@ -240,17 +240,18 @@ class ImportWriter:
         self.targets_by_id[target_id] = parsed
         return target_id
 
-    def _workload(self, key: tuple[str, str, str, str]) -> int:
+    def _workload(self, key: tuple[str, str, str, str], spelling: str | None) -> int:
         row = self.conn.execute(
             """SELECT id FROM workloads
                WHERE task_name = ? AND template_key = ? AND args = ? AND version = ?""",
             key,
         ).fetchone()
         if row is None:
+            # The first spelling seen is kept for display (see schema migration 5).
             row = self.conn.execute(
-                "INSERT INTO workloads (task_name, template_key, args, version) "
-                "VALUES (?, ?, ?, ?) RETURNING id",
-                key,
+                "INSERT INTO workloads (task_name, template_key, args, version, spelling) "
+                "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (*key, spelling),
             ).fetchone()
         return int(row[0])
 

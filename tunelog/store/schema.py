@@ -294,10 +294,22 @@ def _migration_4(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migration_ansor_spelling(conn: sqlite3.Connection) -> None:
+    """`workloads.spelling`: how the log spells a workload whose identity is normalised.
+
+    An auto_scheduler workload is (hash, flattened arguments) (tvm-reference §8): a flat and a
+    nested key of the same shapes are one workload, so the identity columns cannot show the
+    tensor shapes. The first spelling seen is kept for `workloads` and `best`; NULL for
+    AutoTVM workloads, whose task name and arguments are their spelling.
+    """
+    conn.execute("ALTER TABLE workloads ADD COLUMN spelling TEXT")
+
+
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_1,
     _migration_2,
     _migration_3,
     _migration_4,
+    _migration_ansor_spelling,
 ]
