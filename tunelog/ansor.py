@@ -15,6 +15,7 @@ unknown top-level key), so such a line is rejected here, and never exported.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,17 @@ class AnsorRecord:
         """A stable number for the schedule (a hash of its steps): equal steps, equal numbers."""
         digest = hashlib.blake2b(orjson.dumps(self.steps), digest_size=8).digest()
         return int.from_bytes(digest, "big") >> (64 - _CONFIG_BITS)
+
+
+def ansor_shapes(workload_key: str) -> str:
+    """The items of a workload key after its hash, as written: `[1, 7, 7, 512], [3, 3, 512]`."""
+    try:
+        value = json.loads(workload_key)
+    except (ValueError, RecursionError):
+        return ""
+    if not isinstance(value, list):
+        return ""
+    return ", ".join(json.dumps(item, separators=(", ", ": ")) for item in value[1:])
 
 
 def looks_like_ansor(value: object) -> bool:

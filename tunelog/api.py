@@ -15,8 +15,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from tunelog.ansor import ANSOR_VERSION
 from tunelog.errorcodes import cause_of_failures, diagnose, error_name
-from tunelog.exceptions import NothingToExportError
+from tunelog.exceptions import MixedFormatsError, NothingToExportError
 from tunelog.exporting import rewrite_target, write_lines_atomically
 from tunelog.inputs import LogInput, OpenedLog, expand_inputs
 from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
@@ -121,16 +122,53 @@ def export(
     include_v01: bool = False,
     fix_targets: bool = False,
     winners_only: bool = False,
+    log_format: str | None = None,
 ) -> ExportReport:
     """Write the slot winners (or the top-k configs per slot) as original lines to `out`.
 
-    Loading the result with `autotvm.apply_history_best` gives the same config for every
-    (target, workload) as loading everything imported, in import order.
+    Loading the result with `autotvm.apply_history_best` (or auto_scheduler's, for its records)
+    gives the same config for every (target, workload) as loading everything imported, in
+    import order. `log_format` ("autotvm" or "auto_scheduler") picks one kind of record: TVM
+    reads them with different loaders, so a database holding both must say which to write.
     """
     with store.snapshot():  # the winners and their lines from one state of the database
+        chosen = _export_format(store, filters or Filters(), log_format)
         return _export(
-            store, out, filters or Filters(), top_k, force, include_v01, fix_targets, winners_only
+            store,
+            out,
+            filters or Filters(),
+            top_k,
+            force,
+            include_v01,
+            fix_targets,
+            winners_only,
+            chosen,
         )
+
+
+LOG_FORMATS = ("autotvm", "auto_scheduler")
+
+
+def _format_of(version: str) -> str:
+    return "auto_scheduler" if version == ANSOR_VERSION else "autotvm"
+
+
+def _export_format(store: Store, filters: Filters, log_format: str | None) -> str | None:
+    """The one kind of record to export; None when the winners hold only one kind."""
+    if log_format is not None and log_format not in LOG_FORMATS:
+        raise ValueError(f"unknown log format {log_format!r}: use one of {', '.join(LOG_FORMATS)}")
+    found = {_format_of(v) for v in store.winner_versions(filters)}
+    if log_format is None and len(found) > 1:
+        raise MixedFormatsError(
+            "the database holds AutoTVM and auto_scheduler records, which TVM loads with "
+            "different readers (each aborts on the other's lines): pass --format autotvm "
+            "or --format auto_scheduler, one file each"
+        )
+    if log_format is not None and log_format not in found:
+        raise NothingToExportError(
+            f"no {log_format} record matches: nothing to export (see `tunelog stats`)"
+        )
+    return log_format
 
 
 def _export(
@@ -142,6 +180,7 @@ def _export(
     include_v01: bool,
     fix_targets: bool,
     winners_only: bool,
+    log_format: str | None = None,
 ) -> ExportReport:
     report = ExportReport(path=out)
     winning = _may_be_chosen_workloads(store) if winners_only else None
@@ -149,6 +188,8 @@ def _export(
     def lines() -> Iterator[bytes]:
         for line in store.winner_lines(filters, top_k=top_k):
             target, version, raw = line.target, line.version, line.raw
+            if log_format is not None and _format_of(version) != log_format:
+                continue
             if winning is not None and line.workload_id not in winning:
                 report.skipped_losing_templates += 1
                 continue

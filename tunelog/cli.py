@@ -431,9 +431,19 @@ def export(
         bool,
         typer.Option(help="Leave out templates that lose to another template of the same layer."),
     ] = False,
+    log_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="autotvm or auto_scheduler: which records to write when the database has both.",
+        ),
+    ] = None,
 ) -> None:
     """Write a cleaned log that apply_history_best loads and decides on as on the full logs."""
     from tunelog import api
+
+    if log_format is not None and log_format not in api.LOG_FORMATS:
+        raise typer.BadParameter(f"use one of {', '.join(api.LOG_FORMATS)}", param_hint="--format")
 
     filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
@@ -446,6 +456,7 @@ def export(
             include_v01=include_v01,
             fix_targets=fix_targets,
             winners_only=winners_only,
+            log_format=log_format,
         )
     for warning in report.warnings:
         _err(f"warning: {warning}")

@@ -45,3 +45,7 @@ class UnknownErrorCodeError(TunelogError, LookupError):
 
 class NothingToExportError(TunelogError):
     """An export would write no record (no valid measurement matches the filters)."""
+
+
+class MixedFormatsError(TunelogError):
+    """An export would mix AutoTVM and auto_scheduler records, which TVM loads separately."""

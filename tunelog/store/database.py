@@ -490,9 +490,10 @@ class Store:
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
         workloads = [
-            WorkloadInfo(int(i), task, tkey, json.loads(args), version)
-            for i, task, tkey, args, version in self.conn.execute(
-                "SELECT id, task_name, template_key, args, version FROM workloads ORDER BY id"
+            WorkloadInfo(int(i), task, tkey, json.loads(args), version, spelling)
+            for i, task, tkey, args, version, spelling in self.conn.execute(
+                "SELECT id, task_name, template_key, args, version, spelling FROM workloads "
+                "ORDER BY id"
             )
         ]
         tallies = [Tally(*row) for row in self.conn.execute("SELECT * FROM tallies")]
@@ -506,6 +507,13 @@ class Store:
             )
         }
         return targets, workloads, tallies, slots
+
+    def winner_versions(self, filters: Filters | None = None) -> set[str]:
+        """The log versions (`0.1`, `0.2`, `ansor`) of the workloads whose slots match."""
+        where, params = self._slot_filter_sql(filters or Filters())
+        sql = f"""SELECT DISTINCT w.version FROM slots s JOIN records r ON r.id = s.record_id
+                  JOIN workloads w ON w.id = s.workload_id {where}"""
+        return {str(version) for (version,) in self.conn.execute(sql, params)}
 
     def has_slot_winners(self, filters: Filters | None = None) -> bool:
         """True when at least one slot matches the filters."""
