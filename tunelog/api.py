@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from tunelog.ansor import ANSOR_VERSION
 from tunelog.errorcodes import cause_of_failures, diagnose, error_name
@@ -24,6 +25,9 @@ from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may
 from tunelog.models import FileReport
 from tunelog.store import Filters, Store
 from tunelog.targets import UNKNOWN_MODEL, parse_target
+
+if TYPE_CHECKING:
+    from tunelog.records import ScannedLine
 
 
 class ImportProgress(Protocol):
@@ -51,6 +55,9 @@ def import_paths(
     for source in expand_inputs(paths):
         if not source.is_stdin and os.path.realpath(source.path) in own_files:
             continue  # `tunelog import .` next to tunelog.db: never read the database itself
+        if _read_with_its_records(source):
+            continue  # a MetaSchedule workload file: read with its records file
+        scanner = _metaschedule_scanner(source)
         callback = None
         if progress is not None:
             total = None if source.is_stdin else _size(source.path)
@@ -58,10 +65,37 @@ def import_paths(
         with OpenedLog(source) as opened:
             reports.append(
                 store.import_log(
-                    opened, label=label, strict=strict, repair=repair, progress=callback
+                    opened,
+                    label=label,
+                    strict=strict,
+                    repair=repair,
+                    progress=callback,
+                    scanner=scanner,
                 )
             )
     return reports
+
+
+def _metaschedule_scanner(source: LogInput) -> Callable[[bytes], ScannedLine] | None:
+    """The scanner of a MetaSchedule records file (TVM's fixed name), None for a plain log."""
+    from tunelog import metaschedule
+
+    path = Path(source.path)
+    if source.is_stdin or path.name != metaschedule.RECORD_FILE:
+        return None
+    return metaschedule.record_scanner(metaschedule.read_workloads(path.parent))
+
+
+def _read_with_its_records(source: LogInput) -> bool:
+    """True for a MetaSchedule workload file with a records file beside it."""
+    from tunelog import metaschedule
+
+    path = Path(source.path)
+    return (
+        not source.is_stdin
+        and path.name == metaschedule.WORKLOAD_FILE
+        and (path.parent / metaschedule.RECORD_FILE).is_file()
+    )
 
 
 def _database_files(store: Store) -> set[str]:
@@ -377,3 +411,42 @@ def error_as_dict(summary: ErrorSummary) -> dict[str, object]:
         "errors": summary.error_counts,
         "diagnosis": summary.diagnosis,
     }
+
+
+# -- MetaSchedule: pruned database export -------------------------------------------------------
+
+METASCHEDULE_TARGET_WARNING = (
+    "MetaSchedule ignores the target when it queries a database (apache/tvm#15549): "
+    "each workload's best record is used for every target"
+)
+
+
+@dataclass
+class MetaScheduleExport:
+    """What `export_metaschedule` wrote."""
+
+    directory: str
+    workloads: int
+    warnings: list[str]
+
+
+def export_metaschedule(store: Store, directory: str, *, force: bool = False) -> MetaScheduleExport:
+    """Write a pruned MetaSchedule database: the best valid record of each workload.
+
+    The two files hold the original lines (the workload index rewritten to its new line), in
+    the order the records were imported. Existing files are refused unless `force`.
+    """
+    from tunelog.metaschedule import RECORD_FILE, WORKLOAD_FILE, pruned_database
+
+    with store.snapshot():
+        winners = store.metaschedule_winners()
+    if not winners:
+        raise NothingToExportError(
+            "no valid MetaSchedule record: nothing to export (import a database directory first)"
+        )
+    workload_lines, record_lines = pruned_database(winners)
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    write_lines_atomically(str(out / WORKLOAD_FILE), workload_lines, force=force)
+    write_lines_atomically(str(out / RECORD_FILE), record_lines, force=force)
+    return MetaScheduleExport(directory, len(winners), [METASCHEDULE_TARGET_WARNING])

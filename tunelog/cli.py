@@ -644,6 +644,25 @@ def explain(
     typer.echo("\n".join(lines))
 
 
+# -- metaschedule -------------------------------------------------------------------------------
+
+
+@app.command("export-metaschedule")
+@handles_errors
+def export_metaschedule(
+    directory: Annotated[str, typer.Argument(help="Directory for the pruned database.")],
+    force: Annotated[bool, typer.Option(help="Replace the database files if they exist.")] = False,
+) -> None:
+    """Write a pruned MetaSchedule database: the best valid record of each workload."""
+    from tunelog import api
+
+    with opened_store() as store:
+        report = api.export_metaschedule(store, directory, force=force)
+    for warning in report.warnings:
+        _err(f"warning: {warning}")
+    _err(f"wrote {report.workloads} workload(s) and their best record to {directory}")
+
+
 def run() -> None:
     """Console-script entry point."""
     app()

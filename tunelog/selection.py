@@ -23,6 +23,10 @@ Ref = TypeVar("Ref")
 
 KEY_SLOT = "key"
 MODEL_SLOT = "model"
+# MetaSchedule's database answers a workload whatever the target (apache/tvm#15549): one slot.
+ANY_TARGET_SLOT = "any_target"
+ANY_TARGET = "*"
+METASCHEDULE_VERSION = "metaschedule"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +46,10 @@ class Slot:
     workload: str
 
 
-def slots_of(target: Target, workload: str) -> list[Slot]:
-    """The slots a valid record with this target and workload competes for."""
+def slots_of(target: Target, workload: str, version: str = "0.2") -> list[Slot]:
+    """The slots a valid record with this target and workload (and log version) competes for."""
+    if version == METASCHEDULE_VERSION:
+        return [Slot(ANY_TARGET_SLOT, ANY_TARGET, workload)]
     slots = [Slot(KEY_SLOT, key, workload) for key in target.keys]
     if target.model != UNKNOWN_MODEL:
         slots.append(Slot(MODEL_SLOT, target.model, workload))
@@ -59,9 +65,10 @@ def query_slots(keys: tuple[str, ...], model: str) -> list[tuple[str, str]]:
     """`(kind, name)` of the slots a query looks up, in order: this is ApplyHistoryBest's rule.
 
     The model slot is asked even for "unknown": no record holds it (see `slots_of`), so the
-    keys answer, as in TVM.
+    keys answer, as in TVM. The target-less MetaSchedule slot comes last: only MetaSchedule
+    workloads hold it, and they hold no other.
     """
-    return [(MODEL_SLOT, model), *((KEY_SLOT, key) for key in keys)]
+    return [(MODEL_SLOT, model), *((KEY_SLOT, key) for key in keys), (ANY_TARGET_SLOT, ANY_TARGET)]
 
 
 class HistoryBest(Generic[Ref]):
@@ -70,11 +77,13 @@ class HistoryBest(Generic[Ref]):
     def __init__(self) -> None:
         self.slots: dict[Slot, Holder[Ref]] = {}
 
-    def add(self, target: Target | str, workload: str, mean_cost: float, ref: Ref) -> None:
+    def add(
+        self, target: Target | str, workload: str, mean_cost: float, ref: Ref, version: str = "0.2"
+    ) -> None:
         """Offer a valid (error_no == 0) record; callers skip failed records."""
         if isinstance(target, str):
             target = parse_target(target)
-        for slot in slots_of(target, workload):
+        for slot in slots_of(target, workload, version):
             holder = self.slots.get(slot)
             if holder is None or holder.mean_cost > mean_cost:
                 self.slots[slot] = Holder(mean_cost, ref)
@@ -157,3 +166,26 @@ def ansor_workload_json(workload_key: str) -> str:
     """The workload an auto_scheduler record competes for, as one string (for HistoryBest)."""
     head, args = ansor_workload(workload_key)
     return json.dumps(head) + "|" + args
+
+
+# -- MetaSchedule JSONDatabase (tvm-reference §9) -----------------------------------------------
+
+# run_secs value MetaSchedule writes for a measurement it could not make.
+METASCHEDULE_FAILED = 1e10
+
+
+def metaschedule_valid(instructions: list[str], run_secs: list[float] | None) -> bool:
+    """TuningRecord::IsValid: an instruction besides EnterPostproc, and a run_secs value != 1e10."""
+    if not any(kind != "EnterPostproc" for kind in instructions):
+        return False
+    return any(value != METASCHEDULE_FAILED for value in run_secs or [])
+
+
+def metaschedule_mean(run_secs: list[float] | None) -> float:
+    """SortTuningRecordByMeanRunSecs's mean: a plain left-to-right sum (C++), 1e10 when empty."""
+    if not run_secs:
+        return METASCHEDULE_FAILED
+    total = 0.0
+    for value in run_secs:
+        total += value
+    return total / len(run_secs)

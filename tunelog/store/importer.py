@@ -26,6 +26,7 @@ from tunelog.records import (
     Blank,
     Measurement,
     Rejected,
+    ScannedLine,
     repair_line,
     scan_content,
 )
@@ -44,8 +45,17 @@ _STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
 class ImportWriter:
     """Streams one file's lines into the open transaction; `run` then `finish`."""
 
-    def __init__(self, conn: sqlite3.Connection, report: FileReport, *, repair: bool) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        report: FileReport,
+        *,
+        repair: bool,
+        scanner: Callable[[bytes], ScannedLine] = scan_content,
+    ) -> None:
         self.conn = conn
+        # How a line becomes a record: log lines by default, MetaSchedule records otherwise.
+        self.scanner = scanner
         self.repair = repair
         self.report = report
         now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -66,7 +76,6 @@ class ImportWriter:
         self.packer = BlockPacker()
         self.rows: list[tuple[Any, ...]] = []
         self.target_ids: dict[str, int] = {}
-        self.slots_by_target: dict[int, list[Slot]] = {}
         self.targets_by_id: dict[int, Target] = {}
         # By the first five Measurement fields, and by (target id, workload id).
         self.groups: dict[tuple[Any, ...], _Group] = {}
@@ -83,6 +92,7 @@ class ImportWriter:
         self._progress = progress
         report = self.report
         add = self.add
+        scan = self.scanner
         line_no = 0
         iterator = iter(lines)
         while True:
@@ -100,7 +110,7 @@ class ImportWriter:
             content = raw.rstrip(b"\r\n")
             if content[:1] == b"\xef" and content.startswith(UTF8_BOM):
                 content = content[3:]
-            parsed = scan_content(content)
+            parsed = scan(content)
             if type(parsed) is Measurement:
                 add(line_no, parsed, content)
             elif type(parsed) is Rejected:
@@ -222,7 +232,8 @@ class ImportWriter:
         workload_id = self._workload(
             (rec.task_name, rec.template_key, rec.args_json, rec.log_version), rec.spelling
         )
-        group = self.groups_by_ids[(target_id, workload_id)] = _Group(target_id, workload_id)
+        group = _Group(target_id, workload_id, rec.log_version)
+        self.groups_by_ids[(target_id, workload_id)] = group
         self.groups[rec[:5]] = group
         return group
 
@@ -236,7 +247,6 @@ class ImportWriter:
             ).fetchone()
         target_id = int(row[0])
         self.target_ids[target] = target_id
-        self.slots_by_target[target_id] = slots_of(parsed, "")
         self.targets_by_id[target_id] = parsed
         return target_id
 
@@ -347,7 +357,7 @@ class ImportWriter:
             "SELECT record_id, mean_cost FROM slots WHERE kind = ? AND name = ? AND workload_id = ?"
         )
         for _, _, g in offers:
-            for slot in self.slots_by_target[g.target_id]:
+            for slot in slots_of(self.targets_by_id[g.target_id], "", g.version):
                 key = Slot(slot.kind, slot.name, str(g.workload_id))
                 if key not in history.slots:
                     row = self.conn.execute(held, (slot.kind, slot.name, g.workload_id)).fetchone()
@@ -355,7 +365,8 @@ class ImportWriter:
                         history.slots[key] = Holder(float(row[1]), int(row[0]))
         before = dict(history.slots)
         for record_id, mean, g in offers:
-            history.add(self.targets_by_id[g.target_id], str(g.workload_id), mean, record_id)
+            target = self.targets_by_id[g.target_id]
+            history.add(target, str(g.workload_id), mean, record_id, g.version)
         self.conn.executemany(
             """INSERT INTO slots (kind, name, workload_id, record_id, mean_cost)
                VALUES (?, ?, ?, ?, ?)
@@ -424,12 +435,14 @@ class _Group:
         "config_means",
         "tallies",
         "target_id",
+        "version",
         "workload_id",
     )
 
-    def __init__(self, target_id: int, workload_id: int) -> None:
+    def __init__(self, target_id: int, workload_id: int, version: str) -> None:
         self.target_id = target_id
         self.workload_id = workload_id
+        self.version = version  # the log version picks the slots (selection.slots_of)
         self.best_mean = math.inf
         self.best_id: int | None = None
         # Per config index, its best valid record in this file (two dicts of scalars rather
