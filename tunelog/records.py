@@ -511,6 +511,13 @@ def ansor_measurement(record: AnsorRecord) -> Measurement:
     )
 
 
+# auto_scheduler's reader skips lines starting with a space (AutoTVM's does not); --repair must
+# not recover them either: the exported line would be read where the original was not.
+SKIPPED_BY_ANSOR_READER = Rejected(
+    "auto_scheduler record starting with a space: TVM's reader skips it"
+)
+
+
 def _ansor(line: bytes) -> ParsedLine | None:
     """The line as an auto_scheduler record (or why TVM cannot read it); None if it is not one."""
     try:
@@ -520,8 +527,7 @@ def _ansor(line: bytes) -> ParsedLine | None:
     if not looks_like_ansor(value):
         return None
     if line[:1] == b" ":
-        # auto_scheduler's reader skips lines starting with a space (AutoTVM's does not).
-        return Rejected("auto_scheduler record starting with a space: TVM's reader skips it")
+        return SKIPPED_BY_ANSOR_READER
     parsed = parse_ansor(value)
     if isinstance(parsed, str):
         return Rejected(parsed)

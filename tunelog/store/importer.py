@@ -22,6 +22,7 @@ from typing import Any
 from tunelog.inputs import OpenedLog
 from tunelog.models import REJECTS_KEPT_IN_REPORT, FileReport, RejectedLine
 from tunelog.records import (
+    SKIPPED_BY_ANSOR_READER,
     UTF8_BOM,
     Blank,
     Measurement,
@@ -194,7 +195,7 @@ class ImportWriter:
 
     def _rejected_line(self, line_no: int, raw: bytes, parsed: Rejected) -> None:
         """Reject the line, or with --repair recover the records pasted into it."""
-        pieces = repair_line(raw) if self.repair else []
+        pieces = repair_line(raw) if self.repair and parsed != SKIPPED_BY_ANSOR_READER else []
         if not pieces:
             self._reject(line_no, parsed.reason)
             return
