@@ -37,6 +37,19 @@ def corpus_log_for(golden: Path) -> Path:
     return CORPUS / str(relative)[: -len(".oracle.json")]
 
 
+def ansor_golden_files() -> list[Path]:
+    """Every auto_scheduler golden verdict file, or [] when ../shared is absent."""
+    if not GOLDEN.is_dir():
+        return []
+    return sorted(GOLDEN.rglob("*.ansor.json"))
+
+
+def corpus_log_for_ansor(golden: Path) -> Path:
+    """The corpus log an auto_scheduler golden file describes."""
+    relative = golden.relative_to(GOLDEN)
+    return CORPUS / str(relative)[: -len(".ansor.json")]
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     """A fresh database in a temporary directory."""

@@ -38,7 +38,7 @@ total (3 files)                             344      333    1      6           1
 """
 
 IMPORT_REJECTS = """\
-sample_logs/edge_cases.log:15: auto_scheduler record v0.6 (not supported yet)
+sample_logs/edge_cases.log:15: auto_scheduler record starting with a space: TVM's reader skips it
 sample_logs/edge_cases.log:16: invalid JSON at column 88
 sample_logs/edge_cases.log:17: tab-separated text, not a JSON record
 """
@@ -69,7 +69,7 @@ def test_import_json_follows_the_contract(db: str) -> None:
     }
     assert entry["rejects"][0] == {
         "line": 15,
-        "reason": "auto_scheduler record v0.6 (not supported yet)",
+        "reason": "auto_scheduler record starting with a space: TVM's reader skips it",
     }
     assert err == IMPORT_REJECTS  # stdout holds only the JSON
 

@@ -14,7 +14,19 @@ from tunelog.store import Store
 def _corpus_files() -> list[Path]:
     if not CORPUS.is_dir():
         return []
-    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and "_tools" not in p.parts)
+    return sorted(
+        p
+        for p in CORPUS.rglob("*")
+        if p.is_file() and "_tools" not in p.parts and not _read_with_its_records(p)
+    )
+
+
+def _read_with_its_records(path: Path) -> bool:
+    # A MetaSchedule workload file is imported with the records file beside it.
+    return (
+        path.name == "database_workload.json"
+        and (path.parent / "database_tuning_record.json").is_file()
+    )
 
 
 @pytest.mark.parametrize(

@@ -244,6 +244,7 @@ def test_a_schema_3_database_gets_its_top_configs_on_migration(
         for (view,) in views.fetchall():  # later migrations' views
             store.conn.execute(f"DROP VIEW {view}")
         store.conn.execute("DROP TABLE source_imports")  # migration 5
+        store.conn.execute("ALTER TABLE workloads DROP COLUMN spelling")
         store.conn.execute("PRAGMA user_version = 3")
     with Store(path) as store:
         assert store.conn.execute("SELECT count(*) FROM top_configs").fetchone()[0] > 16

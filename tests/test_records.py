@@ -129,9 +129,8 @@ def test_line_kinds(raw: bytes, kind: type) -> None:
             "unexpected value in config.entity[0][1]: Input should be 'sp', 're', 'an' or 'ot'",
         ),
         (
-            b'{"i": [["[\\"k\\"]", "llvm", [], "", 0, []], [[], []]],'
-            b' "r": [[0.1], 0, 1, 2], "v": "v0.6"}',
-            "auto_scheduler record v0.6 (not supported yet)",
+            b'{"i": [["[\\"k\\"]", "llvm", [], "", 0, []], [[], []]], "v": "v0.6"}',
+            "auto_scheduler record: r must be [costs, error_no, all_cost, timestamp]",
         ),
         (
             b'[0, [[[], []], [0.1], {"kind": "llvm"}, []]]',

@@ -12,10 +12,12 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from tunelog.ansor import ANSOR_VERSION
 from tunelog.convergence import (
     Convergence,
     Progress,
@@ -31,6 +33,7 @@ from tunelog.errorcodes import cause_of_failures, diagnose, error_name
 from tunelog.exceptions import (
     AmbiguousLayerError,
     MissingExtraError,
+    MixedFormatsError,
     NothingToExportError,
     SourceNotFoundError,
     UnknownLayerError,
@@ -45,6 +48,7 @@ from tunelog.targets import UNKNOWN_MODEL, parse_target
 if TYPE_CHECKING:
     from tunelog import htmlreport
     from tunelog.knobs import Coverage, KnobValue
+    from tunelog.records import ScannedLine
     from tunelog.store.trials import TrialRow
 
 
@@ -76,6 +80,9 @@ def import_paths(
     for source in discover(paths, include=include, exclude=exclude).inputs:
         if not source.is_stdin and os.path.realpath(source.path) in own_files:
             continue  # `tunelog import .` next to tunelog.db: never read the database itself
+        if _read_with_its_records(source):
+            continue  # a MetaSchedule workload file: read with its records file
+        scanner = _metaschedule_scanner(source)
         callback = None
         if progress is not None:
             total = None if source.is_stdin else _size(source.path)
@@ -83,10 +90,37 @@ def import_paths(
         with OpenedLog(source) as opened:
             reports.append(
                 store.import_log(
-                    opened, label=label, strict=strict, repair=repair, progress=callback
+                    opened,
+                    label=label,
+                    strict=strict,
+                    repair=repair,
+                    progress=callback,
+                    scanner=scanner,
                 )
             )
     return reports
+
+
+def _metaschedule_scanner(source: LogInput) -> Callable[[bytes], ScannedLine] | None:
+    """The scanner of a MetaSchedule records file (TVM's fixed name), None for a plain log."""
+    from tunelog import metaschedule
+
+    path = Path(source.path)
+    if source.is_stdin or path.name != metaschedule.RECORD_FILE:
+        return None
+    return metaschedule.record_scanner(metaschedule.read_workloads(path.parent))
+
+
+def _read_with_its_records(source: LogInput) -> bool:
+    """True for a MetaSchedule workload file with a records file beside it."""
+    from tunelog import metaschedule
+
+    path = Path(source.path)
+    return (
+        not source.is_stdin
+        and path.name == metaschedule.WORKLOAD_FILE
+        and (path.parent / metaschedule.RECORD_FILE).is_file()
+    )
 
 
 def _database_files(store: Store) -> set[str]:
@@ -147,16 +181,53 @@ def export(
     include_v01: bool = False,
     fix_targets: bool = False,
     winners_only: bool = False,
+    log_format: str | None = None,
 ) -> ExportReport:
     """Write the slot winners (or the top-k configs per slot) as original lines to `out`.
 
-    Loading the result with `autotvm.apply_history_best` gives the same config for every
-    (target, workload) as loading everything imported, in import order.
+    Loading the result with `autotvm.apply_history_best` (or auto_scheduler's, for its records)
+    gives the same config for every (target, workload) as loading everything imported, in
+    import order. `log_format` ("autotvm" or "auto_scheduler") picks one kind of record: TVM
+    reads them with different loaders, so a database holding both must say which to write.
     """
     with store.snapshot():  # the winners and their lines from one state of the database
+        chosen = _export_format(store, filters or Filters(), log_format)
         return _export(
-            store, out, filters or Filters(), top_k, force, include_v01, fix_targets, winners_only
+            store,
+            out,
+            filters or Filters(),
+            top_k,
+            force,
+            include_v01,
+            fix_targets,
+            winners_only,
+            chosen,
         )
+
+
+LOG_FORMATS = ("autotvm", "auto_scheduler")
+
+
+def _format_of(version: str) -> str:
+    return "auto_scheduler" if version == ANSOR_VERSION else "autotvm"
+
+
+def _export_format(store: Store, filters: Filters, log_format: str | None) -> str | None:
+    """The one kind of record to export; None when the winners hold only one kind."""
+    if log_format is not None and log_format not in LOG_FORMATS:
+        raise ValueError(f"unknown log format {log_format!r}: use one of {', '.join(LOG_FORMATS)}")
+    found = {_format_of(v) for v in store.winner_versions(filters)}
+    if log_format is None and len(found) > 1:
+        raise MixedFormatsError(
+            "the database holds AutoTVM and auto_scheduler records, which TVM loads with "
+            "different readers (each aborts on the other's lines): pass --format autotvm "
+            "or --format auto_scheduler, one file each"
+        )
+    if log_format is not None and log_format not in found:
+        raise NothingToExportError(
+            f"no {log_format} record matches: nothing to export (see `tunelog stats`)"
+        )
+    return log_format
 
 
 def _export(
@@ -168,6 +239,7 @@ def _export(
     include_v01: bool,
     fix_targets: bool,
     winners_only: bool,
+    log_format: str | None = None,
 ) -> ExportReport:
     report = ExportReport(path=out)
     winning = _may_be_chosen_workloads(store) if winners_only else None
@@ -175,6 +247,8 @@ def _export(
     def lines() -> Iterator[bytes]:
         for line in store.winner_lines(filters, top_k=top_k):
             target, version, raw = line.target, line.version, line.raw
+            if log_format is not None and _format_of(version) != log_format:
+                continue
             if winning is not None and line.workload_id not in winning:
                 report.skipped_losing_templates += 1
                 continue
@@ -823,3 +897,42 @@ def _filters_text(filters: Filters) -> str:
     names = ("target_key", "model", "template", "task", "for_target")
     given = [(n, getattr(filters, n)) for n in names if getattr(filters, n) is not None]
     return " ".join(f"--{n.replace('_', '-')}={v!r}" for n, v in given)
+
+
+# -- MetaSchedule: pruned database export -------------------------------------------------------
+
+METASCHEDULE_TARGET_WARNING = (
+    "MetaSchedule ignores the target when it queries a database (apache/tvm#15549): "
+    "each workload's best record is used for every target"
+)
+
+
+@dataclass
+class MetaScheduleExport:
+    """What `export_metaschedule` wrote."""
+
+    directory: str
+    workloads: int
+    warnings: list[str]
+
+
+def export_metaschedule(store: Store, directory: str, *, force: bool = False) -> MetaScheduleExport:
+    """Write a pruned MetaSchedule database: the best valid record of each workload.
+
+    The two files hold the original lines (the workload index rewritten to its new line), in
+    the order the records were imported. Existing files are refused unless `force`.
+    """
+    from tunelog.metaschedule import RECORD_FILE, WORKLOAD_FILE, pruned_database
+
+    with store.snapshot():
+        winners = store.metaschedule_winners()
+    if not winners:
+        raise NothingToExportError(
+            "no valid MetaSchedule record: nothing to export (import a database directory first)"
+        )
+    workload_lines, record_lines = pruned_database(winners)
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    write_lines_atomically(str(out / WORKLOAD_FILE), workload_lines, force=force)
+    write_lines_atomically(str(out / RECORD_FILE), record_lines, force=force)
+    return MetaScheduleExport(directory, len(winners), [METASCHEDULE_TARGET_WARNING])

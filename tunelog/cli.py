@@ -675,12 +675,22 @@ def export(
         bool,
         typer.Option(help="Leave out templates that lose to another template of the same layer."),
     ] = False,
+    log_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="autotvm or auto_scheduler: which records to write when the database has both.",
+        ),
+    ] = None,
 ) -> None:
     """Write a cleaned log that apply_history_best loads and decides on as on the full logs.
 
     Exits 1 without writing when no record would be written.
     """
     from tunelog import api
+
+    if log_format is not None and log_format not in api.LOG_FORMATS:
+        raise typer.BadParameter(f"use one of {', '.join(api.LOG_FORMATS)}", param_hint="--format")
 
     filters = Filters(target_key, model, template, task, for_target)
     with opened_store() as store:
@@ -693,6 +703,7 @@ def export(
             include_v01=include_v01,
             fix_targets=fix_targets,
             winners_only=winners_only,
+            log_format=log_format,
         )
     for warning in report.warnings:
         _err(f"warning: {warning}")
@@ -1099,6 +1110,25 @@ def rejects(
         typer.echo("\n".join(lines))
     else:
         _err("no rejected lines")
+
+
+# -- metaschedule -------------------------------------------------------------------------------
+
+
+@app.command("export-metaschedule", epilog=example("tunelog export-metaschedule pruned_db/"))
+@handles_errors
+def export_metaschedule(
+    directory: Annotated[str, typer.Argument(help="Directory for the pruned database.")],
+    force: Annotated[bool, typer.Option(help="Replace the database files if they exist.")] = False,
+) -> None:
+    """Write a pruned MetaSchedule database: the best valid record of each workload."""
+    from tunelog import api
+
+    with opened_store() as store:
+        report = api.export_metaschedule(store, directory, force=force)
+    for warning in report.warnings:
+        _err(f"warning: {warning}")
+    _err(f"wrote {report.workloads} workload(s) and their best record to {directory}")
 
 
 def run() -> None:

@@ -13,6 +13,11 @@ in sorted order) a file is skipped when:
 an optional UTF-8 byte order mark, skipping blank lines and `#` comment lines, the first line
 must start with `{` (every AutoTVM record is a JSON object), and the bytes must hold no NUL.
 A file that holds only blank and comment lines in that block is not a log either.
+
+A MetaSchedule database's records file (`database_tuning_record.json`, whose lines are JSON
+lists) is always taken: without its workload file beside it, the import rejects each line and
+says why. The workload file is taken when the records file lies beside it (the import reads
+the two together, see `tunelog.metaschedule`).
 """
 
 from __future__ import annotations
@@ -123,8 +128,20 @@ def _glob_matches(relative: str, glob: str) -> bool:
     )
 
 
+# TVM's fixed file names of a MetaSchedule JSONDatabase (tunelog.metaschedule reads them).
+METASCHEDULE_RECORD_FILE = "database_tuning_record.json"
+METASCHEDULE_WORKLOAD_FILE = "database_workload.json"
+
+
 def sniff(path: Path) -> str | None:
     """None when the file's first bytes look like a tuning log, else the reason it is not."""
+    if path.name == METASCHEDULE_RECORD_FILE:
+        return None  # without its workload file beside it, each line is rejected with why
+    if (
+        path.name == METASCHEDULE_WORKLOAD_FILE
+        and (path.parent / METASCHEDULE_RECORD_FILE).is_file()
+    ):
+        return None
     try:
         with open(path, "rb") as file:
             head = file.read(SNIFF_BYTES)

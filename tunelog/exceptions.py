@@ -73,3 +73,7 @@ class SourceNotFoundError(TunelogError):
 
 class MissingExtraError(TunelogError):
     """A command needs an optional dependency that is not installed (e.g. plotly for report)."""
+
+
+class MixedFormatsError(TunelogError):
+    """An export would mix AutoTVM and auto_scheduler records, which TVM loads separately."""

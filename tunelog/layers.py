@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from tunelog.ansor import ANSOR_VERSION, ansor_shapes
 from tunelog.selection import query_slots
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.workloads import flops, gflops, layer_key, operator_family, short_args
@@ -43,6 +44,8 @@ class WorkloadInfo:
     template_key: str
     args: list[object]
     version: str = "0.2"
+    # The workload as the log spells it, when its identity normalises it (auto_scheduler).
+    spelling: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +107,8 @@ class TemplateResult:
         """Template name, with the v0.1 template key when there is one."""
         w = self.workload
         name = f"{w.task_name} [{w.template_key}]" if w.template_key else w.task_name
+        if w.version == ANSOR_VERSION:
+            return name + " (auto_scheduler)"
         return name + " (v0.1)" if w.version == "0.1" else name
 
 
@@ -255,11 +260,18 @@ def _layer(
         group=group,
         key=layer_id,
         family=operator_family(first.task_name, first.template_key),
-        shapes=short_args(first.task_name, first.args),
+        shapes=_shapes(first),
         templates=ranked + untuned,
         winner=ranked[0] if ranked else None,
         runner_up=ranked[1] if len(ranked) > 1 else None,
     )
+
+
+def _shapes(workload: WorkloadInfo) -> str:
+    """Short text of a workload's arguments; an auto_scheduler key's items after its hash."""
+    if workload.version == ANSOR_VERSION and workload.spelling is not None:
+        return ansor_shapes(workload.spelling)
+    return short_args(workload.task_name, workload.args)
 
 
 def template_identity(workload: WorkloadInfo) -> tuple[str, str, str]:

@@ -22,6 +22,7 @@ import msgspec
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tunelog.ansor import ANSOR_VERSION, AnsorRecord, looks_like_ansor, parse_ansor
 from tunelog.exceptions import TargetParseError
 from tunelog.targets import parse_target
 
@@ -339,6 +340,9 @@ class Measurement(NamedTuple):
     timestamp: float
     tvm_version: str | None
     mean_cost: float
+    # How the log spells the workload when its identity normalises it (auto_scheduler's
+    # workload key); None for AutoTVM, whose task name and args are the spelling.
+    spelling: str | None = None
 
     @property
     def args(self) -> list[JsonValue]:
@@ -352,7 +356,7 @@ class Measurement(NamedTuple):
         return workload_json(self.task_name, self.args_json)
 
 
-ParsedLine: TypeAlias = TuningRecord | Comment | Blank | Rejected
+ParsedLine: TypeAlias = TuningRecord | AnsorRecord | Comment | Blank | Rejected
 ScannedLine: TypeAlias = Measurement | Comment | Blank | Rejected
 
 COMMENT = Comment()
@@ -421,6 +425,7 @@ def scan_content(line: bytes) -> ScannedLine:
             timestamp,
             fast.tvm_version,
             mean,
+            None,
         ),
     )
     # The checks of `_check_values` for the usual record, inline (comparisons with the
@@ -470,6 +475,7 @@ def _scan_v01(line: bytes) -> ScannedLine:
             timestamp,
             None,
             numpy_mean(costs),
+            None,
         ),
     )
     return _check_values(record)
@@ -478,7 +484,55 @@ def _scan_v01(line: bytes) -> ScannedLine:
 def _fallback(line: bytes) -> ScannedLine:
     # Blank lines and comments are not JSON either: they are classified here, off the hot path.
     validated = parse_line(line)
-    return validated.measurement() if isinstance(validated, TuningRecord) else validated
+    if isinstance(validated, TuningRecord):
+        return validated.measurement()
+    if isinstance(validated, AnsorRecord):
+        return ansor_measurement(validated)
+    return validated
+
+
+def ansor_measurement(record: AnsorRecord) -> Measurement:
+    """The store's view of an auto_scheduler record: its workload is (hash, flattened args)."""
+    task_name, args_json = record.workload
+    return Measurement(
+        log_version=ANSOR_VERSION,
+        target=record.target,
+        task_name=task_name,
+        template_key="",
+        args_json=args_json,
+        config_index=record.config_index,
+        costs=record.costs,
+        error_no=record.error_no,
+        all_cost=record.all_cost,
+        timestamp=record.timestamp,
+        tvm_version=None,
+        mean_cost=numpy_mean(record.costs),
+        spelling=record.workload_key,
+    )
+
+
+# auto_scheduler's reader skips lines starting with a space (AutoTVM's does not); --repair must
+# not recover them either: the exported line would be read where the original was not.
+SKIPPED_BY_ANSOR_READER = Rejected(
+    "auto_scheduler record starting with a space: TVM's reader skips it"
+)
+
+
+def _ansor(line: bytes) -> ParsedLine | None:
+    """The line as an auto_scheduler record (or why TVM cannot read it); None if it is not one."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if not looks_like_ansor(value):
+        return None
+    if line[:1] == b" ":
+        return SKIPPED_BY_ANSOR_READER
+    parsed = parse_ansor(value)
+    if isinstance(parsed, str):
+        return Rejected(parsed)
+    checked = _check_values(ansor_measurement(parsed))
+    return parsed if isinstance(checked, Measurement) else checked
 
 
 # Canonical JSON by raw argument text: the lines of one workload repeat the same text, so
@@ -574,6 +628,10 @@ def _validate(line: bytes) -> ParsedLine:
     if line.count(b"[") + line.count(b"{") > MAX_NESTING and nesting_depth(line) > MAX_NESTING:
         return _TOO_DEEP
     first = RecordV01 if b'"v"' in line and b'"input"' not in line else RecordV02
+    if first is RecordV01 and b'"v0.' in line:  # auto_scheduler writes "v": "v0.6"
+        ansor = _ansor(line)
+        if ansor is not None:
+            return ansor
     try:
         record: TuningRecord = first.model_validate_json(line)
     except ValidationError as exc:
@@ -692,7 +750,8 @@ def _foreign_format(value: JsonValue) -> str | None:
         version = value.get("v")
         i = value.get("i")
         if isinstance(version, str) and isinstance(i, list) and i and isinstance(i[0], list):
-            return f"auto_scheduler record {version} (not supported yet)"
+            # Reached only when the line is not plain JSON (see _ansor).
+            return f"auto_scheduler record {version} that is not plain JSON"
         return None
     if isinstance(value, list):
         if len(value) == 2 and isinstance(value[0], int) and isinstance(value[1], list):

@@ -11,6 +11,8 @@ tested against, and the tool to check an exported file without TVM.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -21,6 +23,10 @@ Ref = TypeVar("Ref")
 
 KEY_SLOT = "key"
 MODEL_SLOT = "model"
+# MetaSchedule's database answers a workload whatever the target (apache/tvm#15549): one slot.
+ANY_TARGET_SLOT = "any_target"
+ANY_TARGET = "*"
+METASCHEDULE_VERSION = "metaschedule"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +46,10 @@ class Slot:
     workload: str
 
 
-def slots_of(target: Target, workload: str) -> list[Slot]:
-    """The slots a valid record with this target and workload competes for."""
+def slots_of(target: Target, workload: str, version: str = "0.2") -> list[Slot]:
+    """The slots a valid record with this target and workload (and log version) competes for."""
+    if version == METASCHEDULE_VERSION:
+        return [Slot(ANY_TARGET_SLOT, ANY_TARGET, workload)]
     slots = [Slot(KEY_SLOT, key, workload) for key in target.keys]
     if target.model != UNKNOWN_MODEL:
         slots.append(Slot(MODEL_SLOT, target.model, workload))
@@ -57,9 +65,10 @@ def query_slots(keys: tuple[str, ...], model: str) -> list[tuple[str, str]]:
     """`(kind, name)` of the slots a query looks up, in order: this is ApplyHistoryBest's rule.
 
     The model slot is asked even for "unknown": no record holds it (see `slots_of`), so the
-    keys answer, as in TVM.
+    keys answer, as in TVM. The target-less MetaSchedule slot comes last: only MetaSchedule
+    workloads hold it, and they hold no other.
     """
-    return [(MODEL_SLOT, model), *((KEY_SLOT, key) for key in keys)]
+    return [(MODEL_SLOT, model), *((KEY_SLOT, key) for key in keys), (ANY_TARGET_SLOT, ANY_TARGET)]
 
 
 class HistoryBest(Generic[Ref]):
@@ -68,11 +77,13 @@ class HistoryBest(Generic[Ref]):
     def __init__(self) -> None:
         self.slots: dict[Slot, Holder[Ref]] = {}
 
-    def add(self, target: Target | str, workload: str, mean_cost: float, ref: Ref) -> None:
+    def add(
+        self, target: Target | str, workload: str, mean_cost: float, ref: Ref, version: str = "0.2"
+    ) -> None:
         """Offer a valid (error_no == 0) record; callers skip failed records."""
         if isinstance(target, str):
             target = parse_target(target)
-        for slot in slots_of(target, workload):
+        for slot in slots_of(target, workload, version):
             holder = self.slots.get(slot)
             if holder is None or holder.mean_cost > mean_cost:
                 self.slots[slot] = Holder(mean_cost, ref)
@@ -95,3 +106,86 @@ def history_best(items: Iterable[tuple[str, str, float, int, Ref]]) -> HistoryBe
         if error_no == 0:
             best.add(target, workload, mean_cost, ref)
     return best
+
+
+# -- auto_scheduler (Ansor): the workload a record competes for ---------------------------------
+
+# auto_scheduler's ApplyHistoryBest uses the same slots as AutoTVM's (a slot per target key,
+# a model slot unless the model is "unknown", strict `<`, first wins, numpy mean): only the
+# workload differs. It is `decode_workload_key(key)`: the first item of the JSON list (the
+# compute DAG's hash, or a registered function's name) and the rest flattened into one tuple,
+# so `["h", [1, 2], [3]]` and `["h", 1, 2, 3]` are one workload; a key that is not a JSON list
+# is a hash with no arguments (None, which is not the empty tuple of `["h"]`).
+ANSOR_NO_ARGS = "null"
+
+
+class AnsorKeyError(ValueError):
+    """A workload key that auto_scheduler's dispatcher could not use as a dictionary key."""
+
+
+def ansor_workload(workload_key: str) -> tuple[str, str]:
+    """`(hash, identity of the arguments)` of an auto_scheduler workload key.
+
+    The identity is the canonical JSON of the flattened argument tuple, with the values Python
+    finds equal (and hashes alike) spelled alike: `true` is `1`, `2.0` is `2`. A key that is
+    not a JSON list gives `ANSOR_NO_ARGS`. Raises AnsorKeyError for a key TVM could not use.
+    """
+    try:
+        value = json.loads(workload_key)
+    except (ValueError, RecursionError):
+        return workload_key, ANSOR_NO_ARGS
+    if not isinstance(value, list) or not value:
+        return workload_key, ANSOR_NO_ARGS
+    head = value[0]
+    if not isinstance(head, str):
+        raise AnsorKeyError(f"workload key starts with {type(head).__name__}, not a hash string")
+    flat: list[object] = []
+    _flatten(value[1:], flat, 0)
+    return head, json.dumps(flat, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _flatten(items: list[object], out: list[object], depth: int) -> None:
+    if depth > 100:
+        raise AnsorKeyError("workload key nested too deep")
+    for item in items:
+        if isinstance(item, list):
+            _flatten(item, out, depth + 1)
+        elif isinstance(item, bool):
+            out.append(int(item))
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise AnsorKeyError(f"non-finite number {item!r} in workload key")
+            out.append(int(item) if item.is_integer() else item)
+        elif item is None or isinstance(item, (int, str)):
+            out.append(item)
+        else:  # a JSON object: unhashable, TVM's dispatcher raises TypeError
+            raise AnsorKeyError("workload key holds a JSON object (TVM cannot hash it)")
+
+
+def ansor_workload_json(workload_key: str) -> str:
+    """The workload an auto_scheduler record competes for, as one string (for HistoryBest)."""
+    head, args = ansor_workload(workload_key)
+    return json.dumps(head) + "|" + args
+
+
+# -- MetaSchedule JSONDatabase (tvm-reference §9) -----------------------------------------------
+
+# run_secs value MetaSchedule writes for a measurement it could not make.
+METASCHEDULE_FAILED = 1e10
+
+
+def metaschedule_valid(instructions: list[str], run_secs: list[float] | None) -> bool:
+    """TuningRecord::IsValid: an instruction besides EnterPostproc, and a run_secs value != 1e10."""
+    if not any(kind != "EnterPostproc" for kind in instructions):
+        return False
+    return any(value != METASCHEDULE_FAILED for value in run_secs or [])
+
+
+def metaschedule_mean(run_secs: list[float] | None) -> float:
+    """SortTuningRecordByMeanRunSecs's mean: a plain left-to-right sum (C++), 1e10 when empty."""
+    if not run_secs:
+        return METASCHEDULE_FAILED
+    total = 0.0
+    for value in run_secs:
+        total += value
+    return total / len(run_secs)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from tunelog.inputs import OpenedLog
     from tunelog.layers import SlotWinner, Tally, WorkloadInfo
+    from tunelog.records import ScannedLine
     from tunelog.store.importer import ImportWriter, ProgressCallback
 
 # Read commands never parse a line: the importer and the record models (pydantic, msgspec)
@@ -216,11 +217,13 @@ class Store:
         repair: bool = False,
         lines: Iterable[bytes] | None = None,
         progress: ProgressCallback | None = None,
+        scanner: Callable[[bytes], ScannedLine] | None = None,
     ) -> FileReport:
         """Import one opened log in a single transaction and report what happened.
 
         `lines` overrides `opened.lines()`. With `strict`, a file with any rejected line is rolled
         back (`report.rolled_back`); with `repair`, records pasted from web pages are recovered.
+        `scanner` reads a line other than as a log line (MetaSchedule records).
         """
         if lines is None:
             known = self._known_file(opened, strict=strict, repair=repair)
@@ -236,7 +239,10 @@ class Store:
         except sqlite3.OperationalError as exc:
             raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
         try:
-            writer = ImportWriter(self.conn, report, repair=repair)
+            if scanner is None:
+                writer = ImportWriter(self.conn, report, repair=repair)
+            else:
+                writer = ImportWriter(self.conn, report, repair=repair, scanner=scanner)
             writer.run(opened.lines() if lines is None else lines, opened, progress)
             writer.finish()
             report.sha256 = opened.sha256
@@ -529,9 +535,10 @@ class Store:
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
         workloads = [
-            WorkloadInfo(int(i), task, tkey, json.loads(args), version)
-            for i, task, tkey, args, version in self.conn.execute(
-                "SELECT id, task_name, template_key, args, version FROM workloads ORDER BY id"
+            WorkloadInfo(int(i), task, tkey, json.loads(args), version, spelling)
+            for i, task, tkey, args, version, spelling in self.conn.execute(
+                "SELECT id, task_name, template_key, args, version, spelling FROM workloads "
+                "ORDER BY id"
             )
         ]
         tallies = [Tally(*row) for row in self.conn.execute("SELECT * FROM tallies")]
@@ -545,6 +552,28 @@ class Store:
             )
         }
         return targets, workloads, tallies, slots
+
+    def winner_versions(self, filters: Filters | None = None) -> set[str]:
+        """The log versions (`0.1`, `0.2`, `ansor`) of the workloads whose slots match."""
+        where, params = self._slot_filter_sql(filters or Filters())
+        sql = f"""SELECT DISTINCT w.version FROM slots s JOIN records r ON r.id = s.record_id
+                  JOIN workloads w ON w.id = s.workload_id {where}"""
+        return {str(version) for (version,) in self.conn.execute(sql, params)}
+
+    def metaschedule_winners(self) -> list[tuple[bytes, bytes]]:
+        """(workload line, record line) of each MetaSchedule workload's best valid record."""
+        from tunelog.selection import ANY_TARGET_SLOT
+
+        reader = LineReader(self.conn)
+        return [
+            (str(spelling).encode(), reader.line(int(record_id)))
+            for record_id, spelling in self.conn.execute(
+                """SELECT s.record_id, w.spelling FROM slots s
+                   JOIN workloads w ON w.id = s.workload_id
+                   WHERE s.kind = ? ORDER BY s.record_id""",
+                (ANY_TARGET_SLOT,),
+            )
+        ]
 
     def has_slot_winners(self, filters: Filters | None = None) -> bool:
         """True when at least one slot matches the filters."""

@@ -22,10 +22,12 @@ from typing import Any
 from tunelog.inputs import OpenedLog, stored_path
 from tunelog.models import REJECTS_KEPT_IN_REPORT, FileReport, RejectedLine
 from tunelog.records import (
+    SKIPPED_BY_ANSOR_READER,
     UTF8_BOM,
     Blank,
     Measurement,
     Rejected,
+    ScannedLine,
     repair_line,
     scan_content,
 )
@@ -44,8 +46,17 @@ _STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
 class ImportWriter:
     """Streams one file's lines into the open transaction; `run` then `finish`."""
 
-    def __init__(self, conn: sqlite3.Connection, report: FileReport, *, repair: bool) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        report: FileReport,
+        *,
+        repair: bool,
+        scanner: Callable[[bytes], ScannedLine] = scan_content,
+    ) -> None:
         self.conn = conn
+        # How a line becomes a record: log lines by default, MetaSchedule records otherwise.
+        self.scanner = scanner
         self.repair = repair
         self.report = report
         now = datetime.now(UTC).isoformat(timespec="seconds")
@@ -66,7 +77,6 @@ class ImportWriter:
         self.packer = BlockPacker()
         self.rows: list[tuple[Any, ...]] = []
         self.target_ids: dict[str, int] = {}
-        self.slots_by_target: dict[int, list[Slot]] = {}
         self.targets_by_id: dict[int, Target] = {}
         # By the first five Measurement fields, and by (target id, workload id).
         self.groups: dict[tuple[Any, ...], _Group] = {}
@@ -88,6 +98,7 @@ class ImportWriter:
         self._progress = progress
         report = self.report
         add = self.add
+        scan = self.scanner
         line_no = 0
         iterator = iter(lines)
         while True:
@@ -105,7 +116,7 @@ class ImportWriter:
             content = raw.rstrip(b"\r\n")
             if content[:1] == b"\xef" and content.startswith(UTF8_BOM):
                 content = content[3:]
-            parsed = scan_content(content)
+            parsed = scan(content)
             if type(parsed) is Measurement:
                 add(line_no, parsed, content)
             elif type(parsed) is Rejected:
@@ -189,7 +200,7 @@ class ImportWriter:
 
     def _rejected_line(self, line_no: int, raw: bytes, parsed: Rejected) -> None:
         """Reject the line, or with --repair recover the records pasted into it."""
-        pieces = repair_line(raw) if self.repair else []
+        pieces = repair_line(raw) if self.repair and parsed != SKIPPED_BY_ANSOR_READER else []
         if not pieces:
             self._reject(line_no, parsed.reason)
             return
@@ -225,9 +236,10 @@ class ImportWriter:
         """The group of a (target, workload) first seen in this file."""
         target_id = self.target_ids.get(rec.target) or self._target(rec.target)
         workload_id = self._workload(
-            (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
+            (rec.task_name, rec.template_key, rec.args_json, rec.log_version), rec.spelling
         )
-        group = self.groups_by_ids[(target_id, workload_id)] = _Group(target_id, workload_id)
+        group = _Group(target_id, workload_id, rec.log_version)
+        self.groups_by_ids[(target_id, workload_id)] = group
         self.groups[rec[:5]] = group
         return group
 
@@ -241,21 +253,21 @@ class ImportWriter:
             ).fetchone()
         target_id = int(row[0])
         self.target_ids[target] = target_id
-        self.slots_by_target[target_id] = slots_of(parsed, "")
         self.targets_by_id[target_id] = parsed
         return target_id
 
-    def _workload(self, key: tuple[str, str, str, str]) -> int:
+    def _workload(self, key: tuple[str, str, str, str], spelling: str | None) -> int:
         row = self.conn.execute(
             """SELECT id FROM workloads
                WHERE task_name = ? AND template_key = ? AND args = ? AND version = ?""",
             key,
         ).fetchone()
         if row is None:
+            # The first spelling seen is kept for display (see schema migration 7).
             row = self.conn.execute(
-                "INSERT INTO workloads (task_name, template_key, args, version) "
-                "VALUES (?, ?, ?, ?) RETURNING id",
-                key,
+                "INSERT INTO workloads (task_name, template_key, args, version, spelling) "
+                "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (*key, spelling),
             ).fetchone()
             self.new_workloads.add(int(row[0]))
         return int(row[0])
@@ -355,7 +367,7 @@ class ImportWriter:
             Slot(slot.kind, slot.name, str(g.workload_id))
             for _, _, g in offers
             if g.workload_id not in self.new_workloads
-            for slot in self.slots_by_target[g.target_id]
+            for slot in slots_of(self.targets_by_id[g.target_id], "", g.version)
         }
         # Their holders: per slot name (a file has a few), a few hundred workloads per query
         # through the primary key, instead of a query per slot.
@@ -374,7 +386,8 @@ class ImportWriter:
                     history.slots[key] = Holder(float(mean), int(record_id))
         before = dict(history.slots)
         for record_id, mean, g in offers:
-            history.add(self.targets_by_id[g.target_id], str(g.workload_id), mean, record_id)
+            target = self.targets_by_id[g.target_id]
+            history.add(target, str(g.workload_id), mean, record_id, g.version)
         self.conn.executemany(
             """INSERT INTO slots (kind, name, workload_id, record_id, mean_cost)
                VALUES (?, ?, ?, ?, ?)
@@ -431,12 +444,14 @@ class _Group:
         "config_means",
         "tallies",
         "target_id",
+        "version",
         "workload_id",
     )
 
-    def __init__(self, target_id: int, workload_id: int) -> None:
+    def __init__(self, target_id: int, workload_id: int, version: str) -> None:
         self.target_id = target_id
         self.workload_id = workload_id
+        self.version = version  # the log version picks the slots (selection.slots_of)
         self.best_mean = math.inf
         self.best_id: int | None = None
         # Per config index, its best valid record in this file (two dicts of scalars rather

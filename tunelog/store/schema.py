@@ -398,6 +398,17 @@ def _migration_6(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migration_7(conn: sqlite3.Connection) -> None:
+    """`workloads.spelling`: how the log spells a workload whose identity is normalised.
+
+    An auto_scheduler workload is (hash, flattened arguments) (tvm-reference §8): a flat and a
+    nested key of the same shapes are one workload, so the identity columns cannot show the
+    tensor shapes. The first spelling seen is kept for `workloads` and `best`; NULL for
+    AutoTVM workloads, whose task name and arguments are their spelling.
+    """
+    conn.execute("ALTER TABLE workloads ADD COLUMN spelling TEXT")
+
+
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_1,
@@ -406,4 +417,5 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_4,
     _migration_5,
     _migration_6,
+    _migration_7,
 ]

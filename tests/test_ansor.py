@@ -1,0 +1,226 @@
+"""auto_scheduler (Ansor) records: parsing, the dispatcher's workload identity, slots, export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import tunelog
+from tunelog.ansor import AnsorRecord
+from tunelog.cli import app
+from tunelog.exceptions import MixedFormatsError
+from tunelog.records import Measurement, Rejected, parse_line, scan_line
+from tunelog.selection import AnsorKeyError, ansor_workload
+from tunelog.store import Store
+
+CUDA = "cuda -keys=cuda,gpu -max_num_threads=1024 -thread_warp_size=32"
+T4 = "cuda -keys=cuda,gpu -max_num_threads=1024 -model=t4 -thread_warp_size=32"
+A = "auto_scheduler record: "
+AUTOTVM = json.dumps(
+    {
+        "input": ["llvm -keys=cpu", "dense_nopack.x86", [["TENSOR", [1, 8], "float32"]], {}],
+        "config": {"index": 3, "code_hash": None, "entity": [["tile_y", "sp", [-1, 1]]]},
+        "result": [[0.002], 0, 1.0, 1700000000],
+        "version": 0.2,
+        "tvm_version": "0.9.dev0",
+    }
+)
+
+
+def ansor_line(
+    key: Any = '["h1", [1, 8], [8, 8]]',
+    target: str = CUDA,
+    costs: list[float] | None = None,
+    error_no: int = 0,
+    steps: list[Any] | None = None,
+    version: str = "v0.6",
+) -> str:
+    """One auto_scheduler record as TVM 0.8-0.19 writes it."""
+    task = [key, target, [-1, 16, 64, 49152, 2147483647, 1024, 8, 32], "", 0, []]
+    state = [[], steps if steps is not None else [["SP", 2, 0, 8, [2], 1]]]
+    result = [costs if costs is not None else [0.001], error_no, 1.5, 1700000000]
+    return json.dumps({"i": [task, state], "r": result, "v": version})
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ('["h", [1, 2], [3]]', ("h", "[1,2,3]")),
+        ('["h", 1, 2, 3]', ("h", "[1,2,3]")),
+        ('["h", [[1], [2, [3]]]]', ("h", "[1,2,3]")),
+        ('["h", 1.0, true]', ("h", "[1,1]")),  # Python: 1.0 == True == 1, one dict key
+        ('["h", 1.5, "float32"]', ("h", '[1.5,"float32"]')),
+        ('["h"]', ("h", "[]")),
+        ("h", ("h", "null")),  # not JSON: the key is the hash, args None (not ())
+        ("[]", ("[]", "null")),
+        ('"h"', ('"h"', "null")),
+    ],
+)
+def test_workload_is_the_hash_and_the_flattened_args(key: str, expected: tuple[str, str]) -> None:
+    assert ansor_workload(key) == expected
+
+
+@pytest.mark.parametrize("key", ["[1, 2]", '["h", {"a": 1}]', '[["h"], 1]'])
+def test_keys_the_dispatcher_cannot_hash_are_refused(key: str) -> None:
+    with pytest.raises(AnsorKeyError):
+        ansor_workload(key)
+
+
+def test_a_v06_line_parses_to_its_fields() -> None:
+    record = parse_line(ansor_line(costs=[0.001, 0.003]).encode())
+    assert isinstance(record, AnsorRecord)
+    assert (record.workload, record.target, record.error_no) == (("h1", "[1,8,8,8]"), CUDA, 0)
+    assert record.costs == (0.001, 0.003)
+    same_steps = parse_line(ansor_line(costs=[9.0]).encode())
+    assert isinstance(same_steps, AnsorRecord)
+    assert same_steps.config_index == record.config_index
+    other_steps = parse_line(ansor_line(steps=[["SP", 2, 0, 8, [4], 1]]).encode())
+    assert isinstance(other_steps, AnsorRecord)
+    assert other_steps.config_index != record.config_index
+
+
+@pytest.mark.parametrize("length", [2, 3, 4, 5, 6])
+def test_every_task_layout_from_v02_to_v06_is_read(length: int) -> None:
+    value = json.loads(ansor_line())
+    value["i"][0] = value["i"][0][:length]
+    scanned = scan_line(json.dumps(value).encode())
+    assert isinstance(scanned, Measurement), scanned
+    assert (scanned.log_version, scanned.task_name) == ("ansor", "h1")
+
+
+def _mutated(path: list[Any], value: Any) -> bytes:
+    record = json.loads(ansor_line())
+    node = record
+    for step in path[:-1]:
+        node = node[step]
+    node[path[-1]] = value
+    return json.dumps(record).encode()
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (
+            b" " + ansor_line().encode(),
+            "auto_scheduler record starting with a space: TVM's reader skips it",
+        ),
+        (_mutated(["x"], 1), "auto_scheduler record with unknown key 'x' (TVM aborts the load)"),
+        (_mutated(["r"], [[0.1], 0]), A + "r must be [costs, error_no, all_cost, timestamp]"),
+        (_mutated(["r", 1], "0"), A + "error number is not an integer"),
+        (_mutated(["i", 0, 0], 5), A + "workload key is not a non-empty string"),
+        (_mutated(["i", 0, 0], "[5, 1]"), A + "workload key starts with int, not a hash string"),
+        (_mutated(["i", 0, 1], ""), "bad target: empty target string"),
+        (_mutated(["i", 0, 2], ["a"]), A + "hardware parameters are not a list of integers"),
+        (_mutated(["i", 1], [[]]), A + "state must be [stages, steps]"),
+        (_mutated(["i", 1, 1], [5]), A + "a transform step is not a list starting with its kind"),
+        (_mutated(["r", 0], [-1.0]), "negative cost -1.0"),
+    ],
+)
+def test_lines_tvm_cannot_read_are_rejected_with_a_reason(raw: bytes, reason: str) -> None:
+    assert scan_line(raw) == Rejected(reason)
+    assert parse_line(raw) == Rejected(reason)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=12,
+)
+
+
+@given(
+    path=st.sampled_from([["i", 0, 0], ["i", 0, 2], ["i", 1], ["r"], ["r", 0], ["v"]]), value=_JSON
+)
+def test_any_value_anywhere_gives_a_record_or_a_reason(path: list[Any], value: Any) -> None:
+    raw = _mutated(path, value)
+    scanned = scan_line(raw)
+    assert type(scanned).__name__ in ("Measurement", "Rejected")
+    assert isinstance(parse_line(raw), (AnsorRecord, Rejected))
+
+
+def _import(tmp_path: Path, *lines: str) -> Store:
+    log = tmp_path / "ansor.json"
+    log.write_text("".join(line + "\n" for line in lines))
+    store = Store(tmp_path / "a.db")
+    tunelog.import_paths(store, [str(log)])
+    return store
+
+
+def test_flat_and_nested_keys_compete_for_one_slot_and_ties_keep_the_first(
+    tmp_path: Path,
+) -> None:
+    lines = [
+        ansor_line(key='["h1", [1, 8], [8, 8]]', costs=[0.003]),
+        ansor_line(key='["h1", 1, 8, 8, 8]', costs=[0.002], steps=[["SP", 0]]),
+        ansor_line(key='["h1", [1, 8, 8, 8]]', costs=[0.002], steps=[["SP", 1]]),  # tie
+        ansor_line(costs=[1e10], error_no=4, steps=[["SP", 2]]),  # failed: never competes
+        ansor_line(key='["h2", [1, 8], [8, 8]]', costs=[0.001, 0.0005]),
+    ]
+    with _import(tmp_path, *lines) as store:
+        holders = sorted((h.name, h.task_name, h.line, h.mean_cost) for h in store.slot_holders())
+    assert holders == [
+        ("cuda", "h1", 2, 0.002),
+        ("cuda", "h2", 5, 0.00075),
+        ("gpu", "h1", 2, 0.002),
+        ("gpu", "h2", 5, 0.00075),
+    ]
+
+
+def test_a_model_opens_a_model_slot_and_is_asked_first(tmp_path: Path) -> None:
+    lines = [ansor_line(costs=[0.002], target=T4), ansor_line(costs=[0.001])]
+    with _import(tmp_path, *lines) as store:
+        best_for_t4 = store.best(tunelog.Filters(for_target=T4))
+        best_elsewhere = store.best(tunelog.Filters(for_target=CUDA))
+    assert [(r.line, r.slots) for r in best_for_t4] == [(1, ["model=t4"])]
+    assert [(r.line, r.slots) for r in best_elsewhere] == [(2, ["cuda"])]
+
+
+def test_a_mixed_file_imports_both_and_exports_one_format_at_a_time(tmp_path: Path) -> None:
+    ansor = ansor_line()
+    with _import(tmp_path, AUTOTVM, ansor, "# a comment") as store:
+        assert store.stats().records == 2
+        with pytest.raises(MixedFormatsError):
+            tunelog.export(store, str(tmp_path / "both.log"))
+        tunelog.export(store, str(tmp_path / "a.json"), log_format="auto_scheduler")
+        tunelog.export(store, str(tmp_path / "t.log"), log_format="autotvm")
+    assert (tmp_path / "a.json").read_text() == ansor + "\n"
+    assert (tmp_path / "t.log").read_text() == AUTOTVM + "\n"
+    assert not (tmp_path / "both.log").exists()
+
+
+def test_cli_export_of_a_mixed_database_says_to_pick_a_format(tmp_path: Path) -> None:
+    _import(tmp_path, AUTOTVM, ansor_line()).close()
+    db = str(tmp_path / "a.db")
+    result = CliRunner().invoke(app, ["--db", db, "export", str(tmp_path / "out.log")])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "Error: the database holds AutoTVM and auto_scheduler records, which TVM loads with "
+        "different readers (each aborts on the other's lines): pass --format autotvm or "
+        "--format auto_scheduler, one file each\n"
+    )
+    result = CliRunner().invoke(app, ["--db", db, "export", "--format", "ansor", "-"])
+    assert result.exit_code == 2
+
+
+def test_link_params_is_flagged_and_fixed_for_ansor_lines(tmp_path: Path) -> None:
+    target = "llvm -keys=cpu -link-params=0"
+    with _import(tmp_path, ansor_line(target=target)) as store:
+        report = tunelog.export(store, str(tmp_path / "as_is.json"))
+        fixed = tunelog.export(store, str(tmp_path / "fixed.json"), fix_targets=True)
+    assert report.unloadable_targets == {target: 1}
+    assert fixed.rewritten_targets == 1
+    record = parse_line((tmp_path / "fixed.json").read_bytes())
+    assert isinstance(record, AnsorRecord) and record.target == "llvm -keys=cpu"
+
+
+def test_workloads_shows_the_key_with_its_shapes(tmp_path: Path) -> None:
+    with _import(tmp_path, ansor_line()) as store:
+        (layer,) = tunelog.layers(store)
+    assert (layer.family, layer.shapes) == ("h1", "[1, 8], [8, 8]")
+    assert layer.templates[0].name == "h1 (auto_scheduler)"

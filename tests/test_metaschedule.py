@@ -1,0 +1,129 @@
+"""MetaSchedule JSONDatabase directories: import, the best record per workload, pruned export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+import tunelog
+from tests.conftest import CORPUS, DATA, require_shared
+from tunelog.api import export_metaschedule
+from tunelog.cli import app
+from tunelog.store import Store
+
+GMM = DATA / "metaschedule_gmm"
+LLVM = {"kind": "llvm", "keys": ["cpu"], "tag": ""}
+CUDA = {"kind": "cuda", "keys": ["cuda", "gpu"], "tag": ""}
+TRACE = [[["GetBlock", [], ["C", "main"], ["b0"]], ["EnterPostproc", [], [], []]], []]
+ONLY_POSTPROC = [[["EnterPostproc", [], [], []]], []]
+
+
+def _record(index: int, run_secs: Any, target: Any = LLVM, trace: Any = None) -> str:
+    return json.dumps([index, [trace or TRACE, run_secs, target, None]], separators=(",", ":"))
+
+
+def _database(directory: Path, workloads: list[str], records: list[str]) -> Path:
+    directory.mkdir()
+    (directory / "database_workload.json").write_text(
+        "".join(json.dumps([str(n), module]) + "\n" for n, module in enumerate(workloads))
+    )
+    (directory / "database_tuning_record.json").write_text("".join(r + "\n" for r in records))
+    return directory
+
+
+def _pruned(tmp_path: Path, database: Path) -> tuple[list[str], list[str]]:
+    with Store(tmp_path / "ms.db") as store:
+        (report,) = tunelog.import_paths(store, [str(database)])
+        assert report.rejected == 0
+        export_metaschedule(store, str(tmp_path / "out"))
+    out = tmp_path / "out"
+    return (
+        (out / "database_workload.json").read_text().splitlines(),
+        (out / "database_tuning_record.json").read_text().splitlines(),
+    )
+
+
+def test_the_pruned_database_keeps_the_best_valid_record_of_each_workload(tmp_path: Path) -> None:
+    # Workloads 0 and 2 are the same module (one workload whatever the stored hash says).
+    records = [
+        _record(0, [0.004]),
+        _record(1, [0.009], target=CUDA),
+        _record(2, [0.001, 0.005]),  # mean 0.003: best of module A so far
+        _record(0, [0.003], target=CUDA),  # tie: the earlier record keeps it, target ignored
+        _record(0, [1e10]),  # not measured
+        _record(0, None),  # no run_secs
+        _record(0, []),  # empty run_secs
+        _record(0, [0.0001], trace=ONLY_POSTPROC),  # empty trace: invalid
+        _record(1, [1e10, 0.008]),  # valid (one value is not 1e10), mean ~5e9: loses
+    ]
+    database = _database(tmp_path / "db", ["QUFB", "QkJC", "QUFB"], records)
+    workloads, kept = _pruned(tmp_path, database)
+    # In import order of the winners, each index rewritten to its workload's new line.
+    assert workloads == ['["1", "QkJC"]', '["0", "QUFB"]']
+    assert kept == [_record(0, [0.009], target=CUDA), records[2].replace("[2,", "[1,", 1)]
+    # Each kept record points at its own workload's new line.
+    assert [json.loads(workloads[json.loads(r)[0]])[1] for r in kept] == ["QkJC", "QUFB"]
+
+
+def _hand_best(directory: Path) -> str:
+    """The best valid record, computed straight from the file (one workload)."""
+    best: tuple[float, str] | None = None
+    for line in (directory / "database_tuning_record.json").read_text().splitlines():
+        _, (trace, run_secs, _, _) = json.loads(line)
+        valid = any(i[0] != "EnterPostproc" for i in trace[0]) and any(
+            s != 1e10 for s in run_secs or []
+        )
+        if valid:
+            mean = sum(run_secs) / len(run_secs)
+            if best is None or mean < best[0]:
+                best = (mean, line)
+    assert best is not None
+    return best[1]
+
+
+def test_the_generated_gmm_database_prunes_to_its_best_record(tmp_path: Path) -> None:
+    workloads, kept = _pruned(tmp_path, GMM)
+    assert workloads == (GMM / "database_workload.json").read_text().splitlines()
+    assert kept == [_hand_best(GMM)]
+
+
+def test_import_of_the_corpus_databases(tmp_path: Path) -> None:
+    require_shared()
+    llm = CORPUS / "metaschedule" / "mlc-ai__web-llm@89bbaa4"
+    sd = CORPUS / "metaschedule" / "mlc-ai__web-stable-diffusion@96b685a"
+    with Store(tmp_path / "ms.db") as store:
+        first, second = tunelog.import_paths(store, [str(llm), str(sd)])
+        assert (first.new, first.rejected) == (19, 0)
+        # No workload file beside it: TVM cannot load it either; every line says why.
+        assert (second.new, second.rejected) == (0, 292)
+        assert second.rejects[0].reason == (
+            "MetaSchedule record: no database_workload.json beside it, workload unknown"
+        )
+        report = export_metaschedule(store, str(tmp_path / "out"))
+    assert report.workloads == len(store_workloads(llm))
+
+
+def store_workloads(directory: Path) -> set[str]:
+    """Distinct modules of a workload file."""
+    lines = (directory / "database_workload.json").read_text().splitlines()
+    return {json.loads(line)[1] for line in lines}
+
+
+def test_cli_export_metaschedule_warns_that_the_target_is_ignored(tmp_path: Path) -> None:
+    db = str(tmp_path / "ms.db")
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
+    out = str(tmp_path / "pruned")
+    result = runner.invoke(app, ["--db", db, "export-metaschedule", out])
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == (
+        "warning: MetaSchedule ignores the target when it queries a database "
+        "(apache/tvm#15549): each workload's best record is used for every target\n"
+        f"wrote 1 workload(s) and their best record to {out}\n"
+    )
+    again = runner.invoke(app, ["--db", db, "export-metaschedule", out])
+    assert again.exit_code == 1
+    assert again.stderr.startswith("Error: ")
