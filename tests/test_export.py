@@ -243,7 +243,8 @@ def test_a_schema_3_database_gets_its_top_configs_on_migration(
         views = store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'")
         for (view,) in views.fetchall():  # later migrations' views
             store.conn.execute(f"DROP VIEW {view}")
-        store.conn.execute("DROP TABLE source_imports")  # migration 5
+        store.conn.execute("DROP TABLE source_imports")
+        store.conn.execute("DROP TABLE trial_runs")  # migrations 8 and 5
         store.conn.execute("ALTER TABLE workloads DROP COLUMN spelling")
         store.conn.execute("PRAGMA user_version = 3")
     with Store(path) as store:

@@ -19,6 +19,7 @@ After every step the store must agree with the model:
 2. `winner_lines()`: exactly the distinct holder lines, each with its own bytes, and
    `history_best` over the exported lines answers every (target, workload) as the model does;
    with `top_k=3`, the configs kept on import give what ranking every record gives;
+   the trial runs kept on import (convergence) equal a scan of the records;
 3. `stats().records`, the sources' record counts and the tallies agree with the stored records;
 4. every file report accounts for each line and counts what the model expects;
 5. `tunelog.layers`: each template's chosen config is what `apply_history_best` answers for the
@@ -53,7 +54,7 @@ from tunelog.inputs import LogInput, OpenedLog
 from tunelog.models import FileReport
 from tunelog.records import Blank, Comment, Measurement, Rejected, scan_line
 from tunelog.selection import HistoryBest, history_best
-from tunelog.store import LineReader, Store, database
+from tunelog.store import LineReader, Store, database, trials
 
 
 def _record_pool_lines(raw: bytes) -> tuple[bytes, ...]:
@@ -512,6 +513,17 @@ class StoreMachine(RuleBasedStateMachine):
         assert kept == ranked
 
     @invariant()
+    def trial_runs_kept_on_import_equal_a_scan_of_the_records(self) -> None:
+        """(3b) Convergence input kept on import is what reading every record gives."""
+        group_of = {
+            target_id: target_id % 2
+            for (target_id,) in self.store.conn.execute("SELECT id FROM targets")
+        }  # two groups of targets: some share a group, as targets of one keys and model do
+        assert run_table(trials.trial_runs(self.store, group_of)) == run_table(
+            trials.scan_trial_runs(self.store, group_of)
+        )
+
+    @invariant()
     def counts_agree_with_the_stored_records(self) -> None:
         """(3) Stats, sources and tallies count exactly the model's distinct records."""
         stats = self.store.stats()
@@ -541,6 +553,19 @@ class StoreMachine(RuleBasedStateMachine):
                 continue
             assert layer.winner is not None and layer.winner.chosen is not None
             assert layer.winner.chosen.mean_cost == min(costs)
+
+
+def run_table(
+    runs: dict[tuple[int, int], list[trials.SourceRun]],
+) -> dict[tuple[int, int], list[tuple[object, ...]]]:
+    """Runs as comparable values, each key's runs in source order."""
+    return {
+        key: sorted(
+            (r.source_id, r.start, r.progress.trials, r.progress.valid, r.progress.improvements)
+            for r in found
+        )
+        for key, found in runs.items()
+    }
 
 
 def test_store_agrees_with_the_reference_model() -> None:

@@ -32,6 +32,7 @@ def test_schema_after_migrations(store: Store) -> None:
     assert store.schema_version == len(MIGRATIONS)
     assert store.schema_version == len(MIGRATIONS) >= 5
     assert set(store.db.table_names()) == {
+        "trial_runs",
         "source_imports",
         "counters",
         "top_configs",
@@ -550,7 +551,8 @@ def test_a_schema_2_database_with_reused_ids_migrates_and_reads_right(tmp_path: 
         views = store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'")
         for (view,) in views.fetchall():  # later migrations' views
             store.conn.execute(f"DROP VIEW {view}")
-        store.conn.execute("DROP TABLE source_imports")  # migration 5
+        store.conn.execute("DROP TABLE source_imports")
+        store.conn.execute("DROP TABLE trial_runs")  # migrations 8 and 5
         store.conn.execute("ALTER TABLE workloads DROP COLUMN spelling")
         store.conn.execute("PRAGMA user_version = 2")
         packer = codec.BlockPacker()
@@ -608,6 +610,7 @@ def test_migration_5_records_each_earlier_source_once(tmp_path: Path) -> None:
         for (view,) in views.fetchall():  # later migrations' views
             store.conn.execute(f"DROP VIEW {view}")
         store.conn.execute("DROP TABLE source_imports")
+        store.conn.execute("DROP TABLE trial_runs")  # migration 8
         store.conn.execute("ALTER TABLE workloads DROP COLUMN spelling")  # migration 7
         store.conn.execute("PRAGMA user_version = 4")
     with Store(path) as store:
@@ -615,3 +618,19 @@ def test_migration_5_records_each_earlier_source_once(tmp_path: Path) -> None:
         assert [(i.path, i.imported_at) for i in source.imports] == [
             (source.path, source.imported_at)
         ]
+
+
+def test_migration_8_fills_the_trial_runs_the_importer_would_keep(tmp_path: Path) -> None:
+    path = tmp_path / "v7.db"
+    short = tmp_path / "short.log"
+    short.write_bytes(
+        gzip.decompress((SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz").read_bytes())
+    )
+    with Store(path) as store:
+        tunelog.import_paths(store, [str(X86), str(EDGE), str(short), str(X86)])
+        kept = store.conn.execute("SELECT * FROM trial_runs ORDER BY 1, 2, 3").fetchall()
+        store.conn.execute("DROP TABLE trial_runs")
+        store.conn.execute("PRAGMA user_version = 7")
+    with Store(path) as store:
+        assert store.conn.execute("SELECT * FROM trial_runs ORDER BY 1, 2, 3").fetchall() == kept
+    assert len(kept) > 10

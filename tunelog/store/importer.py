@@ -165,12 +165,18 @@ class ImportWriter:
                 tally[1] = all_cost
             elif all_cost > tally[2]:
                 tally[2] = all_cost
+        group.last_id = record_id
+        timestamp = rec.timestamp
+        if timestamp < group.start:
+            group.start = timestamp
         if error_no == 0:
             # ApplyHistoryBest's rule (selection.HistoryBest.add), inline on the hot path:
             # strictly faster only, so ties keep the earliest record.
             if mean < group.best_mean:
                 group.best_mean = mean
                 group.best_id = record_id
+                # A new best of the run: its trial number is the group's records so far.
+                group.improvements.append((sum(int(t[0]) for t in group.tallies.values()), mean))
             # The best record of each config, for `export --top-k` (see _store_top_configs).
             index = rec.config_index
             known = group.config_means.get(index)
@@ -195,6 +201,7 @@ class ImportWriter:
         self._store_tallies()
         self._store_slots()
         self._store_top_configs()
+        self._store_trial_runs(duplicates)
 
     # -- lines that are not plain records ---------------------------------------------------
 
@@ -238,8 +245,12 @@ class ImportWriter:
         workload_id = self._workload(
             (rec.task_name, rec.template_key, rec.args_json, rec.log_version), rec.spelling
         )
-        group = _Group(target_id, workload_id, rec.log_version)
-        self.groups_by_ids[(target_id, workload_id)] = group
+        # Two spellings of one workload (auto_scheduler keys, flat or nested) share a group.
+        group = self.groups_by_ids.get((target_id, workload_id))
+        if group is None:
+            group = _Group(target_id, workload_id, rec.log_version)
+            group.first_id = self.next_id  # the record being added
+            self.groups_by_ids[(target_id, workload_id)] = group
         self.groups[rec[:5]] = group
         return group
 
@@ -400,6 +411,38 @@ class ImportWriter:
             ],
         )
 
+    def _store_trial_runs(self, duplicates: int) -> None:
+        """One `trial_runs` row per (target, workload) of the file: its trials in file order.
+
+        What convergence needs (convergence.Progress: trials, valid trials, each new best with
+        its trial number) and where the run starts (earliest timestamp, first and last record
+        id), counted on the hot path. Records dropped as duplicates are no trials of this file:
+        when there were any, the runs are counted again from the stored records.
+        """
+        groups = list(self.groups_by_ids.values())
+        if duplicates:
+            groups = _recounted_runs(self.conn, self.first_id, groups)
+        rows = []
+        for g in groups:
+            trials = int(sum(t[0] for t in g.tallies.values()))
+            if trials == 0:
+                continue  # every record of it was a duplicate
+            valid = int(g.tallies[0][0]) if 0 in g.tallies else 0
+            rows.append(
+                (
+                    self.source_id,
+                    g.target_id,
+                    g.workload_id,
+                    trials,
+                    valid,
+                    g.start,
+                    g.first_id,
+                    g.last_id,
+                    json.dumps(g.improvements),
+                )
+            )
+        self.conn.executemany("INSERT INTO trial_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
     def _store_top_configs(self) -> None:
         """Merge the file's best configs per (target, workload) into `top_configs`.
 
@@ -442,6 +485,10 @@ class _Group:
         "best_mean",
         "config_ids",
         "config_means",
+        "first_id",
+        "improvements",
+        "last_id",
+        "start",
         "tallies",
         "target_id",
         "version",
@@ -460,6 +507,10 @@ class _Group:
         self.config_ids: dict[int, int] = {}
         # Per error number: [records, min all_cost, max all_cost].
         self.tallies: dict[int, list[float]] = {}
+        # The file's run of this (target, workload), for convergence (see _store_trial_runs).
+        self.first_id = self.last_id = -1
+        self.start = math.inf
+        self.improvements: list[tuple[int, float]] = []
 
     def keep_top_configs(self) -> None:
         """Forget all but the TOP_CONFIGS_KEPT best configs (by mean, then record id).
@@ -471,6 +522,29 @@ class _Group:
         for index in ranked[TOP_CONFIGS_KEPT:]:
             del self.config_means[index]
             del self.config_ids[index]
+
+
+def _recounted_runs(conn: sqlite3.Connection, first_id: int, groups: list[_Group]) -> list[_Group]:
+    """The file's runs counted from its stored records (after duplicates were dropped)."""
+    fresh: dict[tuple[int, int], _Group] = {}
+    for record_id, target_id, workload_id, error_no, mean, timestamp in conn.execute(
+        """SELECT id, target_id, workload_id, error_no, mean_cost, timestamp FROM records
+           WHERE id >= ? ORDER BY id""",
+        (first_id,),
+    ):
+        g = fresh.get((target_id, workload_id))
+        if g is None:
+            g = fresh[(target_id, workload_id)] = _Group(target_id, workload_id, "")
+            g.first_id = record_id
+        g.last_id = record_id
+        g.start = min(g.start, timestamp)
+        tally = g.tallies.setdefault(error_no, [0, 0.0, 0.0])
+        tally[0] += 1
+        if error_no == 0 and mean < g.best_mean:
+            g.best_mean = mean
+            g.improvements.append((int(sum(t[0] for t in g.tallies.values())), mean))
+    del groups  # superseded: every stored record of the file is counted above
+    return list(fresh.values())
 
 
 class _Deduplicator:

@@ -1,16 +1,17 @@
-"""Trial sequences for convergence and knob analysis, read from the records table.
+"""Trial sequences for convergence and knob analysis.
 
-Convergence needs only ids, sources, errors, costs and timestamps, all columns of `records`:
-no stored line is decompressed. Knob values are in the lines only, so `layer_trials(...,
-with_lines=True)` reads the blocks holding the requested records and no others (LineReader
-reads in id order, each block about once).
+Convergence reads the `trial_runs` table the importer keeps (schema migration 8), not the
+records: no stored line is decompressed, and a million records cost nothing extra. Knob values
+are in the lines only, so `layer_trials(..., with_lines=True)` reads the blocks holding the
+requested records and no others (LineReader reads in id order, each block about once).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tunelog.convergence import Progress, SourceRun
 from tunelog.store.codec import LineReader
@@ -23,9 +24,51 @@ def trial_runs(store: Store, group_of: Mapping[int, K]) -> dict[tuple[K, int], l
     """Per (target group, workload id): each source's run of trials, summarised.
 
     `group_of` maps a target id to its group; trials of targets in one group form one sequence.
-    One pass over the records table in id order (its rowid order, no sort), keeping per
-    (group, workload, source) only a `Progress` and the run's start.
+    Read from `trial_runs`, kept on import per (source, target, workload): no record is read,
+    except where one source holds trials of several targets of a group for one workload (their
+    trials interleave): those records are read in id order (`scan_trial_runs`).
     """
+    with store.snapshot():
+        rows = store.conn.execute(
+            """SELECT source_id, target_id, workload_id, trials, valid, start, first_id,
+                      last_id, improvements FROM trial_runs"""
+        ).fetchall()
+    parts: dict[tuple[K, int, int], list[tuple[Any, ...]]] = {}
+    for row in rows:
+        parts.setdefault((group_of[row[1]], row[2], row[0]), []).append(row)
+    found: dict[tuple[K, int], list[SourceRun]] = {}
+    for (group, workload_id, source_id), runs in parts.items():
+        if len(runs) == 1:
+            _, _, _, trials, valid, start, _, _, improvements = runs[0]
+            progress = Progress(trials, valid, [(n, c) for n, c in json.loads(improvements)])
+            run = SourceRun(source_id, start, progress)
+        else:
+            run = _interleaved_run(store, source_id, workload_id, runs)
+        found.setdefault((group, workload_id), []).append(run)
+    return found
+
+
+def _interleaved_run(
+    store: Store, source_id: int, workload_id: int, runs: Sequence[tuple[Any, ...]]
+) -> SourceRun:
+    """One source's run of a group whose trials come from several targets, read in id order."""
+    targets = ",".join(str(int(r[1])) for r in runs)
+    progress = Progress()
+    with store.snapshot():
+        for error_no, mean in store.conn.execute(
+            f"""SELECT error_no, mean_cost FROM records
+                WHERE id BETWEEN ? AND ? AND workload_id = ? AND target_id IN ({targets})
+                ORDER BY id""",
+            (min(r[6] for r in runs), max(r[7] for r in runs), workload_id),
+        ):
+            progress.add(mean, error_no)
+    return SourceRun(source_id, min(r[5] for r in runs), progress)
+
+
+def scan_trial_runs(
+    store: Store, group_of: Mapping[int, K]
+) -> dict[tuple[K, int], list[SourceRun]]:
+    """`trial_runs` computed from every record in id order (what the table must agree with)."""
     runs: dict[tuple[K, int, int], SourceRun] = {}
     with store.snapshot():
         rows = store.conn.execute(
