@@ -50,6 +50,7 @@ from hypothesis.stateful import (
 
 import tunelog
 from tests.conftest import SAMPLE_LOGS, assert_tallies_match_records
+from tunelog.convergence import SourceRun
 from tunelog.inputs import LogInput, OpenedLog
 from tunelog.models import FileReport
 from tunelog.records import Blank, Comment, Measurement, Rejected, scan_line
@@ -556,7 +557,7 @@ class StoreMachine(RuleBasedStateMachine):
 
 
 def run_table(
-    runs: dict[tuple[int, int], list[trials.SourceRun]],
+    runs: dict[tuple[int, int], list[SourceRun]],
 ) -> dict[tuple[int, int], list[tuple[object, ...]]]:
     """Runs as comparable values, each key's runs in source order."""
     return {
