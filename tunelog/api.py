@@ -228,8 +228,13 @@ def _winner_cost(layer: Layer) -> float:
 
 
 def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
-    """Layers no template has a valid record for: they run a fallback (untuned) config."""
-    return [lay for lay in layers(store, filters) if lay.winner is None]
+    """Layers with no measurement their targets can use, or only one from another machine.
+
+    A layer without a winner runs a fallback config. A layer whose winner was measured on
+    another machine (`layer.warnings`) is listed too: TVM uses that config, but nothing was
+    measured on the machine asked about.
+    """
+    return [lay for lay in layers(store, filters) if lay.winner is None or lay.warnings]
 
 
 def _matches(layer: Layer, filters: Filters | None) -> bool:
@@ -309,6 +314,8 @@ def layer_as_dict(layer: Layer) -> dict[str, object]:
                 "best_cost": t.chosen.mean_cost if t.chosen else None,
                 "best_config": t.chosen.config_index if t.chosen else None,
                 "source": f"{t.chosen.source}:{t.chosen.line}" if t.chosen else None,
+                "measured_on": t.chosen.target if t.chosen else None,
+                "offered": t.offered,
             }
             for t in layer.templates
         ],
@@ -319,6 +326,7 @@ def layer_as_dict(layer: Layer) -> dict[str, object]:
         "flops": layer.flops,
         "gflops": layer.gflops,
         "trials": layer.trials,
+        "warnings": list(layer.warnings),
     }
 
 

@@ -22,7 +22,7 @@ from tunelog.filters import Filters
 if TYPE_CHECKING:
     from tunelog import api
     from tunelog.inputs import LogInput
-    from tunelog.layers import Layer
+    from tunelog.layers import Layer, TemplateResult
     from tunelog.models import BestRow, FileReport
     from tunelog.store import Store
 
@@ -488,6 +488,7 @@ def workloads(
         emit_json([api.layer_as_dict(layer) for layer in found])
         return
     emit_table([_layer_row(layer) for layer in found], _LAYER_HEADERS)
+    _warn_layers(found)
 
 
 _LAYER_HEADERS = (
@@ -505,7 +506,7 @@ _LAYER_HEADERS = (
 def _layer_row(layer: Layer) -> list[Any]:
     tried = "; ".join(
         f"{t.name} ({t.trials} {t.valid}/{t.failed}: "
-        f"{format_seconds(t.chosen.mean_cost) if t.chosen else 'untuned'})"
+        f"{format_seconds(t.chosen.mean_cost) if t.chosen else _no_answer(t)})"
         for t in layer.templates
     )
     winner = layer.winner
@@ -551,11 +552,13 @@ def untuned(
                 ", ".join(t.name for t in layer.templates),
                 layer.trials,
                 _errors_text({n: c for t in layer.templates for n, c in t.errors.items()}),
+                _answered_elsewhere(layer),
             )
             for layer in found
         ],
-        ("target", "operator", "shapes", "templates", "trials", "errors"),
+        ("target", "operator", "shapes", "templates", "trials", "errors", "answered by"),
     )
+    _warn_layers(found)
     if not found:
         _err("every layer has at least one valid measurement")
 
@@ -631,6 +634,38 @@ def explain(
     if entry.remedies:
         lines += ["", "What to change:", *(f"  - {r}" for r in entry.remedies)]
     typer.echo("\n".join(lines))
+
+
+# -- machines and strategies ------------------------------------------------------------------
+
+WARNINGS_SHOWN = 10  # per command run; the rest are counted (all of them are in --json)
+
+
+def _no_answer(template: TemplateResult) -> str:
+    return "untuned" if template.offered else "not offered to this target"
+
+
+def _answered_elsewhere(layer: Layer) -> str:
+    """For `untuned`: the record from another machine that answers the layer, if any."""
+    winner = layer.winner
+    if winner is None or winner.chosen is None:
+        return ""
+    chosen = winner.chosen
+    return f"{winner.name} measured on {chosen.target!r} ({Path(chosen.source).name}:{chosen.line})"
+
+
+def _warn_layers(found: Sequence[Layer]) -> None:
+    """Cross-machine warnings on stderr (stdout stays the table)."""
+    notes = [
+        f"{lay.group.label} {lay.family} {lay.shapes}: {w}" for lay in found for w in lay.warnings
+    ]
+    for note in notes[:WARNINGS_SHOWN]:
+        _err(f"warning: {note}")
+    if len(notes) > WARNINGS_SHOWN:
+        _err(
+            f"warning: {len(notes) - WARNINGS_SHOWN} more layer(s) answered by another machine "
+            "(--json lists them all)"
+        )
 
 
 def run() -> None:

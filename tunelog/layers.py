@@ -10,7 +10,11 @@ whose tuned config has the strictly lowest cost, skipping untuned ones (tvm-refe
   slot first, then the keys in order), so a template tuned under another target that shares a
   key competes too, exactly as in TVM;
 * ties between templates keep the first one in import order (the order relay's strategy lists
-  implementations in is not in the log).
+  implementations in is not in the log);
+* only the templates relay's strategy offers the group's targets compete (`strategies.may_offer`;
+  unknown targets and templates keep every template); a template tuned on the group but never
+  offered to it is listed, marked, and never chosen;
+* a winner measured on another machine than a target of the group (`machines`) is warned about.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from tunelog.machines import cross_machine_warning
 from tunelog.selection import query_slots
+from tunelog.strategies import may_offer
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.workloads import flops, gflops, layer_key, operator_family, short_args
 
@@ -32,6 +38,7 @@ class SlotWinner:
     config_index: int
     source: str
     line: int
+    target: str = ""  # the winning record's own target string
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +90,7 @@ class TemplateResult:
     errors: dict[int, int] = field(default_factory=dict)
     all_cost_range: dict[int, tuple[float, float]] = field(default_factory=dict)
     chosen: SlotWinner | None = None
+    offered: bool = True  # False: relay's strategy never queries it for the group's targets
 
     @property
     def trials(self) -> int:
@@ -118,6 +126,7 @@ class Layer:
     templates: list[TemplateResult]
     winner: TemplateResult | None = None
     runner_up: TemplateResult | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def trials(self) -> int:
@@ -231,12 +240,14 @@ def _layer(
 ) -> Layer | None:
     templates: list[TemplateResult] = []
     for workload_id in workload_ids:
-        chosen = query(slots, group, workload_id)
+        offered = may_offer(group.keys, by_id[workload_id].task_name)
+        chosen = query(slots, group, workload_id) if offered else None
         tuned_here = results.get(((group.keys, group.model), workload_id))
         if tuned_here is None and chosen is None:
             continue  # never tuned for this group, and no shared key slot answers for it
         template = tuned_here or TemplateResult(by_id[workload_id])
         template.chosen = chosen
+        template.offered = offered
         templates.append(template)
     if not templates:
         return None
@@ -251,15 +262,26 @@ def _layer(
     )  # stable: equal costs keep import order, as relay's strict `>` keeps the first
     untuned = [t for t in templates if t.chosen is None]
     first = templates[0].workload
+    winner = ranked[0] if ranked else None
     return Layer(
         group=group,
         key=layer_id,
         family=operator_family(first.task_name, first.template_key),
         shapes=short_args(first.task_name, first.args),
         templates=ranked + untuned,
-        winner=ranked[0] if ranked else None,
+        winner=winner,
         runner_up=ranked[1] if len(ranked) > 1 else None,
+        warnings=_machine_warnings(group, winner),
     )
+
+
+def _machine_warnings(group: TargetGroup, winner: TemplateResult | None) -> list[str]:
+    """One warning per target of the group that the winner was not measured on (machine-wise)."""
+    if winner is None or winner.chosen is None or not winner.chosen.target:
+        return []
+    measured = winner.chosen.target
+    found = (cross_machine_warning(asked, measured) for asked in group.targets)
+    return [warning for warning in found if warning is not None]
 
 
 def template_identity(workload: WorkloadInfo) -> tuple[str, str, str]:

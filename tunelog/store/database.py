@@ -497,12 +497,15 @@ class Store:
         ]
         tallies = [Tally(*row) for row in self.conn.execute("SELECT * FROM tallies")]
         slots = {
-            (kind, name, workload_id): SlotWinner(record_id, mean, index, path, line)
-            for kind, name, workload_id, record_id, mean, index, path, line in self.conn.execute(
-                """SELECT s.kind, s.name, s.workload_id, s.record_id, s.mean_cost,
-                          r.config_index, src.path, r.line
-                   FROM slots s JOIN records r ON r.id = s.record_id
-                   JOIN sources src ON src.id = r.source_id"""
+            (kind, name, workload_id): SlotWinner(record_id, mean, index, path, line, target)
+            for kind, name, workload_id, record_id, mean, index, path, line, target in (
+                self.conn.execute(
+                    """SELECT s.kind, s.name, s.workload_id, s.record_id, s.mean_cost,
+                              r.config_index, src.path, r.line, t.target
+                       FROM slots s JOIN records r ON r.id = s.record_id
+                       JOIN sources src ON src.id = r.source_id
+                       JOIN targets t ON t.id = r.target_id"""
+                )
             )
         }
         return targets, workloads, tallies, slots
