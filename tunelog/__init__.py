@@ -24,6 +24,7 @@ _EXPORTS = {
     "layer_as_dict": "tunelog.api",
     "layers": "tunelog.api",
     "untuned": "tunelog.api",
+    "remove_sources": "tunelog.api",
     "ERROR_CODES": "tunelog.errorcodes",
     "ErrorCode": "tunelog.errorcodes",
     "diagnose": "tunelog.errorcodes",
@@ -78,6 +79,7 @@ __all__ = [
     "open_store",
     "parse_line",
     "parse_target",
+    "remove_sources",
     "untuned",
 ]
 
@@ -91,6 +93,7 @@ if TYPE_CHECKING:
         import_paths,
         layer_as_dict,
         layers,
+        remove_sources,
         untuned,
     )
     from tunelog.errorcodes import ERROR_CODES, ErrorCode, diagnose, lookup_error_code

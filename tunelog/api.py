@@ -22,6 +22,7 @@ from tunelog.inputs import LogInput, OpenedLog, expand_inputs
 from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
 from tunelog.models import FileReport
 from tunelog.store import Filters, Store
+from tunelog.store.removal import RemovedSource
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 
 
@@ -204,10 +205,11 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     for_group = None
     if target is not None:
         for_group = TargetGroup(target.keys, target.model, (target.raw,))
+    pairs = store.selected_pairs(filters) if filters is not None else None
     found = [
         lay
         for lay in build_layers(*store.layer_inputs(), for_group=for_group)
-        if _matches(lay, filters)
+        if _matches(lay, filters) and _has_selected_records(lay, pairs)
     ]
     if sort == "latency":
         found.sort(key=lambda lay: -_winner_cost(lay))
@@ -244,6 +246,21 @@ def _matches(layer: Layer, filters: Filters | None) -> bool:
     if not filters.matches_target_group(layer.group.keys, layer.group.model):
         return False
     return any(filters.matches_task(t.workload.task_name) for t in layer.templates)
+
+
+def _has_selected_records(layer: Layer, pairs: set[tuple[str, int]] | None) -> bool:
+    """With --source/--label/--target: a template of the layer has a selected record on a
+    target of the layer's group, or its answering record is a selected one's (target, workload).
+    """
+    if pairs is None:
+        return True
+    for template in layer.templates:
+        targets = list(layer.group.targets) if template.trials else []
+        if template.chosen is not None:
+            targets.append(template.chosen.target)
+        if any((target, template.workload.id) in pairs for target in targets):
+            return True
+    return False
 
 
 @dataclass
@@ -344,3 +361,16 @@ def error_as_dict(summary: ErrorSummary) -> dict[str, object]:
         "errors": summary.error_counts,
         "diagnosis": summary.diagnosis,
     }
+
+
+# -- sources: remove -----------------------------------------------------------------------------
+
+
+def remove_sources(store: Store, ref: str) -> list[RemovedSource]:
+    """Remove the sources named by id, label or path, as if they had never been imported.
+
+    Records are stored once, owned by the first source that had the line: a removed source
+    takes its lines with it even when a later source also contained them (see
+    `tunelog.store.removal`). Raises UnknownSourceError when nothing matches.
+    """
+    return store.remove_sources(ref)

@@ -278,10 +278,20 @@ def _progress() -> Iterator[api.ImportProgress | None]:
 # -- listings ---------------------------------------------------------------------------------
 
 
-@app.command()
+sources_app = typer.Typer(
+    help="List imported files with their line accounting; `sources remove` deletes one.",
+    invoke_without_command=True,
+    rich_markup_mode=None,
+)
+app.add_typer(sources_app, name="sources")
+
+
+@sources_app.callback()
 @handles_errors
-def sources(as_json: JsonOption = False) -> None:
-    """List imported files with their line accounting."""
+def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """List imported files with their line accounting; `sources remove` deletes one."""
+    if ctx.invoked_subcommand is not None:
+        return
     with opened_store() as store:
         rows = store.sources()
     if as_json:
@@ -361,11 +371,16 @@ def best(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     knobs: Annotated[bool, typer.Option(help="Show the winning knob values.")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """The config apply_history_best picks for each slot (target key or model, workload)."""
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         rows = store.best(filters, knobs=knobs)
     if as_json:
@@ -419,6 +434,9 @@ def export(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
     include_v01: Annotated[
         bool, typer.Option("--include-v01", help="Also write v0.1 records (old TVM only).")
@@ -435,7 +453,9 @@ def export(
     """Write a cleaned log that apply_history_best loads and decides on as on the full logs."""
     from tunelog import api
 
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         report = api.export(
             store,
@@ -473,6 +493,9 @@ def workloads(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     sort: SortOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -481,7 +504,9 @@ def workloads(
 
     if sort is not None and sort not in api.SORT_KEYS:
         raise typer.BadParameter(f"use one of {', '.join(api.SORT_KEYS)}", param_hint="--sort")
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         found = api.layers(store, filters, sort=sort)
     if as_json:
@@ -532,12 +557,17 @@ def untuned(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     as_json: JsonOption = False,
 ) -> None:
     """Layers with no valid record: they run a fallback config ("not been tuned")."""
     from tunelog import api
 
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         found = api.untuned(store, filters)
     if as_json:
@@ -578,12 +608,17 @@ def errors(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     as_json: JsonOption = False,
 ) -> None:
     """Failed trials by layer and template, with error names and a diagnosis."""
     from tunelog import api
 
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         found = api.errors(store, filters)
     if as_json:
@@ -636,7 +671,37 @@ def explain(
     typer.echo("\n".join(lines))
 
 
-# -- machines and strategies ------------------------------------------------------------------
+# -- sources, machines and strategies ----------------------------------------------------------
+
+FilterSource = Annotated[
+    str | None,
+    typer.Option(
+        "--source", help="Only records of this imported file: its id or path (`tunelog sources`)."
+    ),
+]
+FilterLabel = Annotated[
+    str | None, typer.Option("--label", help="Only records of files imported with this --label.")
+]
+FilterTarget = Annotated[
+    str | None,
+    typer.Option("--target", help="Only records whose target string is exactly this one."),
+]
+
+
+@sources_app.command("remove")
+@handles_errors
+def sources_remove(
+    ref: Annotated[str, typer.Argument(help="The source's id, label or path.")],
+) -> None:
+    """Delete a source's records and recompute everything as if it had never been imported."""
+    from tunelog import api
+
+    with opened_store() as store:
+        removed = api.remove_sources(store, ref)
+    for source in removed:
+        label = f" ({source.label})" if source.label else ""
+        _err(f"removed #{source.id} {source.path}{label}: {source.records} record(s)")
+
 
 WARNINGS_SHOWN = 10  # per command run; the rest are counted (all of them are in --json)
 

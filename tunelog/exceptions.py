@@ -45,3 +45,7 @@ class UnknownErrorCodeError(TunelogError, LookupError):
 
 class NothingToExportError(TunelogError):
     """An export would write no record (no valid measurement matches the filters)."""
+
+
+class UnknownSourceError(TunelogError, LookupError):
+    """A --source, --label or `sources remove` argument that names no imported source."""

@@ -17,6 +17,7 @@ from tunelog.exceptions import (
     DiskFullError,
     NewerSchemaError,
     NotATunelogDatabaseError,
+    UnknownSourceError,
 )
 from tunelog.filters import Filters
 from tunelog.models import (
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from tunelog.inputs import OpenedLog
     from tunelog.layers import SlotWinner, Tally, WorkloadInfo
     from tunelog.store.importer import ImportWriter, ProgressCallback
+    from tunelog.store.removal import RemovedSource
 
 # Read commands never parse a line: the importer and the record models (pydantic, msgspec)
 # are imported where a method needs them, which keeps a small command's start-up short.
@@ -335,6 +337,92 @@ class Store:
         conn.execute("COMMIT")
         report.source_id = writer.source_id
 
+    # -- sources: selecting and removing ----------------------------------------------------
+
+    def selected_sources(self, filters: Filters) -> list[int]:
+        """Ids of the sources `--source`/`--label` select; UnknownSourceError when none."""
+        rows = self.conn.execute("SELECT id, path, label FROM sources ORDER BY id").fetchall()
+        ids = [int(i) for i, path, label in rows if filters.matches_source(int(i), path, label)]
+        if not ids and filters.source is not None:
+            # A path as typed today may differ from the path as typed on import.
+            wanted = os.path.realpath(filters.source)
+            ids = [
+                int(i)
+                for i, path, label in rows
+                if os.path.realpath(path) == wanted and filters.matches_source(int(i), path, label)
+            ]
+        if not ids:
+            wanted_text = " and ".join(
+                f"{name} {value!r}"
+                for name, value in (("source", filters.source), ("label", filters.label))
+                if value is not None
+            )
+            raise UnknownSourceError(
+                f"no imported source matches {wanted_text}: see `tunelog sources` for ids, "
+                "paths and labels"
+            )
+        return ids
+
+    def selected_pairs(self, filters: Filters) -> set[tuple[str, int]] | None:
+        """(target string, workload id) of the records `--source/--label/--target` select.
+
+        None when those filters are not given. With a source filter the records of the
+        selected sources are read (one pass over their rows); otherwise the tallies suffice.
+        """
+        if not filters.selects_records:
+            return None
+        clauses = []
+        if filters.target is not None:
+            clauses.append("t.target = ?")
+        params: tuple[Any, ...] = () if filters.target is None else (filters.target,)
+        if filters.selects_sources:
+            clauses.append(f"r.source_id IN ({_id_list(self.selected_sources(filters))})")
+            table = "records r"
+        else:
+            table = "tallies r"
+        sql = f"""SELECT DISTINCT t.target, r.workload_id FROM {table}
+                  JOIN targets t ON t.id = r.target_id WHERE {" AND ".join(clauses)}"""
+        return {(str(t), int(w)) for t, w in self.conn.execute(sql, params)}
+
+    def remove_sources(self, ref: str) -> list[RemovedSource]:
+        """Remove the sources `ref` names (an id, a label, or a path), in one transaction.
+
+        The database becomes what importing only the remaining stored records gives (see
+        `tunelog.store.removal`). UnknownSourceError when nothing matches.
+        """
+        from tunelog.store.removal import remove_sources
+
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
+        try:
+            ids = self._sources_named(ref)
+            removed = remove_sources(self.conn, ids)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        return removed
+
+    def _sources_named(self, ref: str) -> list[int]:
+        """An id (digits), else every source with this label, else with this path."""
+        if ref.isdigit():
+            row = self.conn.execute("SELECT id FROM sources WHERE id = ?", (int(ref),)).fetchone()
+            if row is not None:
+                return [int(row[0])]
+        for column in ("label", "path"):
+            ids = [
+                int(i)
+                for (i,) in self.conn.execute(f"SELECT id FROM sources WHERE {column} = ?", (ref,))
+            ]
+            if ids:
+                return ids
+        raise UnknownSourceError(
+            f"no imported source has id, label or path {ref!r}: see `tunelog sources`"
+        )
+
     # -- queries ------------------------------------------------------------------------------
 
     def sources(self) -> list[Source]:
@@ -577,6 +665,8 @@ class Store:
         """
         clauses: list[str] = []
         params: list[Any] = []
+        if filters.selects_sources:
+            clauses.append(f"r.source_id IN ({_id_list(self.selected_sources(filters))})")
         if filters.selects_targets:
             ids = [
                 int(target_id)
