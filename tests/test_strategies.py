@@ -255,3 +255,49 @@ def test_a_template_tuned_on_a_target_that_never_offers_it_is_listed_but_never_w
         data = api.layer_as_dict(layer)
     assert layer.winner is None and untuned.key == layer.key
     assert data["templates"][0]["offered"] is False  # type: ignore[index]
+
+
+def _dense_record(target: str, cost: float, index: int) -> str:
+    return json.dumps(
+        {
+            "input": [target, "dense_pack.x86",
+                      [["TENSOR", [1, 512], "float32"], ["TENSOR", [1000, 512], "float32"],
+                       None, "float32"], {}],
+            "config": {"index": index, "code_hash": None, "entity": []},
+            "result": [[cost], 0, 1.0, 1.6e9], "version": 0.2, "tvm_version": "0.9.dev0",
+        }
+    )  # fmt: skip
+
+
+BOX_A = "llvm -mcpu=skylake-avx512"
+BOX_B = "llvm -mcpu=znver3"
+
+
+def test_best_warns_when_one_box_gets_another_boxs_config(tmp_path: Path) -> None:
+    log = tmp_path / "boxes.log"
+    log.write_text(_dense_record(BOX_A, 2.88e-5, 1) + "\n" + _dense_record(BOX_B, 2.877e-4, 2))
+    with Store(tmp_path / "b.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        (row,) = store.best(tunelog.Filters(target_key="cpu"))
+        (asked_b,) = store.best(tunelog.Filters(for_target=BOX_B))
+        (asked_a,) = store.best(tunelog.Filters(for_target=BOX_A))
+        (layer,) = api.layers(store)
+        (untuned,) = api.untuned(store)
+    assert row.target == BOX_A
+    assert row.warnings == [
+        f"answer for {BOX_B!r} was measured on {BOX_A!r} (-mcpu skylake-avx512 vs znver3): "
+        "re-tune on this machine, or filter with --target"
+    ]
+    assert asked_b.warnings == row.warnings and asked_a.warnings == []
+    assert layer.warnings == row.warnings and untuned is not None
+
+
+def test_one_machine_gets_no_warning(tmp_path: Path) -> None:
+    log = tmp_path / "one.log"
+    log.write_text(_dense_record(BOX_A, 2.88e-5, 1) + "\n" + _dense_record(BOX_A, 3e-5, 2))
+    with Store(tmp_path / "o.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        (row,) = store.best()
+        (layer,) = api.layers(store)
+        assert api.untuned(store) == []
+    assert row.warnings == [] and layer.warnings == []

@@ -387,6 +387,7 @@ def best(
         emit_json([row.model_dump() for row in rows])
         return
     emit_table([_best_row(row, knobs) for row in rows], _best_headers(knobs))
+    _warn_all([f"{','.join(row.slots)} {row.task_name}: {w}" for row in rows for w in row.warnings])
     if not rows:
         _err("no valid measurement matches (see `tunelog stats`)")
 
@@ -721,14 +722,18 @@ def _answered_elsewhere(layer: Layer) -> str:
 
 def _warn_layers(found: Sequence[Layer]) -> None:
     """Cross-machine warnings on stderr (stdout stays the table)."""
-    notes = [
-        f"{lay.group.label} {lay.family} {lay.shapes}: {w}" for lay in found for w in lay.warnings
-    ]
+    _warn_all(
+        [f"{lay.group.label} {lay.family} {lay.shapes}: {w}" for lay in found for w in lay.warnings]
+    )
+
+
+def _warn_all(notes: Sequence[str]) -> None:
+    """The first WARNINGS_SHOWN warnings on stderr, then how many more there are."""
     for note in notes[:WARNINGS_SHOWN]:
         _err(f"warning: {note}")
     if len(notes) > WARNINGS_SHOWN:
         _err(
-            f"warning: {len(notes) - WARNINGS_SHOWN} more layer(s) answered by another machine "
+            f"warning: {len(notes) - WARNINGS_SHOWN} more answer(s) from another machine "
             "(--json lists them all)"
         )
 

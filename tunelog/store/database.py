@@ -497,7 +497,8 @@ class Store:
             f"""SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
                        r.config_index, r.mean_cost, src.path, r.line, w.version,
                        (SELECT sum(records) FROM tallies c
-                         WHERE c.workload_id = r.workload_id AND c.target_id = r.target_id)
+                         WHERE c.workload_id = r.workload_id AND c.target_id = r.target_id),
+                       r.workload_id
                 FROM slots s
                 JOIN records r ON r.id = s.record_id
                 JOIN targets t ON t.id = r.target_id
@@ -508,6 +509,7 @@ class Store:
             params,
         ).fetchall()
         grouped: dict[int, BestRow] = {}
+        workload_of: dict[int, int] = {}
         reader = LineReader(self.conn)
         for row in rows:
             kind, name, record_id = row[0], row[1], row[2]
@@ -531,7 +533,43 @@ class Store:
                 trials=row[12],
                 knobs=_knobs(reader.line(record_id)) if knobs else None,
             )
+            workload_of[record_id] = int(row[13])
+        self._warn_across_machines(grouped, workload_of, filters)
         return list(grouped.values())
+
+    def _warn_across_machines(
+        self,
+        rows: dict[int, BestRow],
+        workload_of: dict[int, int],
+        filters: Filters | None,
+    ) -> None:
+        """Warn on each row whose winner another machine measured than a target asked about.
+
+        Asked about: the --for-target string, or else every target that measured the same
+        workload and competes for one of the row's slots (its query may get this record).
+        """
+        from tunelog.machines import cross_machine_warning
+
+        asked_for = filters.for_target if filters is not None else None
+        measured_by: dict[int, set[str]] = {}
+        if asked_for is None and rows:
+            wanted = _id_list(sorted(set(workload_of.values())))
+            for workload_id, target in self.conn.execute(
+                f"""SELECT DISTINCT c.workload_id, t.target FROM tallies c
+                    JOIN targets t ON t.id = c.target_id WHERE c.workload_id IN ({wanted})"""
+            ):
+                measured_by.setdefault(int(workload_id), set()).add(str(target))
+        for record_id, row in rows.items():
+            if asked_for is not None:
+                asked = [asked_for]
+            else:
+                asked = sorted(
+                    target
+                    for target in measured_by.get(workload_of[record_id], ())
+                    if _competes(target, row.slots)
+                )
+            found = (cross_machine_warning(target, row.target) for target in asked)
+            row.warnings = [warning for warning in found if warning is not None]
 
     def winner_lines(
         self, filters: Filters | None = None, *, top_k: int = 1
@@ -700,6 +738,17 @@ class Store:
                 params += [kind, name, rank]
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         return where, tuple(params)
+
+
+def _competes(target: str, slots: Sequence[str]) -> bool:
+    """Whether a record of `target` competes for one of these slots (`model=x` or a key)."""
+    parsed = parse_target(target)
+    return any(
+        (slot.removeprefix("model=") == parsed.model)
+        if slot.startswith("model=")
+        else slot in parsed.keys
+        for slot in slots
+    )
 
 
 def _id_list(ids: Sequence[int]) -> str:
