@@ -20,6 +20,7 @@ from tunelog.strategies import (
     STRATEGIES,
     may_offer,
     offered_templates,
+    strategy_note,
 )
 from tunelog.targets import parse_target
 from tunelog.workloads import layer_key
@@ -115,6 +116,11 @@ def test_unknown_keys_keep_every_template(target: str) -> None:
     keys = parse_target(target).keys
     assert offered_templates(keys) is None
     assert may_offer(keys, "conv2d_nchw.cuda") and may_offer(keys, "conv2d_packed.vta")
+    assert strategy_note(keys) == (
+        f"no relay strategy table for target keys {','.join(keys)}: every template competes, "
+        "as before"
+    )
+    assert strategy_note(("cuda", "gpu")) is None
 
 
 @pytest.mark.parametrize("task", ["topi_nn_conv2d", "conv2d_packed.vta", "my_matmul"])
@@ -301,3 +307,31 @@ def test_one_machine_gets_no_warning(tmp_path: Path) -> None:
         (layer,) = api.layers(store)
         assert api.untuned(store) == []
     assert row.warnings == [] and layer.warnings == []
+
+
+UNTUNED_BOXES = """\
+target    operator    shapes            templates       trials    errors    answered by
+--------  ----------  ----------------  --------------  --------  --------  --------------------------------------------------------------------
+cpu       dense       1x512 * 1000x512  dense_pack.x86  2                   dense_pack.x86 measured on 'llvm -mcpu=skylake-avx512' (boxes.log:1)
+"""  # noqa: E501
+BOXES_WARNING = (
+    "warning: cpu dense 1x512 * 1000x512: answer for 'llvm -mcpu=znver3' was measured on "
+    "'llvm -mcpu=skylake-avx512' (-mcpu skylake-avx512 vs znver3): re-tune on this machine, or "
+    "filter with --target\n"
+)
+
+
+def test_untuned_lists_a_layer_answered_only_by_another_box(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tunelog.cli import app
+
+    log = tmp_path / "boxes.log"
+    log.write_text(_dense_record(BOX_A, 2.88e-5, 1) + "\n" + _dense_record(BOX_B, 2.877e-4, 2))
+    db = str(tmp_path / "cli.db")
+    runner = CliRunner()
+    runner.invoke(app, ["--db", db, "import", str(log)])
+    result = runner.invoke(app, ["--db", db, "untuned"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, UNTUNED_BOXES, BOXES_WARNING)
+    result = runner.invoke(app, ["--db", db, "workloads", "--for-target", BOX_A])
+    assert (result.exit_code, result.stderr) == (0, "")

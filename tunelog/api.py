@@ -344,6 +344,7 @@ def layer_as_dict(layer: Layer) -> dict[str, object]:
         "gflops": layer.gflops,
         "trials": layer.trials,
         "warnings": list(layer.warnings),
+        "strategy_note": layer.strategy_note,
     }
 
 

@@ -722,6 +722,9 @@ def _answered_elsewhere(layer: Layer) -> str:
 
 def _warn_layers(found: Sequence[Layer]) -> None:
     """Cross-machine warnings on stderr (stdout stays the table)."""
+    notes = {lay.strategy_note for lay in found if lay.strategy_note is not None}
+    for note in sorted(notes):
+        _err(f"note: {note}")
     _warn_all(
         [f"{lay.group.label} {lay.family} {lay.shapes}: {w}" for lay in found for w in lay.warnings]
     )

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from tunelog.machines import cross_machine_warning
 from tunelog.selection import query_slots
-from tunelog.strategies import may_offer
+from tunelog.strategies import may_offer, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.workloads import flops, gflops, layer_key, operator_family, short_args
 
@@ -127,6 +127,11 @@ class Layer:
     winner: TemplateResult | None = None
     runner_up: TemplateResult | None = None
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def strategy_note(self) -> str | None:
+        """Why every template competes here: the strategy table does not know these keys."""
+        return strategy_note(self.group.keys)
 
     @property
     def trials(self) -> int:

@@ -362,5 +362,5 @@ def strategy_note(keys: tuple[str, ...]) -> str | None:
         return None
     return (
         f"no relay strategy table for target keys {','.join(keys) or '(none)'}: "
-        "every template competes"
+        "every template competes, as before"
     )
