@@ -98,7 +98,11 @@ def test_no_template_is_both_offered_and_documented_as_not_offered() -> None:
             ["conv2d_nchw_winograd.arm_cpu"],
             ["conv2d_nchw_dnnl.x86"],
         ),
-        ("hexagon", ["conv3d_ncdhw.x86"], ["dense_pack.x86", "batch_matmul.x86"]),
+        (
+            "hexagon",
+            ["conv3d_ncdhw.x86"],
+            ["dense_pack.x86", "batch_matmul.x86", "conv2d_NCHWc.x86"],
+        ),
     ],
 )
 def test_relay_offers_a_target_the_templates_of_its_first_registered_key(

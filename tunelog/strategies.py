@@ -40,7 +40,8 @@ from functools import lru_cache
 
 # Strategy key -> relay operator (strategy name without `_strategy`) -> tuning task names.
 # An empty tuple: the key registers the operator (so later keys are not asked) but offers no
-# AutoTVM template for it.
+# AutoTVM template for it. Operators no key offers a template for (sort, nms, softmax...) are
+# left out: whichever key they dispatch to, no template is asked.
 _CUDA: dict[str, tuple[str, ...]] = {
     "conv2d": (
         "conv2d_nchw.cuda",
@@ -255,6 +256,7 @@ _HEXAGON: dict[str, tuple[str, ...]] = dict.fromkeys(
         "batch_matmul",
         "concatenate",
         "conv2d",
+        "conv2d_transpose",
         "dense",
         "softmax",
         "conv2d_NCHWc",
@@ -266,7 +268,8 @@ _HEXAGON: dict[str, tuple[str, ...]] = dict.fromkeys(
 
 STRATEGIES: dict[str, dict[str, tuple[str, ...]]] = {
     "cuda": _CUDA,
-    "gpu": _CUDA,
+    # cuda.py registers its strategies for both keys, except conv2d_backward_weight (cuda only).
+    "gpu": {op: names for op, names in _CUDA.items() if op != "conv2d_backward_weight"},
     "cpu": _X86,
     "arm_cpu": _ARM_CPU,
     "mali": _MALI,
