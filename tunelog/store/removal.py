@@ -8,9 +8,9 @@ order, gives: tallies, top configs, slots and content hashes are recomputed for 
 (target, workload) groups the removed records belonged to, targets and workloads left without
 a record are dropped, and ids are never reused (migration 3's counter).
 
-A later source that had duplicates may have shared lines with the removed one; its hash is
-forgotten, so importing that file again stores those lines again instead of being skipped as
-"already imported".
+A later source that had duplicates may have shared lines with the removed one: importing
+that file again reads it again (instead of answering from its stored report), so the lines it
+shared are stored again, under a new source.
 
 Runs inside the caller's write transaction.
 """
@@ -62,8 +62,11 @@ def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[
     conn.execute(f"DELETE FROM records WHERE source_id IN ({ids})")
     conn.execute(f"DELETE FROM blocks WHERE source_id IN ({ids})")
     conn.execute(f"DELETE FROM rejects WHERE source_id IN ({ids})")
+    # A later source with duplicates may have shared lines with a removed one: its re-import
+    # must be read again, not answered from its stored report (Store._known_file matches
+    # `repair`; NULL never matches). Its hash still tells "already imported" when nothing is new.
     conn.execute(
-        f"""UPDATE sources SET sha256 = '' WHERE id > ? AND duplicates > 0
+        f"""UPDATE sources SET repair = NULL WHERE id > ? AND duplicates > 0
             AND id NOT IN ({ids})""",
         (min(source_ids),),
     )
