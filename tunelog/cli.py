@@ -563,7 +563,7 @@ def untuned(
     target: FilterTarget = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Layers with no valid record: they run a fallback config ("not been tuned")."""
+    """Layers with no usable valid record (fallback config), or answered only by another machine."""
     from tunelog import api
 
     filters = Filters(
