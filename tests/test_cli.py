@@ -221,8 +221,16 @@ cuda,gpu (t4)  dense       1x512 * 1000x512  topi_nn_dense [direct] (v0.1) (1 1/
 def test_workloads_shows_one_row_per_layer_with_the_winning_template(db: str) -> None:
     run("--db", db, "import", "sample_logs/edge_cases.log")
     code, out, err = run("--db", db, "workloads", "--task", "dense")
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, WORKLOADS_DENSE_WARNING)
     assert out == WORKLOADS_DENSE
+
+
+# Both t4 targets query the same slots; the winner was measured without -arch.
+WORKLOADS_DENSE_WARNING = (
+    "warning: cuda,gpu (t4) dense 1x512 * 1000x512: answer for 'cuda -keys=cuda,gpu -arch=sm_75 "
+    "-max_num_threads=1024 -model=t4 -thread_warp_size=32' was measured on 'cuda -model=t4' "
+    "(-arch none vs sm_75): re-tune on this machine, or filter with --target\n"
+)
 
 
 def test_workloads_json_and_bad_sort(db: str) -> None:
@@ -313,8 +321,17 @@ def test_best_for_a_target_with_an_unseen_model_and_a_task_filter(db: str) -> No
     code, out, err = run(
         "--db", db, "best", "--for-target", "cuda -model=titanx", "--task", "winograd"
     )
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, FOR_TITANX_WARNING)
     assert out == FOR_TITANX_WINOGRAD
+
+
+# The titanx query is answered through the `cuda` key by a record tuned on a T4.
+FOR_TITANX_WARNING = (
+    "warning: cuda conv2d_nchw_winograd.cuda: answer for 'cuda -model=titanx' was measured on "
+    "'cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32' "
+    "(-arch sm_75 vs none; -model t4 vs titanx): re-tune on this machine, or filter with "
+    "--target\n"
+)
 
 
 def test_target_key_and_model_filters_combine_as_and(db: str) -> None:

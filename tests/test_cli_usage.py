@@ -140,8 +140,8 @@ def test_global_options_move_in_front_of_the_command(args: list[str], hoisted: l
 
 
 UNTUNED_CHECK = """\
-target    operator    shapes            templates       trials    errors
---------  ----------  ----------------  --------------  --------  ----------------
+target    operator    shapes            templates       trials    errors            answered by
+--------  ----------  ----------------  --------------  --------  ----------------  -------------
 cpu       dense       1x8192 * 10x8192  dense_pack.x86  3         BUILD_TIMEOUT x3
 """
 

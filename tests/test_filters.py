@@ -31,6 +31,10 @@ CUDA_T4 = "cuda -keys=cuda,gpu -arch=sm_75 -model=t4"
         (Filters(target_key="cuda", model="titanx"), CUDA_T4, False),
         (Filters(target_key="cpu", model="t4"), CUDA_T4, False),
         (Filters(model="unknown"), "llvm -mcpu=skylake-avx512", True),
+        (Filters(target=CUDA_T4), CUDA_T4, True),
+        (Filters(target=CUDA_T4), CUDA_T4 + " ", False),  # exact string: a space differs
+        (Filters(target="llvm"), "llvm -mcpu=skylake-avx512", False),
+        (Filters(target=CUDA_T4, model="titanx"), CUDA_T4, False),
     ],
 )
 def test_target_filters(filters: Filters, target: str, selected: bool) -> None:
@@ -52,6 +56,25 @@ def test_target_filters(filters: Filters, target: str, selected: bool) -> None:
 )
 def test_task_filters(filters: Filters, task: str, selected: bool) -> None:
     assert filters.matches_task(task) is selected
+
+
+@pytest.mark.parametrize(
+    ("filters", "source", "selected"),
+    [
+        (Filters(), (1, "a.log", None), True),
+        (Filters(source="1"), (1, "a.log", None), True),
+        (Filters(source="2"), (1, "a.log", None), False),
+        (Filters(source="a.log"), (1, "a.log", None), True),
+        (Filters(source="logs/a.log"), (1, "a.log", None), False),
+        (Filters(label="box1"), (1, "a.log", "box1"), True),
+        (Filters(label="box1"), (1, "a.log", None), False),
+        (Filters(source="1", label="box2"), (1, "a.log", "box1"), False),
+    ],
+)
+def test_source_filters(
+    filters: Filters, source: tuple[int, str, str | None], selected: bool
+) -> None:
+    assert filters.matches_source(*source) is selected
 
 
 def test_an_unparsable_for_target_is_a_target_parse_error() -> None:

@@ -4,14 +4,16 @@ A hypothesis `RuleBasedStateMachine` builds log files from real lines (the sampl
 comments and bad lines) the way logs reach tunelog: windows of a log, grown logs, merged logs,
 logs whose last lines repeat earlier ones, gzip copies, the same file again, files with a bad
 line (imported strict or not), records pasted from a web page (imported with or without
-`repair`), and imports interrupted mid-file. Each file is imported into one fresh database per
-example.
+`repair`), and imports interrupted mid-file; and it removes sources (`sources remove`). Each
+file is imported into one fresh database per example.
 
 The reference model is what the README promises: importing files behaves like concatenating,
 in import order, the records of every file that was kept (a strict import with a rejected line
 and an interrupted import keep nothing), each distinct line stored once (first occurrence
 kept; tunelog deduplicates by exact content). Its slots are `selection.history_best` over those
-records, with the workload `(task_name, template_key, args_json, log_version)`.
+records, with the workload `(task_name, template_key, args_json, log_version)`. Each stored
+line is owned by the source that first had it; removing a source drops the lines it owns (also
+those a later file contained: they were stored once), as the README promises.
 
 After every step the store must agree with the model:
 
@@ -262,12 +264,22 @@ class ReferenceModel:
     """The distinct record lines kept so far, in import order, and what pasted lines hold."""
 
     stored: list[bytes] = field(default_factory=list)
+    owners: list[int] = field(default_factory=list)  # the source id owning each stored line
     pasted: dict[bytes, tuple[bytes, ...]] = field(default_factory=dict)
     _slots: HistoryBest[bytes] | None = None
 
-    def keep(self, records: Iterable[bytes]) -> None:
-        """Add the new records of a file that was imported."""
+    def keep(self, records: Sequence[bytes], source_id: int | None) -> None:
+        """Add the new records of a file that was imported (as source `source_id`)."""
+        assert source_id is not None or not records
         self.stored.extend(records)
+        self.owners.extend([source_id or 0] * len(records))
+        self._slots = None
+
+    def drop(self, source_id: int) -> None:
+        """Forget the lines a removed source owned; the rest keep their import order."""
+        kept = [(line, owner) for line, owner in zip(self.stored, self.owners, strict=True)]
+        self.stored = [line for line, owner in kept if owner != source_id]
+        self.owners = [owner for owner in self.owners if owner != source_id]
         self._slots = None
 
     def expect(self, lines: Sequence[bytes], *, repair: bool) -> ExpectedImport:
@@ -359,7 +371,7 @@ class StoreMachine(RuleBasedStateMachine):
             return
         assert not report.rolled_back, report
         assert report_counts(report) == expected.counts(), report
-        self.reference.keep(expected.new_records)
+        self.reference.keep(expected.new_records, report.source_id)
 
     # -- rules: each builds a file the way logs arrive, and imports it --------------------------
 
@@ -480,6 +492,18 @@ class StoreMachine(RuleBasedStateMachine):
             self.store.import_log(opened, lines=lines_then_interrupt(opened.lines(), stop))
         assert not self.store.conn.in_transaction
         assert database_rows(self.store) == before
+
+    @rule(pick=st.integers(0, 1000))
+    def remove_source(self, pick: int) -> None:
+        """`sources remove ID`: as if the file had never been imported (its lines go)."""
+        sources = self.store.sources()
+        if not sources:
+            return
+        source = sources[pick % len(sources)]
+        (removed,) = tunelog.remove_sources(self.store, str(source.id))
+        assert removed.records == self.reference.owners.count(source.id)
+        self.reference.drop(source.id)
+        assert source.id not in {s.id for s in self.store.sources()}
 
     # -- invariants ---------------------------------------------------------------------------
 

@@ -66,6 +66,7 @@ def test_best_configs_is_best_json(db: Path) -> None:
         row["args"] = json.loads(row["args"])
     for item in expected:
         item.pop("knobs")
+        item.pop("warnings")  # cross-machine warnings are Python's (tunelog.machines)
     assert rows == expected
     assert rows
 

@@ -25,6 +25,7 @@ _EXPORTS = {
     "layers": "tunelog.api",
     "untuned": "tunelog.api",
     "write_report": "tunelog.api",
+    "remove_sources": "tunelog.api",
     "ERROR_CODES": "tunelog.errorcodes",
     "ErrorCode": "tunelog.errorcodes",
     "diagnose": "tunelog.errorcodes",
@@ -79,6 +80,7 @@ __all__ = [
     "open_store",
     "parse_line",
     "parse_target",
+    "remove_sources",
     "untuned",
     "write_report",
 ]
@@ -93,6 +95,7 @@ if TYPE_CHECKING:
         import_paths,
         layer_as_dict,
         layers,
+        remove_sources,
         untuned,
         write_report,
     )

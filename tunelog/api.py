@@ -43,6 +43,7 @@ from tunelog.inputs import LogInput, OpenedLog, stored_path
 from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
 from tunelog.models import FileReport, RejectedLine, Source
 from tunelog.store import Filters, Store
+from tunelog.store.removal import RemovedSource
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 
 if TYPE_CHECKING:
@@ -317,10 +318,11 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     for_group = None
     if target is not None:
         for_group = TargetGroup(target.keys, target.model, (target.raw,))
+    pairs = store.selected_pairs(filters) if filters is not None else None
     found = [
         lay
         for lay in build_layers(*store.layer_inputs(), for_group=for_group)
-        if _matches(lay, filters)
+        if _matches(lay, filters) and _has_selected_records(lay, pairs)
     ]
     if sort == "latency":
         found.sort(key=lambda lay: -_winner_cost(lay))
@@ -341,8 +343,13 @@ def _winner_cost(layer: Layer) -> float:
 
 
 def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
-    """Layers no template has a valid record for: they run a fallback (untuned) config."""
-    return [lay for lay in layers(store, filters) if lay.winner is None]
+    """Layers with no measurement their targets can use, or only one from another machine.
+
+    A layer without a winner runs a fallback config. A layer whose winner was measured on
+    another machine (`layer.warnings`) is listed too: TVM uses that config, but nothing was
+    measured on the machine asked about.
+    """
+    return [lay for lay in layers(store, filters) if lay.winner is None or lay.warnings]
 
 
 def _matches(layer: Layer, filters: Filters | None) -> bool:
@@ -352,6 +359,21 @@ def _matches(layer: Layer, filters: Filters | None) -> bool:
     if not filters.matches_target_group(layer.group.keys, layer.group.model):
         return False
     return any(filters.matches_task(t.workload.task_name) for t in layer.templates)
+
+
+def _has_selected_records(layer: Layer, pairs: set[tuple[str, int]] | None) -> bool:
+    """With --source/--label/--target: a template of the layer has a selected record on a
+    target of the layer's group, or its answering record is a selected one's (target, workload).
+    """
+    if pairs is None:
+        return True
+    for template in layer.templates:
+        targets = list(layer.group.targets) if template.trials else []
+        if template.chosen is not None:
+            targets.append(template.chosen.target)
+        if any((target, template.workload.id) in pairs for target in targets):
+            return True
+    return False
 
 
 @dataclass
@@ -437,6 +459,8 @@ def _layer_dict(layer: Layer) -> dict[str, object]:
                 "best_cost": t.chosen.mean_cost if t.chosen else None,
                 "best_config": t.chosen.config_index if t.chosen else None,
                 "source": f"{t.chosen.source}:{t.chosen.line}" if t.chosen else None,
+                "measured_on": t.chosen.target if t.chosen else None,
+                "offered": t.offered,
             }
             for t in layer.templates
         ],
@@ -447,6 +471,8 @@ def _layer_dict(layer: Layer) -> dict[str, object]:
         "flops": layer.flops,
         "gflops": layer.gflops,
         "trials": layer.trials,
+        "warnings": list(layer.warnings),
+        "strategy_note": layer.strategy_note,
     }
 
 
@@ -489,9 +515,9 @@ class LayerConvergence:
 
 
 def layer_convergence(store: Store, found: Sequence[Layer]) -> LayerConvergence:
-    """Convergence per (target group, template) for these layers, from one pass over records.
+    """Convergence per (target group, template) for these layers.
 
-    Reads only record columns (ids, sources, errors, costs, timestamps), never stored lines.
+    Reads the trial runs kept on import (`store.trials.trial_runs`), never stored lines.
     """
     from tunelog.store.trials import targets, trial_runs
 
@@ -936,3 +962,16 @@ def export_metaschedule(store: Store, directory: str, *, force: bool = False) ->
     write_lines_atomically(str(out / WORKLOAD_FILE), workload_lines, force=force)
     write_lines_atomically(str(out / RECORD_FILE), record_lines, force=force)
     return MetaScheduleExport(directory, len(winners), [METASCHEDULE_TARGET_WARNING])
+
+
+# -- sources: remove -----------------------------------------------------------------------------
+
+
+def remove_sources(store: Store, ref: str) -> list[RemovedSource]:
+    """Remove the sources named by id, label or path, as if they had never been imported.
+
+    Records are stored once, owned by the first source that had the line: a removed source
+    takes its lines with it even when a later source also contained them (see
+    `tunelog.store.removal`). Raises UnknownSourceError when nothing matches.
+    """
+    return store.remove_sources(ref)

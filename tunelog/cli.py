@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from tunelog import api
     from tunelog.convergence import Convergence
     from tunelog.inputs import LogInput
-    from tunelog.layers import Layer
+    from tunelog.layers import Layer, TemplateResult
     from tunelog.models import BestRow, FileReport, SourceImport
     from tunelog.store import Store
 
@@ -490,13 +490,24 @@ def _progress() -> Iterator[api.ImportProgress | None]:
 # -- listings ---------------------------------------------------------------------------------
 
 
-@app.command(epilog=example("tunelog sources --json"))
+sources_app = typer.Typer(
+    help="List imported files with their line accounting; `sources remove` deletes one.",
+    invoke_without_command=True,
+    rich_markup_mode=None,
+)
+app.add_typer(sources_app, name="sources")
+
+
+@sources_app.callback(epilog=example("tunelog sources --json"))
 @handles_errors
-def sources(as_json: JsonOption = False) -> None:
+def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """List imported files (one row per distinct content) with their line accounting.
 
     `imports`: how many times the content was imported (from any path), and the last time.
+    `tunelog sources remove ID|LABEL|PATH` deletes one.
     """
+    if ctx.invoked_subcommand is not None:
+        return
     with opened_store() as store:
         rows = store.sources()
     if as_json:
@@ -596,6 +607,9 @@ def best(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     knobs: Annotated[bool, typer.Option(help="Show the winning knob values.")] = False,
     as_json: JsonOption = False,
 ) -> None:
@@ -604,7 +618,9 @@ def best(
     `trials`: every measurement (valid or failed) of the row's workload on targets with the
     same keys and -model as its target; `source`: the file and line of the winning record.
     """
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         rows = store.best(filters, knobs=knobs)
     if as_json:
@@ -615,6 +631,7 @@ def best(
         _best_headers(knobs),
         empty="no valid measurement matches (see `tunelog stats`)",
     )
+    _warn_all([f"{','.join(row.slots)} {row.task_name}: {w}" for row in rows for w in row.warnings])
 
 
 def _best_headers(knobs: bool) -> list[str]:
@@ -663,6 +680,9 @@ def export(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
     include_v01: Annotated[
         bool, typer.Option("--include-v01", help="Also write v0.1 records (old TVM only).")
@@ -692,7 +712,9 @@ def export(
     if log_format is not None and log_format not in api.LOG_FORMATS:
         raise typer.BadParameter(f"use one of {', '.join(api.LOG_FORMATS)}", param_hint="--format")
 
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         report = api.export(
             store,
@@ -732,6 +754,9 @@ def workloads(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     sort: SortOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -744,7 +769,9 @@ def workloads(
 
     if sort is not None and sort not in api.SORT_KEYS:
         raise typer.BadParameter(f"use one of {', '.join(api.SORT_KEYS)}", param_hint="--sort")
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         found = api.layers(store, filters, sort=sort)
         convergence = api.layer_convergence(store, found)
@@ -756,6 +783,7 @@ def workloads(
         (*_LAYER_HEADERS, "to best", "verdict"),
         empty="no layer matches (see `tunelog stats`)",
     )
+    _warn_layers(found)
 
 
 _LAYER_HEADERS = (
@@ -773,7 +801,7 @@ _LAYER_HEADERS = (
 def _layer_row(layer: Layer) -> list[Any]:
     tried = "; ".join(
         f"{t.name} ({t.trials} {t.valid}/{t.failed}: "
-        f"{format_seconds(t.chosen.mean_cost) if t.chosen else 'untuned'})"
+        f"{format_seconds(t.chosen.mean_cost) if t.chosen else _no_answer(t)})"
         for t in layer.templates
     )
     winner = layer.winner
@@ -799,15 +827,20 @@ def untuned(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     check: Annotated[
         bool, typer.Option("--check", help="Exit 1 when a layer is untuned (for scripts, CI).")
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Layers with no valid record: they run a fallback config ("not been tuned")."""
+    """Layers with no usable valid record (fallback config), or answered only by another machine."""
     from tunelog import api
 
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         found = api.untuned(store, filters)
     if as_json:
@@ -824,12 +857,14 @@ def untuned(
                 ", ".join(t.name for t in layer.templates),
                 layer.trials,
                 _errors_text({n: c for t in layer.templates for n, c in t.errors.items()}),
+                _answered_elsewhere(layer),
             )
             for layer in found
         ],
-        ("target", "operator", "shapes", "templates", "trials", "errors"),
+        ("target", "operator", "shapes", "templates", "trials", "errors", "answered by"),
         empty="every layer has at least one valid measurement",
     )
+    _warn_layers(found)
     if check and found:
         _err(f"{len(found)} layer(s) will run an untuned fallback config (--check)")
         raise typer.Exit(1)
@@ -850,12 +885,17 @@ def errors(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     as_json: JsonOption = False,
 ) -> None:
     """Failed trials by layer and template, with error names and a diagnosis."""
     from tunelog import api
 
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         found = api.errors(store, filters)
     if as_json:
@@ -1129,6 +1169,75 @@ def export_metaschedule(
     for warning in report.warnings:
         _err(f"warning: {warning}")
     _err(f"wrote {report.workloads} workload(s) and their best record to {directory}")
+
+
+# -- sources, machines and strategies ----------------------------------------------------------
+
+FilterSource = Annotated[
+    str | None,
+    typer.Option(
+        "--source", help="Only records of this imported file: its id or path (`tunelog sources`)."
+    ),
+]
+FilterLabel = Annotated[
+    str | None, typer.Option("--label", help="Only records of files imported with this --label.")
+]
+FilterTarget = Annotated[
+    str | None,
+    typer.Option("--target", help="Only records whose target string is exactly this one."),
+]
+
+
+@sources_app.command("remove")
+@handles_errors
+def sources_remove(
+    ref: Annotated[str, typer.Argument(help="The source's id, label or path.")],
+) -> None:
+    """Delete a source's records and recompute everything as if it had never been imported."""
+    from tunelog import api
+
+    with opened_store() as store:
+        removed = api.remove_sources(store, ref)
+    for source in removed:
+        label = f" ({source.label})" if source.label else ""
+        _err(f"removed #{source.id} {source.path}{label}: {source.records} record(s)")
+
+
+WARNINGS_SHOWN = 10  # per command run; the rest are counted (all of them are in --json)
+
+
+def _no_answer(template: TemplateResult) -> str:
+    return "untuned" if template.offered else "not offered to this target"
+
+
+def _answered_elsewhere(layer: Layer) -> str:
+    """For `untuned`: the record from another machine that answers the layer, if any."""
+    winner = layer.winner
+    if winner is None or winner.chosen is None:
+        return ""
+    chosen = winner.chosen
+    return f"{winner.name} measured on {chosen.target!r} ({Path(chosen.source).name}:{chosen.line})"
+
+
+def _warn_layers(found: Sequence[Layer]) -> None:
+    """Cross-machine warnings on stderr (stdout stays the table)."""
+    notes = {lay.strategy_note for lay in found if lay.strategy_note is not None}
+    for note in sorted(notes):
+        _err(f"note: {note}")
+    _warn_all(
+        [f"{lay.group.label} {lay.family} {lay.shapes}: {w}" for lay in found for w in lay.warnings]
+    )
+
+
+def _warn_all(notes: Sequence[str]) -> None:
+    """The first WARNINGS_SHOWN warnings on stderr, then how many more there are."""
+    for note in notes[:WARNINGS_SHOWN]:
+        _err(f"warning: {note}")
+    if len(notes) > WARNINGS_SHOWN:
+        _err(
+            f"warning: {len(notes) - WARNINGS_SHOWN} more answer(s) from another machine "
+            "(--json lists them all)"
+        )
 
 
 def run() -> None:

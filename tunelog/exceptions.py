@@ -77,3 +77,7 @@ class MissingExtraError(TunelogError):
 
 class MixedFormatsError(TunelogError):
     """An export would mix AutoTVM and auto_scheduler records, which TVM loads separately."""
+
+
+class UnknownSourceError(TunelogError, LookupError):
+    """A --source, --label or `sources remove` argument that names no imported source."""

@@ -8,7 +8,15 @@ combine as AND; an empty field matches everything.
   are `cuda, gpu`);
 * `model`: the record's target has this `-model` value;
 * `template`: the task name is exactly this (`conv2d_nchw.cuda`);
-* `task`: the task name contains this text (plain, case-sensitive; no wildcards).
+* `task`: the task name contains this text (plain, case-sensitive; no wildcards);
+* `source`: the record is owned by this source, given by id or by the path it was imported
+  from (records are stored once, owned by the first source that had the line);
+* `label`: the record is owned by a source imported with this `--label`;
+* `target`: the record's target string is exactly this one (byte for byte, unlike
+  `target_key`/`model`, which match every target that queries the same slots).
+
+A layer (one operator on one target group) is shown when one of its templates has a selected
+record on a target of the group.
 
 `for_target` is different: it is not a selection of records but a question, "what does
 `apply_history_best` answer when compiling for this target string?" (model slot first, then
@@ -33,6 +41,9 @@ class Filters:
     template: str | None = None
     task: str | None = None
     for_target: str | None = None
+    source: str | None = None
+    label: str | None = None
+    target: str | None = None
 
     def __post_init__(self) -> None:
         if self.for_target is not None:
@@ -52,7 +63,25 @@ class Filters:
     @property
     def selects_targets(self) -> bool:
         """True when some target strings do not match."""
-        return self.target_key is not None or self.model is not None
+        return self.target_key is not None or self.model is not None or self.target is not None
+
+    @property
+    def selects_sources(self) -> bool:
+        """True when only the records of some sources are selected."""
+        return self.source is not None or self.label is not None
+
+    @property
+    def selects_records(self) -> bool:
+        """True when the filters look at a record's source or exact target string."""
+        return self.selects_sources or self.target is not None
+
+    def matches_source(self, source_id: int, path: str, label: str | None) -> bool:
+        """Whether records owned by this source are selected (`source`: an id or a path)."""
+        if self.label is not None and label != self.label:
+            return False
+        if self.source is None:
+            return True
+        return self.source == str(source_id) or self.source == path
 
     @property
     def selects_tasks(self) -> bool:
@@ -61,6 +90,8 @@ class Filters:
 
     def matches_target(self, target: Target) -> bool:
         """Whether a record with this (parsed) target is selected."""
+        if self.target is not None and target.raw != self.target:
+            return False
         if self.target_key is not None and self.target_key not in target.keys:
             return False
         return self.model is None or self.model == target.model

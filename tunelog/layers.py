@@ -10,7 +10,11 @@ whose tuned config has the strictly lowest cost, skipping untuned ones (tvm-refe
   slot first, then the keys in order), so a template tuned under another target that shares a
   key competes too, exactly as in TVM;
 * ties between templates keep the first one in import order (the order relay's strategy lists
-  implementations in is not in the log).
+  implementations in is not in the log);
+* only the templates relay's strategy offers the group's targets compete (`strategies.may_offer`;
+  unknown targets and templates keep every template); a template tuned on the group but never
+  offered to it is listed, marked, and never chosen;
+* a winner measured on another machine than a target of the group (`machines`) is warned about.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tunelog.ansor import ANSOR_VERSION, ansor_shapes
+from tunelog.machines import cross_machine_warning
 from tunelog.selection import query_slots
+from tunelog.strategies import may_offer, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.workloads import flops, gflops, layer_key, operator_family, short_args
 
@@ -33,6 +39,7 @@ class SlotWinner:
     config_index: int
     source: str
     line: int
+    target: str = ""  # the winning record's own target string
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +93,7 @@ class TemplateResult:
     errors: dict[int, int] = field(default_factory=dict)
     all_cost_range: dict[int, tuple[float, float]] = field(default_factory=dict)
     chosen: SlotWinner | None = None
+    offered: bool = True  # False: relay's strategy never queries it for the group's targets
 
     @property
     def trials(self) -> int:
@@ -123,6 +131,12 @@ class Layer:
     templates: list[TemplateResult]
     winner: TemplateResult | None = None
     runner_up: TemplateResult | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def strategy_note(self) -> str | None:
+        """Why every template competes here: the strategy table does not know these keys."""
+        return strategy_note(self.group.keys)
 
     @property
     def trials(self) -> int:
@@ -236,12 +250,14 @@ def _layer(
 ) -> Layer | None:
     templates: list[TemplateResult] = []
     for workload_id in workload_ids:
-        chosen = query(slots, group, workload_id)
+        offered = may_offer(group.keys, by_id[workload_id].task_name)
+        chosen = query(slots, group, workload_id) if offered else None
         tuned_here = results.get(((group.keys, group.model), workload_id))
         if tuned_here is None and chosen is None:
             continue  # never tuned for this group, and no shared key slot answers for it
         template = tuned_here or TemplateResult(by_id[workload_id])
         template.chosen = chosen
+        template.offered = offered
         templates.append(template)
     if not templates:
         return None
@@ -256,14 +272,16 @@ def _layer(
     )  # stable: equal costs keep import order, as relay's strict `>` keeps the first
     untuned = [t for t in templates if t.chosen is None]
     first = templates[0].workload
+    winner = ranked[0] if ranked else None
     return Layer(
         group=group,
         key=layer_id,
         family=operator_family(first.task_name, first.template_key),
         shapes=_shapes(first),
         templates=ranked + untuned,
-        winner=ranked[0] if ranked else None,
+        winner=winner,
         runner_up=ranked[1] if len(ranked) > 1 else None,
+        warnings=_machine_warnings(group, winner),
     )
 
 
@@ -272,6 +290,15 @@ def _shapes(workload: WorkloadInfo) -> str:
     if workload.version == ANSOR_VERSION and workload.spelling is not None:
         return ansor_shapes(workload.spelling)
     return short_args(workload.task_name, workload.args)
+
+
+def _machine_warnings(group: TargetGroup, winner: TemplateResult | None) -> list[str]:
+    """One warning per target of the group that the winner was not measured on (machine-wise)."""
+    if winner is None or winner.chosen is None or not winner.chosen.target:
+        return []
+    measured = winner.chosen.target
+    found = (cross_machine_warning(asked, measured) for asked in group.targets)
+    return [warning for warning in found if warning is not None]
 
 
 def template_identity(workload: WorkloadInfo) -> tuple[str, str, str]:

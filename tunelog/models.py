@@ -127,3 +127,6 @@ class BestRow(_Dumpable):
     record_id: int
     log_version: str
     knobs: list[list[object]] | None = None
+    # A target asked about (--for-target, or one that measured the workload and queries the
+    # same slot) that the winner was not measured on, machine-wise (see tunelog.machines).
+    warnings: list[str] = dataclasses.field(default_factory=list)

@@ -19,6 +19,7 @@ from tunelog.exceptions import (
     DiskFullError,
     NewerSchemaError,
     NotATunelogDatabaseError,
+    UnknownSourceError,
 )
 from tunelog.filters import Filters
 from tunelog.models import (
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from tunelog.layers import SlotWinner, Tally, WorkloadInfo
     from tunelog.records import ScannedLine
     from tunelog.store.importer import ImportWriter, ProgressCallback
+    from tunelog.store.removal import RemovedSource
 
 # Read commands never parse a line: the importer and the record models (pydantic, msgspec)
 # are imported where a method needs them, which keeps a small command's start-up short.
@@ -369,6 +371,93 @@ class Store:
         conn.execute("COMMIT")
         report.source_id = writer.source_id
 
+    # -- sources: selecting and removing ----------------------------------------------------
+
+    def selected_sources(self, filters: Filters) -> list[int]:
+        """Ids of the sources `--source`/`--label` select; UnknownSourceError when none."""
+        rows = self.conn.execute("SELECT id, path, label FROM sources ORDER BY id").fetchall()
+        ids = [int(i) for i, path, label in rows if filters.matches_source(int(i), path, label)]
+        if not ids and filters.source is not None:
+            # A path as typed today may differ from the path as typed on import.
+            wanted = os.path.realpath(filters.source)
+            ids = [
+                int(i)
+                for i, path, label in rows
+                if os.path.realpath(path) == wanted
+                and filters.matches_source(int(i), filters.source, label)
+            ]
+        if not ids:
+            wanted_text = " and ".join(
+                f"{name} {value!r}"
+                for name, value in (("source", filters.source), ("label", filters.label))
+                if value is not None
+            )
+            raise UnknownSourceError(
+                f"no imported source matches {wanted_text}: see `tunelog sources` for ids, "
+                "paths and labels"
+            )
+        return ids
+
+    def selected_pairs(self, filters: Filters) -> set[tuple[str, int]] | None:
+        """(target string, workload id) of the records `--source/--label/--target` select.
+
+        None when those filters are not given. With a source filter the records of the
+        selected sources are read (one pass over their rows); otherwise the tallies suffice.
+        """
+        if not filters.selects_records:
+            return None
+        clauses = []
+        if filters.target is not None:
+            clauses.append("t.target = ?")
+        params: tuple[Any, ...] = () if filters.target is None else (filters.target,)
+        if filters.selects_sources:
+            clauses.append(f"r.source_id IN ({_id_list(self.selected_sources(filters))})")
+            table = "records r"
+        else:
+            table = "tallies r"
+        sql = f"""SELECT DISTINCT t.target, r.workload_id FROM {table}
+                  JOIN targets t ON t.id = r.target_id WHERE {" AND ".join(clauses)}"""
+        return {(str(t), int(w)) for t, w in self.conn.execute(sql, params)}
+
+    def remove_sources(self, ref: str) -> list[RemovedSource]:
+        """Remove the sources `ref` names (an id, a label, or a path), in one transaction.
+
+        The database becomes what importing only the remaining stored records gives (see
+        `tunelog.store.removal`). UnknownSourceError when nothing matches.
+        """
+        from tunelog.store.removal import remove_sources
+
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
+        try:
+            ids = self._sources_named(ref)
+            removed = remove_sources(self.conn, ids)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        return removed
+
+    def _sources_named(self, ref: str) -> list[int]:
+        """An id (digits), else every source with this label, else with this path."""
+        if ref.isdigit():
+            row = self.conn.execute("SELECT id FROM sources WHERE id = ?", (int(ref),)).fetchone()
+            if row is not None:
+                return [int(row[0])]
+        for column in ("label", "path"):
+            ids = [
+                int(i)
+                for (i,) in self.conn.execute(f"SELECT id FROM sources WHERE {column} = ?", (ref,))
+            ]
+            if ids:
+                return ids
+        raise UnknownSourceError(
+            f"no imported source has id, label or path {ref!r}: see `tunelog sources`"
+        )
+
     # -- queries ------------------------------------------------------------------------------
 
     def sources(self) -> list[Source]:
@@ -454,7 +543,8 @@ class Store:
                        (SELECT sum(c.records) FROM tallies c
                         JOIN targets ct ON ct.id = c.target_id
                         WHERE c.workload_id = r.workload_id
-                          AND ct.keys = t.keys AND ct.model = t.model)
+                          AND ct.keys = t.keys AND ct.model = t.model),
+                       r.workload_id
                 FROM slots s
                 JOIN records r ON r.id = s.record_id
                 JOIN targets t ON t.id = r.target_id
@@ -465,6 +555,7 @@ class Store:
             params,
         ).fetchall()
         grouped: dict[int, BestRow] = {}
+        workload_of: dict[int, int] = {}
         reader = LineReader(self.conn)
         for row in rows:
             kind, name, record_id = row[0], row[1], row[2]
@@ -488,7 +579,43 @@ class Store:
                 trials=row[12],
                 knobs=_knobs(reader.line(record_id)) if knobs else None,
             )
+            workload_of[record_id] = int(row[13])
+        self._warn_across_machines(grouped, workload_of, filters)
         return list(grouped.values())
+
+    def _warn_across_machines(
+        self,
+        rows: dict[int, BestRow],
+        workload_of: dict[int, int],
+        filters: Filters | None,
+    ) -> None:
+        """Warn on each row whose winner another machine measured than a target asked about.
+
+        Asked about: the --for-target string, or else every target that measured the same
+        workload and competes for one of the row's slots (its query may get this record).
+        """
+        from tunelog.machines import cross_machine_warning
+
+        asked_for = filters.for_target if filters is not None else None
+        measured_by: dict[int, set[str]] = {}
+        if asked_for is None and rows:
+            wanted = _id_list(sorted(set(workload_of.values())))
+            for workload_id, target in self.conn.execute(
+                f"""SELECT DISTINCT c.workload_id, t.target FROM tallies c
+                    JOIN targets t ON t.id = c.target_id WHERE c.workload_id IN ({wanted})"""
+            ):
+                measured_by.setdefault(int(workload_id), set()).add(str(target))
+        for record_id, row in rows.items():
+            if asked_for is not None:
+                asked = [asked_for]
+            else:
+                asked = sorted(
+                    target
+                    for target in measured_by.get(workload_of[record_id], ())
+                    if _competes(target, row.slots)
+                )
+            found = (cross_machine_warning(target, row.target) for target in asked)
+            row.warnings = [warning for warning in found if warning is not None]
 
     def winner_lines(
         self, filters: Filters | None = None, *, top_k: int = 1
@@ -543,12 +670,15 @@ class Store:
         ]
         tallies = [Tally(*row) for row in self.conn.execute("SELECT * FROM tallies")]
         slots = {
-            (kind, name, workload_id): SlotWinner(record_id, mean, index, path, line)
-            for kind, name, workload_id, record_id, mean, index, path, line in self.conn.execute(
-                """SELECT s.kind, s.name, s.workload_id, s.record_id, s.mean_cost,
-                          r.config_index, src.path, r.line
-                   FROM slots s JOIN records r ON r.id = s.record_id
-                   JOIN sources src ON src.id = r.source_id"""
+            (kind, name, workload_id): SlotWinner(record_id, mean, index, path, line, target)
+            for kind, name, workload_id, record_id, mean, index, path, line, target in (
+                self.conn.execute(
+                    """SELECT s.kind, s.name, s.workload_id, s.record_id, s.mean_cost,
+                              r.config_index, src.path, r.line, t.target
+                       FROM slots s JOIN records r ON r.id = s.record_id
+                       JOIN sources src ON src.id = r.source_id
+                       JOIN targets t ON t.id = r.target_id"""
+                )
             )
         }
         return targets, workloads, tallies, slots
@@ -655,6 +785,8 @@ class Store:
         """
         clauses: list[str] = []
         params: list[Any] = []
+        if filters.selects_sources:
+            clauses.append(f"r.source_id IN ({_id_list(self.selected_sources(filters))})")
         if filters.selects_targets:
             ids = [
                 int(target_id)
@@ -688,6 +820,17 @@ class Store:
                 params += [kind, name, rank]
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         return where, tuple(params)
+
+
+def _competes(target: str, slots: Sequence[str]) -> bool:
+    """Whether a record of `target` competes for one of these slots (`model=x` or a key)."""
+    parsed = parse_target(target)
+    return any(
+        (slot.removeprefix("model=") == parsed.model)
+        if slot.startswith("model=")
+        else slot in parsed.keys
+        for slot in slots
+    )
 
 
 def _id_list(ids: Sequence[int]) -> str:

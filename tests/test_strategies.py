@@ -1,0 +1,341 @@
+"""Relay's strategy table: which templates compete for a target, and warnings across machines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import tunelog
+from tests.conftest import CORPUS, SHARED, require_shared
+from tunelog import api
+from tunelog.machines import cross_machine_warning, machine_differences
+from tunelog.records import TuningRecord, parse_line
+from tunelog.selection import HistoryBest
+from tunelog.store import Store
+from tunelog.strategies import (
+    KNOWN_TEMPLATES,
+    NOT_OFFERED,
+    STRATEGIES,
+    may_offer,
+    offered_templates,
+    strategy_note,
+)
+from tunelog.targets import parse_target
+from tunelog.workloads import layer_key
+
+TOPHUB = CORPUS / "tophub"
+
+
+def test_every_registered_template_is_in_the_table_or_documented_as_not_offered() -> None:
+    listing = SHARED / "autotvm_templates.txt"
+    if not listing.is_file():
+        pytest.skip("../shared/autotvm_templates.txt is not beside this checkout")
+    registered = set(listing.read_text().split())
+    assert len(registered) == 141
+    assert registered - KNOWN_TEMPLATES == set()
+
+
+def test_no_template_is_both_offered_and_documented_as_not_offered() -> None:
+    offered = {name for table in STRATEGIES.values() for names in table.values() for name in names}
+    assert offered & set(NOT_OFFERED) == set()
+
+
+@pytest.mark.parametrize(
+    ("target", "offered", "not_offered"),
+    [
+        (
+            "cuda -model=t4",
+            ["conv2d_nchw.cuda", "conv2d_nchw_winograd.cuda", "dense_small_batch.gpu"],
+            ["conv2d_nchwc.image2d", "conv2d_nchw_spatial_pack.mali", "conv2d_NCHWc.x86"],
+        ),
+        (
+            "opencl -device=adreno",
+            ["conv2d_nchwc.image2d", "conv2d_nchw.cuda", "dense_small_batch.gpu"],
+            ["conv2d_nchw_winograd.cuda", "conv2d_nchw_spatial_pack.mali"],
+        ),
+        (
+            "opencl -device=mali",
+            ["conv2d_nchw_spatial_pack.mali", "dense.mali", "batch_matmul.cuda"],
+            ["conv2d_nchw.cuda", "dense_small_batch.gpu", "conv2d_nchwc.image2d"],
+        ),
+        (
+            "opencl -device=bifrost",
+            ["conv2d_nchw_spatial_pack.bifrost", "dense.bifrost"],
+            ["conv2d_nchw_spatial_pack.mali", "conv2d_nchw.cuda"],
+        ),
+        ("opencl", ["conv2d_nchw.cuda", "conv2d_nchw_winograd.cuda"], ["conv2d_nchwc.image2d"]),
+        ("vulkan -model=v1000", ["conv2d_nchw.cuda", "depthwise_conv2d_nchw.cuda"], ["dense.mali"]),
+        (
+            "rocm -model=gfx900",
+            ["conv2d_nchw.cuda", "conv2d_nchw_miopen.rocm", "dense_rocblas.rocm"],
+            ["conv2d_nchw_spatial_pack.mali"],
+        ),
+        (
+            "opencl -device=intel_graphics",
+            ["conv2d_NCHWc.intel_graphics", "batch_matmul.cuda"],
+            ["conv2d_nchw.cuda", "conv2d_NCHWc.x86"],
+        ),
+        (
+            "llvm -mcpu=skylake-avx512",
+            ["conv2d_NCHWc.x86", "dense_pack.x86", "batch_matmul.x86"],
+            ["conv2d_nchw_spatial_pack.arm_cpu", "conv2d_nchw.cuda", "dense_nopack.riscv"],
+        ),
+        # arm_cpu's conv2d strategy offers the x86 NCHWc template; batch_matmul comes from x86.
+        (
+            "llvm -device=arm_cpu -mtriple=aarch64-linux-gnu",
+            [
+                "conv2d_nchw_spatial_pack.arm_cpu",
+                "conv2d_NCHWc.x86",
+                "batch_matmul.x86",
+                "dense_pack.x86",
+            ],
+            ["group_conv2d_nchw.x86", "conv2d_nchw_dnnl.x86", "conv2d_nchw.cuda"],
+        ),
+        (
+            "llvm -mtriple=aarch64-linux-gnu",
+            ["conv2d_nchw_winograd.arm_cpu"],
+            ["conv2d_nchw_dnnl.x86"],
+        ),
+        (
+            "hexagon",
+            ["conv3d_ncdhw.x86"],
+            ["dense_pack.x86", "batch_matmul.x86", "conv2d_NCHWc.x86"],
+        ),
+    ],
+)
+def test_relay_offers_a_target_the_templates_of_its_first_registered_key(
+    target: str, offered: list[str], not_offered: list[str]
+) -> None:
+    keys = parse_target(target).keys
+    assert all(may_offer(keys, name) for name in offered), keys
+    assert not any(may_offer(keys, name) for name in not_offered), keys
+
+
+@pytest.mark.parametrize(
+    "target", ["ext_dev -device=vta -keys=cpu", "llvm -keys=foo", "llvm -device=riscv_cpu"]
+)
+def test_unknown_keys_keep_every_template(target: str) -> None:
+    keys = parse_target(target).keys
+    assert offered_templates(keys) is None
+    assert may_offer(keys, "conv2d_nchw.cuda") and may_offer(keys, "conv2d_packed.vta")
+    assert strategy_note(keys) == (
+        f"no relay strategy table for target keys {','.join(keys)}: every template competes, "
+        "as before"
+    )
+    assert strategy_note(("cuda", "gpu")) is None
+
+
+@pytest.mark.parametrize("task", ["topi_nn_conv2d", "conv2d_packed.vta", "my_matmul"])
+def test_unknown_templates_are_kept_for_every_target(task: str) -> None:
+    assert may_offer(("cuda", "gpu"), task)
+    assert may_offer(("mali", "opencl", "gpu"), task)
+
+
+@pytest.mark.parametrize(
+    ("asked", "measured", "differences"),
+    [
+        ("llvm", "llvm -mcpu=skylake-avx512", ["-mcpu skylake-avx512 vs none"]),
+        ("cuda -model=t4 -arch=sm_75", "cuda -model=t4", ["-arch none vs sm_75"]),
+        ("opencl -device=adreno", "cuda -model=1080ti",
+         ["target kind cuda vs opencl", "-model 1080ti vs none", "-device none vs adreno"]),
+        ("llvm -device=arm_cpu -target=aarch64-linux-gnu",
+         "llvm -device=arm_cpu -mtriple=aarch64-linux-gnu", []),
+        ("llvm -mcpu=a -libs=cblas", "llvm -mcpu=a", []),
+        ("llvm -mtriple=x86_64 -mcpu=a", "llvm -mcpu=a", ["-mtriple none vs x86_64"]),
+    ],
+)  # fmt: skip
+def test_machine_differences_name_the_options_that_identify_a_machine(
+    asked: str, measured: str, differences: list[str]
+) -> None:
+    assert machine_differences(parse_target(asked), parse_target(measured)) == differences
+    warning = cross_machine_warning(asked, measured)
+    assert (warning is None) == (not differences)
+
+
+# -- on real logs -------------------------------------------------------------------------------
+
+
+def _both(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "both.db")
+    tunelog.import_paths(store, [str(TOPHUB / "cuda_v0.10.log"), str(TOPHUB / "adreno_v0.02.log")])
+    return store
+
+
+def test_cuda_groups_name_only_cuda_templates_beside_adreno_logs(tmp_path: Path) -> None:
+    require_shared()
+    with _both(tmp_path) as store:
+        found = api.layers(store)
+        nano = api.layers(store, tunelog.Filters(model="jetson-nano"))
+    cuda = [lay for lay in found if lay.group.keys == ("cuda", "gpu")]
+    assert cuda and nano
+    for layer in cuda + nano:
+        names = {t.workload.task_name for t in layer.templates}
+        assert all(name.endswith((".cuda", ".gpu")) for name in names), names
+        assert layer.winner is not None
+    adreno = [lay for lay in found if "adreno" in lay.group.keys]
+    assert any(lay.winner and lay.winner.name.endswith(".image2d") for lay in adreno)
+
+
+def _target_strings(store: Store) -> list[str]:
+    targets = [t for (t,) in store.conn.execute("SELECT target FROM targets ORDER BY id")]
+    unseen = []
+    for target in targets:
+        parsed = parse_target(target)
+        options = " ".join(f"-{n}={v}" for n, v in parsed.options if n != "model")
+        unseen.append(f"{parsed.kind} {options} -model=unseen".replace("  ", " "))
+    return targets + unseen
+
+
+def _relay_choices(lines: list[bytes], targets: list[str]) -> dict[tuple[str, str], object]:
+    """Per (target string, layer): relay's choice among the offered templates, from the lines."""
+    history: HistoryBest[int] = HistoryBest()
+    layers: dict[str, set[tuple[str, str]]] = {}
+    for n, raw in enumerate(lines):
+        record = parse_line(raw)
+        assert isinstance(record, TuningRecord)
+        if record.error_no == 0:
+            history.add(record.target, record.workload_json, record.mean_cost, n)
+        key = layer_key(record.task_name, record.template_key, record.args)
+        layers.setdefault(key, set()).add((record.task_name, record.workload_json))
+    choices: dict[tuple[str, str], object] = {}
+    for target in targets:
+        keys = parse_target(target).keys
+        for key, members in layers.items():
+            answers = []
+            for task, workload in members:
+                holder = history.query(target, workload) if may_offer(keys, task) else None
+                if holder is not None:
+                    answers.append((holder.mean_cost, workload, lines[holder.ref]))
+            if answers:
+                best = min(cost for cost, _, _ in answers)
+                choices[(target, key)] = sorted((w, r) for c, w, r in answers if c == best)
+    return choices
+
+
+def test_winners_only_keeps_relays_choice_for_every_target_of_cuda_and_adreno_logs(
+    tmp_path: Path,
+) -> None:
+    require_shared()
+    out = tmp_path / "winners.log"
+    with _both(tmp_path) as store:
+        everything = [line.raw for line in store.winner_lines()]
+        report = api.export(store, str(out), winners_only=True)
+        targets = _target_strings(store)
+    kept = out.read_bytes().splitlines()
+    assert report.skipped_losing_templates > 0  # something was left out ...
+    assert _relay_choices(kept, targets) == _relay_choices(everything, targets)  # ... safely
+
+
+def test_no_layer_of_the_whole_corpus_names_a_winner_its_strategy_cannot_offer(
+    tmp_path: Path,
+) -> None:
+    require_shared()
+    with Store(tmp_path / "all.db") as store:
+        tunelog.import_paths(store, [str(CORPUS)])
+        found = api.layers(store)
+    assert len(found) > 3000
+    offending = [
+        (lay.group.label, lay.winner.workload.task_name)
+        for lay in found
+        if lay.winner is not None and not may_offer(lay.group.keys, lay.winner.workload.task_name)
+    ]
+    assert offending == []
+    # ... and the table did decide something: cross-device templates were ruled out.
+    assert sum(1 for lay in found if lay.group.keys == ("cuda", "gpu")) > 0
+
+
+def test_a_template_tuned_on_a_target_that_never_offers_it_is_listed_but_never_wins(
+    tmp_path: Path,
+) -> None:
+    line = {
+        "input": ["opencl -device=mali", "conv2d_nchw.cuda",
+                  [["TENSOR", [1, 8, 8, 8], "float32"], ["TENSOR", [8, 8, 3, 3], "float32"],
+                   [1, 1], [1, 1, 1, 1], [1, 1], "float32"], {}],
+        "config": {"index": 1, "code_hash": None, "entity": []},
+        "result": [[0.001], 0, 1.0, 1.6e9], "version": 0.2, "tvm_version": "0.9.dev0",
+    }  # fmt: skip
+    log = tmp_path / "mali.log"
+    log.write_text(json.dumps(line) + "\n")
+    with Store(tmp_path / "m.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        (layer,) = api.layers(store)
+        (untuned,) = api.untuned(store)
+        data = api.layer_as_dict(layer)
+    assert layer.winner is None and untuned.key == layer.key
+    assert data["templates"][0]["offered"] is False  # type: ignore[index]
+
+
+def _dense_record(target: str, cost: float, index: int) -> str:
+    return json.dumps(
+        {
+            "input": [target, "dense_pack.x86",
+                      [["TENSOR", [1, 512], "float32"], ["TENSOR", [1000, 512], "float32"],
+                       None, "float32"], {}],
+            "config": {"index": index, "code_hash": None, "entity": []},
+            "result": [[cost], 0, 1.0, 1.6e9], "version": 0.2, "tvm_version": "0.9.dev0",
+        }
+    )  # fmt: skip
+
+
+BOX_A = "llvm -mcpu=skylake-avx512"
+BOX_B = "llvm -mcpu=znver3"
+
+
+def test_best_warns_when_one_box_gets_another_boxs_config(tmp_path: Path) -> None:
+    log = tmp_path / "boxes.log"
+    log.write_text(_dense_record(BOX_A, 2.88e-5, 1) + "\n" + _dense_record(BOX_B, 2.877e-4, 2))
+    with Store(tmp_path / "b.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        (row,) = store.best(tunelog.Filters(target_key="cpu"))
+        (asked_b,) = store.best(tunelog.Filters(for_target=BOX_B))
+        (asked_a,) = store.best(tunelog.Filters(for_target=BOX_A))
+        (layer,) = api.layers(store)
+        (untuned,) = api.untuned(store)
+    assert row.target == BOX_A
+    assert row.warnings == [
+        f"answer for {BOX_B!r} was measured on {BOX_A!r} (-mcpu skylake-avx512 vs znver3): "
+        "re-tune on this machine, or filter with --target"
+    ]
+    assert asked_b.warnings == row.warnings and asked_a.warnings == []
+    assert layer.warnings == row.warnings and untuned is not None
+
+
+def test_one_machine_gets_no_warning(tmp_path: Path) -> None:
+    log = tmp_path / "one.log"
+    log.write_text(_dense_record(BOX_A, 2.88e-5, 1) + "\n" + _dense_record(BOX_A, 3e-5, 2))
+    with Store(tmp_path / "o.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        (row,) = store.best()
+        (layer,) = api.layers(store)
+        assert api.untuned(store) == []
+    assert row.warnings == [] and layer.warnings == []
+
+
+UNTUNED_BOXES = """\
+target    operator    shapes            templates       trials    errors    answered by
+--------  ----------  ----------------  --------------  --------  --------  --------------------------------------------------------------------
+cpu       dense       1x512 * 1000x512  dense_pack.x86  2                   dense_pack.x86 measured on 'llvm -mcpu=skylake-avx512' (boxes.log:1)
+"""  # noqa: E501
+BOXES_WARNING = (
+    "warning: cpu dense 1x512 * 1000x512: answer for 'llvm -mcpu=znver3' was measured on "
+    "'llvm -mcpu=skylake-avx512' (-mcpu skylake-avx512 vs znver3): re-tune on this machine, or "
+    "filter with --target\n"
+)
+
+
+def test_untuned_lists_a_layer_answered_only_by_another_box(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tunelog.cli import app
+
+    log = tmp_path / "boxes.log"
+    log.write_text(_dense_record(BOX_A, 2.88e-5, 1) + "\n" + _dense_record(BOX_B, 2.877e-4, 2))
+    db = str(tmp_path / "cli.db")
+    runner = CliRunner()
+    runner.invoke(app, ["--db", db, "import", str(log)])
+    result = runner.invoke(app, ["--db", db, "untuned"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, UNTUNED_BOXES, BOXES_WARNING)
+    result = runner.invoke(app, ["--db", db, "workloads", "--for-target", BOX_A])
+    assert (result.exit_code, result.stderr) == (0, "")

@@ -1,0 +1,46 @@
+"""When an answer crosses machines: the record was measured on another device than asked about.
+
+Pure. AutoTVM matches records by target keys and `-model` only (tvm-reference §2), so a record
+tuned with `-mcpu=skylake-avx512`, on another GPU architecture, or on another target kind that
+shares a key (`gpu` is shared by cuda, opencl, vulkan...) answers a query just the same. TVM
+does this silently; tunelog keeps the answer (it is what TVM does) and says so.
+"""
+
+from __future__ import annotations
+
+from tunelog.exceptions import TargetParseError
+from tunelog.targets import Target, parse_target
+
+# The options that name the machine a record was measured on.
+MACHINE_OPTIONS = ("mcpu", "mtriple", "arch", "model", "device")
+
+
+def machine_differences(asked: Target, measured: Target) -> list[str]:
+    """How the measuring target differs from the asked one, e.g. `-mcpu skylake-avx512 vs none`.
+
+    Empty when both name the same machine (other options, such as `-libs`, do not count).
+    """
+    notes: list[str] = []
+    if asked.kind != measured.kind:
+        notes.append(f"target kind {measured.kind} vs {asked.kind}")
+    for name in MACHINE_OPTIONS:
+        mine, theirs = asked.option(name), measured.option(name)
+        if mine != theirs:
+            notes.append(f"-{name} {theirs or 'none'} vs {mine or 'none'}")
+    return notes
+
+
+def cross_machine_warning(asked: str, measured: str) -> str | None:
+    """A one-line warning when `measured` is another machine than `asked`, else None."""
+    if asked == measured:
+        return None
+    try:
+        differences = machine_differences(parse_target(asked), parse_target(measured))
+    except TargetParseError:
+        return None  # stored targets parsed on import; an unparsable question is refused earlier
+    if not differences:
+        return None
+    return (
+        f"answer for {asked!r} was measured on {measured!r} "
+        f"({'; '.join(differences)}): re-tune on this machine, or filter with --target"
+    )
