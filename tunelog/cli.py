@@ -21,6 +21,7 @@ from tunelog.filters import Filters
 
 if TYPE_CHECKING:
     from tunelog import api
+    from tunelog.diffing import LayerDiff
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer
     from tunelog.models import BestRow, FileReport
@@ -631,6 +632,131 @@ def explain(
     if entry.remedies:
         lines += ["", "What to change:", *(f"  - {r}" for r in entry.remedies)]
     typer.echo("\n".join(lines))
+
+
+# -- merge and diff ---------------------------------------------------------------------------
+
+
+@app.command()
+@handles_errors
+def merge(
+    databases: Annotated[list[str], typer.Argument(help="Other tunelog databases to merge in.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Merge other tunelog databases into --db, in one transaction; merging again adds nothing.
+
+    Their files count as imported after --db's own, in each database's import order.
+    """
+    from tunelog import api
+
+    with opened_store() as store:
+        reports = api.merge(store, databases)
+    if as_json:
+        emit_json([{**r.model_dump(), "new": r.new, "duplicates": r.duplicates} for r in reports])
+        return
+    emit_table(
+        [
+            (
+                r.database,
+                s.path,
+                s.label or "",
+                s.new,
+                s.duplicates,
+                f"already here as {s.already_merged_as}" if s.already_merged_as else "",
+            )
+            for r in reports
+            for s in r.sources
+        ],
+        ("database", "source", "label", "new", "dup", "note"),
+    )
+    _err(
+        f"merged {sum(r.new for r in reports)} new record(s) from {len(reports)} database(s) "
+        f"into {state.db_path}"
+    )
+
+
+@app.command()
+@handles_errors
+def diff(
+    a: Annotated[
+        str, typer.Argument(help="Run A: a database, a log file, label:NAME or source:ID.")
+    ],
+    b: Annotated[str, typer.Argument(help="Run B, the same kinds (compared with A).")],
+    threshold: Annotated[
+        float,
+        typer.Option(
+            "--threshold", min=0, metavar="PCT", help="Changes within PCT % count as the same."
+        ),
+    ] = 5.0,
+    fail_on_regression: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-on-regression",
+            min=0,
+            metavar="PCT",
+            help="Exit 1 when a layer is slower in B by more than PCT %, or untuned in B.",
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Best latency per layer and target group in runs A and B, with B/A ratios.
+
+    label:NAME and source:ID select sources of --db (see `tunelog sources`).
+    """
+    from tunelog import api
+
+    report = api.diff(a, b, db=state.db_path, threshold_pct=threshold)
+    for note in report.notes:
+        _err(f"warning: {note}")
+    if as_json:
+        emit_json(api.diff_as_dict(report))
+    else:
+        emit_table([_diff_row(d) for d in report.layers], _DIFF_HEADERS)
+        _err(_diff_summary(report))
+    if fail_on_regression is not None:
+        worse = report.regressions(fail_on_regression)
+        if worse:
+            _err(
+                f"Error: {len(worse)} layer(s) slower in B by more than {fail_on_regression:g}% "
+                "or untuned in B: re-tune them, or raise --fail-on-regression"
+            )
+            raise typer.Exit(1)
+
+
+_DIFF_HEADERS = ("target", "operator", "shapes", "A", "B", "B/A", "change", "winner")
+
+
+def _diff_row(d: LayerDiff) -> list[Any]:
+    def latency(cost: float | None, present: bool) -> str:
+        return format_seconds(cost) if cost is not None else "untuned" if present else "-"
+
+    change = d.status
+    if d.change_pct is not None and d.status != "same":
+        change += f" {d.change_pct:+.0f}%"
+    winner = d.a_template or d.b_template or ""
+    if d.winner_changed:
+        winner = f"{d.a_template} -> {d.b_template}"
+    return [
+        d.target,
+        d.operator,
+        d.shapes,
+        latency(d.a_latency, d.status != "only in B"),
+        latency(d.b_latency, d.status != "only in A"),
+        f"{d.ratio:.2f}x" if d.ratio is not None else "",
+        change,
+        winner,
+    ]
+
+
+def _diff_summary(report: api.DiffReport) -> str:
+    from tunelog.diffing import STATUSES
+
+    counts = ", ".join(f"{report.count(s)} {s}" for s in STATUSES if report.count(s))
+    return (
+        f"{len(report.layers)} layer(s): {counts or 'none'}; "
+        f"{len(report.winner_changes)} winning template change(s) "
+        f"(threshold {report.threshold_pct:g}%)"
+    )
 
 
 def run() -> None:

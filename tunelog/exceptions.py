@@ -45,3 +45,11 @@ class UnknownErrorCodeError(TunelogError, LookupError):
 
 class NothingToExportError(TunelogError):
     """An export would write no record (no valid measurement matches the filters)."""
+
+
+class SameDatabaseError(TunelogError):
+    """A database was given to merge into itself."""
+
+
+class UnknownSourceError(TunelogError, LookupError):
+    """A `label:` or `source:` selection matches no imported source."""

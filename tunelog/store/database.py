@@ -341,7 +341,7 @@ class Store:
         """Imported files, oldest first."""
         rows = self.conn.execute(
             """SELECT id, path, label, sha256, size, lines, records, duplicates, comments, blank,
-                      rejected, imported_at FROM sources ORDER BY id"""
+                      rejected, imported_at, merged_from FROM sources ORDER BY id"""
         ).fetchall()
         return [Source(*row) for row in rows]
 

@@ -294,10 +294,22 @@ def _migration_4(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migration_merged_sources(conn: sqlite3.Connection) -> None:
+    """Sources remember the database a merge brought them from (see store.merging).
+
+    `merged_from` is that database's absolute path and `merged_at` when the merge ran; both are
+    NULL for files imported directly. The other columns keep the file's own provenance (path,
+    label, sha256, line counts, `imported_at`: when the file itself was imported).
+    """
+    conn.execute("ALTER TABLE sources ADD COLUMN merged_from TEXT")
+    conn.execute("ALTER TABLE sources ADD COLUMN merged_at TEXT")
+
+
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_1,
     _migration_2,
     _migration_3,
     _migration_4,
+    _migration_merged_sources,
 ]
