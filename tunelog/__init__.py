@@ -24,6 +24,10 @@ _EXPORTS = {
     "layer_as_dict": "tunelog.api",
     "layers": "tunelog.api",
     "untuned": "tunelog.api",
+    "merge": "tunelog.api",
+    "diff": "tunelog.api",
+    "diff_as_dict": "tunelog.api",
+    "DiffReport": "tunelog.api",
     "ERROR_CODES": "tunelog.errorcodes",
     "ErrorCode": "tunelog.errorcodes",
     "diagnose": "tunelog.errorcodes",
@@ -50,6 +54,7 @@ _EXPORTS = {
 __all__ = [
     "ERROR_CODES",
     "BestRow",
+    "DiffReport",
     "ErrorCode",
     "ErrorSummary",
     "ExportReport",
@@ -67,6 +72,8 @@ __all__ = [
     "TuningRecord",
     "__version__",
     "diagnose",
+    "diff",
+    "diff_as_dict",
     "error_as_dict",
     "errors",
     "export",
@@ -75,6 +82,7 @@ __all__ = [
     "layer_as_dict",
     "layers",
     "lookup_error_code",
+    "merge",
     "open_store",
     "parse_line",
     "parse_target",
@@ -83,6 +91,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from tunelog.api import (
+        DiffReport,
         ErrorSummary,
         ExportReport,
         error_as_dict,
@@ -91,8 +100,11 @@ if TYPE_CHECKING:
         import_paths,
         layer_as_dict,
         layers,
+        merge,
         untuned,
     )
+    from tunelog.api import diff as diff
+    from tunelog.api import diff_as_dict as diff_as_dict
     from tunelog.errorcodes import ERROR_CODES, ErrorCode, diagnose, lookup_error_code
     from tunelog.exceptions import TunelogError
     from tunelog.filters import Filters

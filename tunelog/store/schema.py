@@ -301,8 +301,12 @@ def _migration_merged_sources(conn: sqlite3.Connection) -> None:
     NULL for files imported directly. The other columns keep the file's own provenance (path,
     label, sha256, line counts, `imported_at`: when the file itself was imported).
     """
-    conn.execute("ALTER TABLE sources ADD COLUMN merged_from TEXT")
-    conn.execute("ALTER TABLE sources ADD COLUMN merged_at TEXT")
+    # Only what is missing: a database set back to an older user_version by hand (as tests
+    # of older schemas do) keeps the columns.
+    have = {row[1] for row in conn.execute("PRAGMA table_info(sources)")}
+    for column in ("merged_from", "merged_at"):
+        if column not in have:
+            conn.execute(f"ALTER TABLE sources ADD COLUMN {column} TEXT")
 
 
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
