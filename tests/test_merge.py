@@ -442,3 +442,23 @@ def test_a_sigkilled_merge_leaves_the_target_as_it_was(tmp_path: Path) -> None:
     with Store(target) as store:
         assert store.stats().records == 200 + MERGED_LINES
         assert_invariants(store)
+
+
+@pytest.mark.parametrize(
+    ("given", "error"),
+    [
+        (
+            str(X86),
+            f"Error: {X86} is not a tunelog database (SQLite says: file is not a database); "
+            "merge takes databases, `tunelog import` takes log files\n",
+        ),
+        ("missing.db", "Error: missing.db: no such database file; give a tunelog database path\n"),
+        ("a.db", "Error: a.db is the database being merged into; give another one\n"),
+    ],
+)
+def test_cli_says_in_one_line_what_it_cannot_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str, error: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(Path("a.db"), "merge", given)
+    assert (code, out, err) == (1, "", error)

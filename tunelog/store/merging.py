@@ -174,10 +174,14 @@ def _checked_version(conn: sqlite3.Connection, path: str) -> int:
         tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     except sqlite3.DatabaseError as exc:
         raise NotATunelogDatabaseError(
-            f"{path} is not a tunelog database (SQLite says: {exc}); give a tunelog database"
+            f"{path} is not a tunelog database (SQLite says: {exc}); merge takes databases, "
+            "`tunelog import` takes log files"
         ) from exc
     if app_id != APPLICATION_ID or not tables:
-        raise NotATunelogDatabaseError(f"{path} is not a tunelog database; give a tunelog database")
+        raise NotATunelogDatabaseError(
+            f"{path} is not a tunelog database; merge takes databases, `tunelog import` takes "
+            "log files"
+        )
     if version > len(MIGRATIONS):
         raise NewerSchemaError(
             f"{path} was written by a newer tunelog (schema {version}, this one knows "
