@@ -462,3 +462,18 @@ def test_cli_says_in_one_line_what_it_cannot_merge(
     monkeypatch.chdir(tmp_path)
     code, out, err = run_cli(Path("a.db"), "merge", given)
     assert (code, out, err) == (1, "", error)
+
+
+def test_a_database_without_records_merges_its_sources(tmp_path: Path) -> None:
+    """Files whose every line was rejected (another tool's format) still come with their lines."""
+    rejected = tmp_path / "other-format.log"
+    rejected.write_bytes(b"# MetaSchedule database\n" + EDGE.read_bytes().splitlines()[15] + b"\n")
+    other = make_db(tmp_path / "other.db", rejected)
+    with (
+        Store(make_db(tmp_path / "a.db", X86)) as store,
+        imported(tmp_path, "i.db", X86, rejected) as reference,
+    ):
+        (report,) = tunelog.merge(store, [str(other)])
+        assert (report.new, report.duplicates) == (0, 0)
+        assert state(store, tmp_path) == state(reference, tmp_path)
+        assert store.sources()[-1].rejected == 1

@@ -30,7 +30,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tunelog.exceptions import (
     DatabaseUnavailableError,
@@ -44,6 +44,9 @@ from tunelog.models import FileReport, _Dumpable
 from tunelog.store.codec import LineReader
 from tunelog.store.database import BUSY_TIMEOUT_MS, Store
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
+
+if TYPE_CHECKING:
+    from tunelog.store.importer import ImportWriter
 
 # Past any record id: the upper bound of the last source's records.
 _NO_END = 1 << 62
@@ -247,12 +250,13 @@ class _Merger:
                 "SELECT source_id, min(id) FROM blocks GROUP BY source_id"
             )
         )
-        ends = [first for first, _ in starts[1:]] + [_NO_END]
+        ends = [first for first, _ in starts[1:]] + [_NO_END] * bool(starts)
         return {
             source_id: (first, end) for (first, source_id), end in zip(starts, ends, strict=True)
         }
 
-    def _merge_source(self, src: Any, bounds: tuple[int, int] | None) -> MergedSource:
+    def _merge_source(self, src: tuple[Any, ...], bounds: tuple[int, int] | None) -> MergedSource:
+        """Import one source's records through an ImportWriter, with its counts and rejects."""
         (source_id, path, label, sha256, size, lines, records, duplicates) = src[:8]
         (comments, blank, rejected, split, repaired, repair, imported_at) = src[8:]
         result = MergedSource(path, label, sha256)
@@ -306,7 +310,7 @@ class _Merger:
         ).fetchone()
         return None if row is None else f"#{row[0]} {row[1]}"
 
-    def _feed(self, writer: Any, source_id: int, bounds: tuple[int, int]) -> None:
+    def _feed(self, writer: ImportWriter, source_id: int, bounds: tuple[int, int]) -> None:
         """Hand the source's records to the writer in id order, with their original lines."""
         from tunelog.records import Measurement
 
