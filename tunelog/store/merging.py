@@ -41,7 +41,7 @@ from tunelog.exceptions import (
     SameDatabaseError,
 )
 from tunelog.models import FileReport, _Dumpable
-from tunelog.store.codec import LineReader
+from tunelog.store.codec import SequentialLineReader
 from tunelog.store.database import BUSY_TIMEOUT_MS, Store
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 
@@ -229,7 +229,6 @@ class _Merger:
                 "SELECT id, version, task_name, template_key, args FROM workloads"
             )
         }
-        self.reader = LineReader(other)
         bounds = self._record_bounds()
         report = MergeReport(self.other.path, self.other.schema)
         for src in other.execute(_SOURCES).fetchall():
@@ -314,8 +313,8 @@ class _Merger:
         """Hand the source's records to the writer in id order, with their original lines."""
         from tunelog.records import Measurement
 
-        make = Measurement._make
-        line_of = self.reader.line
+        new = tuple.__new__  # what Measurement(...) does, without its Python-level __new__
+        line_of = SequentialLineReader(self.other.conn, *bounds).line
         add = writer.add
         # (log version, target, task name, template key, args): a Measurement's first fields.
         prefixes: dict[tuple[int, int], tuple[str, ...]] = {}
@@ -329,5 +328,5 @@ class _Merger:
                     self.targets[target_id],
                     *rest,
                 )
-            rec = make((*prefix, index, (), error_no, all_cost, stamp, None, mean))
+            rec = new(Measurement, (*prefix, index, (), error_no, all_cost, stamp, None, mean))
             add(line, rec, line_of(rid))
