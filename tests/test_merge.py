@@ -15,11 +15,14 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import tunelog
@@ -477,3 +480,44 @@ def test_a_database_without_records_merges_its_sources(tmp_path: Path) -> None:
         assert (report.new, report.duplicates) == (0, 0)
         assert state(store, tmp_path) == state(reference, tmp_path)
         assert store.sources()[-1].rejected == 1
+
+
+# -- any split of the same lines into databases -------------------------------------------------
+
+_POOL = (
+    X86.read_bytes().splitlines()
+    + gzip.decompress(SHORT.read_bytes()).splitlines()
+    + EDGE.read_bytes().splitlines()
+)
+_FILE = st.tuples(
+    st.integers(0, len(_POOL) - 1), st.integers(1, 60), st.booleans()
+)  # a window of the pool: start, length, re-encoded (the same measurements in other bytes)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_FILE, min_size=1, max_size=3), min_size=2, max_size=3))
+def test_any_databases_merge_as_their_files_import_in_order(
+    databases: list[list[tuple[int, int, bool]]],
+) -> None:
+    with tempfile.TemporaryDirectory(prefix="tunelog-merge-") as tmp:
+        root = Path(tmp)
+        paths: list[list[Path]] = []
+        for d, files in enumerate(databases):
+            paths.append([])
+            for f, (start, count, reencoded) in enumerate(files):
+                lines = _POOL[start : start + count]
+                if reencoded:
+                    lines = [line.replace(b"0.16.dev0", b"0.17.dev0") for line in lines]
+                path = root / f"d{d}f{f}.log"
+                path.write_bytes(b"".join(line + b"\n" for line in lines))
+                paths[d].append(path)
+        made = [make_db(root / f"d{d}.db", *logs) for d, logs in enumerate(paths)]
+        with (
+            merged(root, "forward.db", *made) as forward,
+            merged(root, "backward.db", *reversed(made)) as backward,
+            imported(root, "reference.db", *(log for logs in paths for log in logs)) as reference,
+        ):
+            assert_invariants(forward)
+            assert state(forward, root) == state(reference, root)
+            assert sorted(lines_by_id(backward)) == sorted(lines_by_id(forward))
+            assert_invariants(backward)
