@@ -415,36 +415,64 @@ def test_cli_merge_prints_a_table_and_again_says_already_here(
 MERGED_LINES = 40_000
 
 
-def test_a_sigkilled_merge_leaves_the_target_as_it_was(tmp_path: Path) -> None:
-    other = make_db(tmp_path / "other.db", make_log(tmp_path / "big.log", MERGED_LINES, seed=3))
+@pytest.fixture(scope="module")
+def big_other(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database of MERGED_LINES distinct records: a merge of it takes a second or two."""
+    root = tmp_path_factory.mktemp("big")
+    return make_db(root / "other.db", make_log(root / "big.log", MERGED_LINES, seed=3))
+
+
+def merge_and_signal(target: Path, other: Path, sig: int, wal_bytes: int) -> tuple[int, str]:
+    """Run `tunelog merge OTHER` on TARGET, send `sig` once its WAL holds `wal_bytes`."""
+    proc = start(target, "merge", str(other), stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        if size(wal_of(target)) >= wal_bytes:
+            proc.send_signal(sig)
+            break
+        time.sleep(0.002)
+    code, _, err = finish(proc)
+    return code, err
+
+
+def sound_record_count(db: Path) -> int:
+    """The database passes `PRAGMA integrity_check`; its number of records."""
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        return int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_sigkilled_merge_leaves_the_target_as_it_was(big_other: Path, tmp_path: Path) -> None:
     target = make_db(tmp_path / "target.db", X86)
     landed = 0
     for wal_bytes in (1 << 16, 1 << 20, 4 << 20):
-        proc = start(target, "merge", str(other), stdout=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while proc.poll() is None and time.monotonic() < deadline:
-            if size(wal_of(target)) >= wal_bytes:
-                proc.send_signal(signal.SIGKILL)
-                break
-            time.sleep(0.002)
-        code, _, err = finish(proc)
-        conn = sqlite3.connect(target)
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        (records,) = conn.execute("SELECT count(*) FROM records").fetchone()
-        conn.close()
-        if code == -signal.SIGKILL:
-            landed += 1
-            assert records == 200
-            continue
-        assert code == 0, err
-        assert records == 200 + MERGED_LINES
-        break
+        code, err = merge_and_signal(target, big_other, signal.SIGKILL, wal_bytes)
+        records = sound_record_count(target)
+        assert code in (0, -signal.SIGKILL), err
+        # All or nothing: a kill after COMMIT (while the WAL is checkpointed) keeps it all.
+        assert records in (200, 200 + MERGED_LINES)
+        if records == 200 + MERGED_LINES:
+            break
+        landed += 1
     assert landed >= 1, "no kill landed during the merge"
-    code, _, err = finish(start(target, "merge", str(other), stdout=subprocess.DEVNULL))
+    code, _, err = finish(start(target, "merge", str(big_other), stdout=subprocess.DEVNULL))
     assert code == 0, err
     with Store(target) as store:
         assert store.stats().records == 200 + MERGED_LINES
         assert_invariants(store)
+
+
+def test_an_interrupted_merge_keeps_nothing_and_exits_130(big_other: Path, tmp_path: Path) -> None:
+    target = make_db(tmp_path / "target.db", X86)
+    code, err = merge_and_signal(target, big_other, signal.SIGINT, 1 << 20)
+    records = sound_record_count(target)
+    if records == 200 + MERGED_LINES:  # committed before the signal: nothing was interrupted
+        return
+    assert (code, err) == (130, f"Interrupted: nothing was merged, {target} is as it was\n")
+    assert records == 200
 
 
 @pytest.mark.parametrize(

@@ -649,12 +649,12 @@ def merge(
     """
     from tunelog import api
 
-    try:
-        with opened_store() as store:
+    with opened_store() as store:
+        try:
             reports = api.merge(store, databases)
-    except KeyboardInterrupt:
-        _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
-        raise typer.Exit(130) from None
+        except KeyboardInterrupt:  # one transaction: rolled back
+            _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
+            raise typer.Exit(130) from None
     if as_json:
         emit_json([{**r.model_dump(), "new": r.new, "duplicates": r.duplicates} for r in reports])
         return
