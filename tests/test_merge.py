@@ -305,6 +305,10 @@ def test_merged_sources_keep_their_provenance_and_rejected_lines(tmp_path: Path)
         ]
         (merged_at,) = store.conn.execute("SELECT merged_at FROM sources").fetchone()
         assert merged_at >= original.imported_at
+    code, out, _ = run_cli(tmp_path / "a.db", "sources")
+    assert code == 0
+    assert out.splitlines()[0].endswith("imported                   merged from")
+    assert out.splitlines()[2].endswith(f"{original.imported_at}  {os.path.realpath(b)}")
 
 
 # -- what a merge refuses, and never touches ----------------------------------------------------

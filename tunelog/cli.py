@@ -300,10 +300,14 @@ def sources(as_json: JsonOption = False) -> None:
                 s.rejected,
                 s.sha256[:12],
                 s.imported_at,
+                s.merged_from or "",
             )
             for s in rows
         ],
-        ("id", "path", "label", "lines", "records", "dup", "rejected", "sha256", "imported"),
+        (
+            *("id", "path", "label", "lines", "records", "dup", "rejected", "sha256", "imported"),
+            "merged from",
+        ),
     )
 
 
