@@ -181,3 +181,14 @@ def test_an_unknown_label_or_source_is_one_error_line(
     assert err == f"Error: {message.format(db=db)}\n"
     with pytest.raises(UnknownSourceError):
         tunelog.diff("label:before", spec, db=str(db))
+
+
+def test_rejected_lines_of_a_compared_log_are_a_warning(in_repo: None) -> None:
+    code, out, err = run("diff", "sample_logs/edge_cases.log", str(X86))
+    assert code == 0
+    assert out.splitlines()[2].startswith("cuda,gpu (t4)  conv2d      1x64x56x56 * 64x64x3x3")
+    assert err == (
+        "warning: A: sample_logs/edge_cases.log: 3 line(s) rejected (`tunelog import` it to see "
+        "why)\n"
+        "7 layer(s): 3 only in A, 4 only in B; 0 winning template change(s) (threshold 5%)\n"
+    )
