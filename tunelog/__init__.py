@@ -46,6 +46,8 @@ _EXPORTS = {
     "HistoryBest": "tunelog.selection",
     "history_best": "tunelog.selection",
     "Store": "tunelog.store",
+    "MergeReport": "tunelog.store.merging",
+    "LayerDiff": "tunelog.diffing",
     "open_store": "tunelog.store",
     "Target": "tunelog.targets",
     "parse_target": "tunelog.targets",
@@ -62,6 +64,8 @@ __all__ = [
     "Filters",
     "HistoryBest",
     "Layer",
+    "LayerDiff",
+    "MergeReport",
     "RejectedLine",
     "Source",
     "Stats",
@@ -105,6 +109,7 @@ if TYPE_CHECKING:
     )
     from tunelog.api import diff as diff
     from tunelog.api import diff_as_dict as diff_as_dict
+    from tunelog.diffing import LayerDiff
     from tunelog.errorcodes import ERROR_CODES, ErrorCode, diagnose, lookup_error_code
     from tunelog.exceptions import TunelogError
     from tunelog.filters import Filters
@@ -113,6 +118,7 @@ if TYPE_CHECKING:
     from tunelog.records import TuningRecord, parse_line
     from tunelog.selection import HistoryBest, history_best
     from tunelog.store import Store, open_store
+    from tunelog.store.merging import MergeReport
     from tunelog.targets import Target, parse_target
 
 
