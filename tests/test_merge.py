@@ -219,6 +219,7 @@ def test_merging_a_into_b_and_b_into_a_gives_the_same_records_and_export(tmp_pat
 def test_merging_twice_adds_nothing(tmp_path: Path) -> None:
     a = make_db(tmp_path / "a.db", X86)
     b = make_db(tmp_path / "b.db", SHORT, EDGE, label="run2")
+    b_bytes = b.read_bytes()
     with Store(a) as store:
         (first,) = tunelog.merge(store, [str(b)])
         assert (first.new, first.duplicates) == (133, 0)
@@ -231,6 +232,7 @@ def test_merging_twice_adds_nothing(tmp_path: Path) -> None:
         ]
         assert state(store, tmp_path) == before
         assert_invariants(store)
+    assert b.read_bytes() == b_bytes  # the merged database is only read
 
 
 def test_merging_a_database_whose_files_are_imported_here_adds_nothing(tmp_path: Path) -> None:
