@@ -57,6 +57,9 @@ QUERIES = ("best", "workloads", "export", "report")
 # Other ways a log arrives (not targets): the same file again, the file after AutoTVM appended
 # to it, and the same lines as many small files.
 REIMPORT, GROWN, SPLIT = "reimport", "grown", "split"
+# Issue 12: another database of N other records merged into a copy of the imported one, against
+# importing that database's log into a copy (what the merge replaces).
+MERGE, IMPORT_OTHER = "merge", "import other"
 GROWN_BY = 1_000
 SPLIT_INTO = 1_000
 USAGE_ERROR = 2
@@ -298,17 +301,37 @@ def run_scenarios(
                 b"".join(lines.readline() for _ in range(per_file))
             )
     scratch = work / "scratch.db"
+    other_log = ensure_log(result.n, seed + 2)
+    other_db = work / "other.db"
+    subprocess.run(
+        [TUNELOG, "--db", str(other_db), "import", str(other_log)], check=True, capture_output=True
+    )
     for _ in range(runs):
         result.add(REIMPORT, measure([TUNELOG, "--db", str(db), "import", str(log_path)]))
-        remove_db(scratch)
-        for part in filter(Path.exists, db_files(db)):
-            shutil.copyfile(part, scratch.with_name(scratch.name + part.name[len(db.name) :]))
+        copy_db(db, scratch)
         result.add(GROWN, measure([TUNELOG, "--db", str(scratch), "import", str(grown)]))
         remove_db(scratch)
         result.add(SPLIT, measure([TUNELOG, "--db", str(scratch), "import", str(parts)]))
+        copy_db(db, scratch)
+        result.add(
+            MERGE,
+            measure(
+                [TUNELOG, "--db", str(scratch), "merge", str(other_db)], allowed=(0, USAGE_ERROR)
+            ),
+        )
+        copy_db(db, scratch)
+        result.add(IMPORT_OTHER, measure([TUNELOG, "--db", str(scratch), "import", str(other_log)]))
     remove_db(scratch)
+    remove_db(other_db)
     shutil.rmtree(parts)
     grown.unlink()
+
+
+def copy_db(db: Path, copy: Path) -> None:
+    """Replace `copy` with a copy of the database `db` and its side files (not timed)."""
+    remove_db(copy)
+    for part in filter(Path.exists, db_files(db)):
+        shutil.copyfile(part, copy.with_name(copy.name + part.name[len(db.name) :]))
 
 
 def bench_size(n: int, runs: int, seed: int, work: Path) -> SizeResult:
@@ -369,6 +392,7 @@ def derived(result: SizeResult) -> dict[str, float | None]:
         "import_over_sqlite_utils": ratio(imp, result.seconds(SQLITE_UTILS_)),
         "pick_best_estimate_s": estimate,
         "speedup_vs_pick_best_estimate": ratio(estimate, imp),
+        "merge_over_import_other": ratio(result.seconds(MERGE), result.seconds(IMPORT_OTHER)),
     }
 
 
@@ -412,6 +436,12 @@ def size_targets(result: SizeResult) -> list[Target]:
             at_most=False,
         ),
         check(f"{n}: database / log bytes", d["db_over_log"], 1.0, "{:.2f}x"),
+        check(
+            f"{n}: merge / importing the merged database's log",
+            d["merge_over_import_other"],
+            1.0,
+            "{:.2f}x",
+        ),
     ]
 
 
@@ -569,11 +599,11 @@ def scenario_table(results: list[SizeResult]) -> list[str]:
         "same file again",
         f"file grown by {GROWN_BY:,} lines",
         f"same lines as {SPLIT_INTO:,} files",
+        "merge a database of N other records",
+        "import its log instead",
     ]
-    rows = [
-        [f"{r.n:,}", *(_wall(r, name) for name in (IMPORT, REIMPORT, GROWN, SPLIT))]
-        for r in results
-    ]
+    names = (IMPORT, REIMPORT, GROWN, SPLIT, MERGE, IMPORT_OTHER)
+    rows = [[f"{r.n:,}", *(_wall(r, name) for name in names)] for r in results]
     return table(headers, rows)
 
 
@@ -654,7 +684,9 @@ def render(results: list[SizeResult], info: dict[str, Any]) -> str:
         " nothing added). Grown: the log plus new lines at its end, imported into a copy of that"
         " database (every old line is a duplicate, checked byte for byte). Split: the same lines"
         f" as {SPLIT_INTO:,} files in one directory, into a fresh database (one transaction per"
-        " file).",
+        " file). Merge: `tunelog merge` of a database holding another N-line log (another seed)"
+        " into a copy of the imported database; import its log instead: that log imported into"
+        " a copy (what the merge replaces).",
         "",
         "### Ratios",
         "",

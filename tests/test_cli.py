@@ -78,7 +78,7 @@ def test_reimport_says_already_imported(db: str) -> None:
     run("--db", db, "import", "sample_logs/x86_mini_llvm.log")
     code, out, _ = run("--db", db, "import", "sample_logs/x86_mini_llvm.log")
     assert code == 0
-    assert f"already imported as #1 {REPO / 'sample_logs/x86_mini_llvm.log'}" in out
+    assert "already imported as #1 sample_logs/x86_mini_llvm.log" in out  # as given, from REPO
     code, out, _ = run("--db", db, "stats", "--json")
     assert json.loads(out)["records"] == 200
 

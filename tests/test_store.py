@@ -74,7 +74,9 @@ def test_schema_after_migrations(store: Store) -> None:
         "path",
         "imported_at",
     ]
-    assert [c.name for c in store.db["sources"].columns][-3:] == ["split", "repaired", "repair"]
+    sources = [c.name for c in store.db["sources"].columns]
+    assert sources[12:15] == ["split", "repaired", "repair"]
+    assert {"merged_from", "merged_at"} <= set(sources)  # provenance of merged sources
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.conn.execute("PRAGMA page_size").fetchone()[0] == 16384
     assert set(store.db.view_names()) == {

@@ -26,6 +26,10 @@ _EXPORTS = {
     "untuned": "tunelog.api",
     "write_report": "tunelog.api",
     "remove_sources": "tunelog.api",
+    "merge": "tunelog.api",
+    "diff": "tunelog.api",
+    "diff_as_dict": "tunelog.api",
+    "DiffReport": "tunelog.api",
     "ERROR_CODES": "tunelog.errorcodes",
     "ErrorCode": "tunelog.errorcodes",
     "diagnose": "tunelog.errorcodes",
@@ -44,6 +48,8 @@ _EXPORTS = {
     "HistoryBest": "tunelog.selection",
     "history_best": "tunelog.selection",
     "Store": "tunelog.store",
+    "MergeReport": "tunelog.store.merging",
+    "LayerDiff": "tunelog.diffing",
     "open_store": "tunelog.store",
     "Target": "tunelog.targets",
     "parse_target": "tunelog.targets",
@@ -52,6 +58,7 @@ _EXPORTS = {
 __all__ = [
     "ERROR_CODES",
     "BestRow",
+    "DiffReport",
     "ErrorCode",
     "ErrorSummary",
     "ExportReport",
@@ -59,6 +66,8 @@ __all__ = [
     "Filters",
     "HistoryBest",
     "Layer",
+    "LayerDiff",
+    "MergeReport",
     "RejectedLine",
     "Source",
     "Stats",
@@ -69,6 +78,8 @@ __all__ = [
     "TuningRecord",
     "__version__",
     "diagnose",
+    "diff",
+    "diff_as_dict",
     "error_as_dict",
     "errors",
     "export",
@@ -77,6 +88,7 @@ __all__ = [
     "layer_as_dict",
     "layers",
     "lookup_error_code",
+    "merge",
     "open_store",
     "parse_line",
     "parse_target",
@@ -87,6 +99,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from tunelog.api import (
+        DiffReport,
         ErrorSummary,
         ExportReport,
         error_as_dict,
@@ -95,10 +108,14 @@ if TYPE_CHECKING:
         import_paths,
         layer_as_dict,
         layers,
+        merge,
         remove_sources,
         untuned,
         write_report,
     )
+    from tunelog.api import diff as diff
+    from tunelog.api import diff_as_dict as diff_as_dict
+    from tunelog.diffing import LayerDiff
     from tunelog.errorcodes import ERROR_CODES, ErrorCode, diagnose, lookup_error_code
     from tunelog.exceptions import TunelogError
     from tunelog.filters import Filters
@@ -107,6 +124,7 @@ if TYPE_CHECKING:
     from tunelog.records import TuningRecord, parse_line
     from tunelog.selection import HistoryBest, history_best
     from tunelog.store import Store, open_store
+    from tunelog.store.merging import MergeReport
     from tunelog.targets import Target, parse_target
 
 

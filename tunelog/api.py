@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -32,11 +33,13 @@ from tunelog.discovery import Discovery, discover
 from tunelog.errorcodes import cause_of_failures, diagnose, error_name
 from tunelog.exceptions import (
     AmbiguousLayerError,
+    InputNotFoundError,
     MissingExtraError,
     MixedFormatsError,
     NothingToExportError,
     SourceNotFoundError,
     UnknownLayerError,
+    UnknownSourceError,
 )
 from tunelog.exporting import rewrite_target, write_lines_atomically
 from tunelog.inputs import LogInput, OpenedLog, stored_path
@@ -48,8 +51,10 @@ from tunelog.targets import UNKNOWN_MODEL, parse_target
 
 if TYPE_CHECKING:
     from tunelog import htmlreport
+    from tunelog.diffing import LayerDiff
     from tunelog.knobs import Coverage, KnobValue
     from tunelog.records import ScannedLine
+    from tunelog.store.merging import MergeReport
     from tunelog.store.trials import TrialRow
 
 
@@ -975,3 +980,136 @@ def remove_sources(store: Store, ref: str) -> list[RemovedSource]:
     `tunelog.store.removal`). Raises UnknownSourceError when nothing matches.
     """
     return store.remove_sources(ref)
+
+
+# -- merge and diff: many machines and runs ---------------------------------------------------
+
+
+def merge(
+    store: Store, databases: Sequence[str], *, only_sources: Collection[int] | None = None
+) -> list[MergeReport]:
+    """Merge other tunelog databases into `store`, all in one transaction (see store.merging).
+
+    Merging again adds nothing. The slots afterwards are those of importing the store's files,
+    then each database's files in its import order. An older database is read from a migrated
+    temporary copy; a newer one is refused (NewerSchemaError).
+    """
+    from tunelog.store.merging import merge_databases
+
+    return merge_databases(store, databases, only_sources=only_sources)
+
+
+LABEL_PREFIX = "label:"
+SOURCE_PREFIX = "source:"
+
+
+@dataclass
+class DiffReport:
+    """Two runs compared per layer and target group (see tunelog.diffing)."""
+
+    a: str
+    b: str
+    threshold_pct: float
+    layers: list[LayerDiff]
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        """Layers with this status (one of diffing.STATUSES)."""
+        return sum(1 for d in self.layers if d.status == status)
+
+    @property
+    def winner_changes(self) -> list[LayerDiff]:
+        """Layers whose winning template differs between the runs."""
+        return [d for d in self.layers if d.winner_changed]
+
+    def regressions(self, pct: float) -> list[LayerDiff]:
+        """Layers slower in B by more than `pct` percent, or tuned in A only."""
+        from tunelog.diffing import regressions
+
+        return regressions(self.layers, pct)
+
+
+def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -> DiffReport:
+    """Compare run A with run B, layer by layer.
+
+    Each side is a tunelog database file, a log file or directory (imported into a temporary
+    database), `label:NAME` (the sources of `db` imported with that label) or `source:ID`
+    (one source of `db`, by its id in `tunelog sources`).
+    """
+    from tunelog.diffing import diff_layers
+
+    report = DiffReport(a, b, threshold_pct, [])
+    with (
+        _run_store(a, db, "A", report.notes) as left,
+        _run_store(b, db, "B", report.notes) as right,
+    ):
+        report.layers = diff_layers(layers(left), layers(right), threshold_pct)
+    return report
+
+
+@contextmanager
+def _run_store(spec: str, db: str | None, side: str, notes: list[str]) -> Iterator[Store]:
+    """The database of one side of a diff (temporary, in memory, unless a database file)."""
+    if spec.startswith((LABEL_PREFIX, SOURCE_PREFIX)):
+        ids = _selected_sources(spec, db)
+        with Store(":memory:") as temp:
+            merge(temp, [db or ""], only_sources=ids)
+            yield temp
+        return
+    if _is_sqlite_file(spec):
+        with Store(spec) as store:
+            yield store
+        return
+    with Store(":memory:") as temp:
+        for report in import_paths(temp, [spec]):
+            if report.rejected:
+                notes.append(
+                    f"{side}: {report.path}: {report.rejected} line(s) rejected "
+                    "(`tunelog import` it to see why)"
+                )
+        yield temp
+
+
+def _selected_sources(spec: str, db: str | None) -> list[int]:
+    """The source ids of --db that `label:NAME` or `source:ID` names."""
+    if db is None or not os.path.isfile(db):
+        raise InputNotFoundError(
+            f"{spec}: no database {db or ''} to take sources from; pass --db or import first"
+        )
+    with Store(db) as store:
+        found = store.sources()
+    if spec.startswith(LABEL_PREFIX):
+        name = spec[len(LABEL_PREFIX) :]
+        ids = [s.id for s in found if s.label == name]
+    else:
+        wanted = spec[len(SOURCE_PREFIX) :]
+        ids = [s.id for s in found if str(s.id) == wanted]
+    if not ids:
+        raise UnknownSourceError(
+            f"no source of {db} matches {spec!r}: see `tunelog sources` for ids and labels"
+        )
+    return ids
+
+
+def _is_sqlite_file(path: str) -> bool:
+    """True when `path` is a file that starts like an SQLite database."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def diff_as_dict(report: DiffReport) -> dict[str, object]:
+    """A diff as plain JSON-ready data (what `tunelog diff --json` prints)."""
+    from tunelog.diffing import STATUSES
+
+    return {
+        "a": report.a,
+        "b": report.b,
+        "threshold_pct": report.threshold_pct,
+        "counts": {status: report.count(status) for status in STATUSES},
+        "winner_changes": len(report.winner_changes),
+        "layers": [d.model_dump() for d in report.layers],
+        "notes": report.notes,
+    }

@@ -27,6 +27,7 @@ from tunelog.filters import Filters
 if TYPE_CHECKING:
     from tunelog import api
     from tunelog.convergence import Convergence
+    from tunelog.diffing import LayerDiff
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer, TemplateResult
     from tunelog.models import BestRow, FileReport, SourceImport
@@ -280,6 +281,12 @@ def terminal_width() -> int | None:
     return None  # a file or a pipe: whole lines for grep and friends
 
 
+def _source_ref(ref: str) -> str:
+    """`#id path` of a stored source, its path shown as `display_path` shows it."""
+    number, _, path = ref.partition(" ")
+    return f"{number} {display_path(path)}" if path else ref
+
+
 def display_path(path: str) -> str:
     """A stored (absolute) path as users read it: relative below the working directory."""
     if path == "-" or not os.path.isabs(path):
@@ -455,7 +462,7 @@ def _import_note(report: FileReport) -> str:
     if report.rolled_back:
         notes.append(f"rolled back (--strict): {report.discarded} new record(s) not stored")
     if report.already_imported_as:
-        notes.append(f"already imported as {report.already_imported_as}")
+        notes.append(f"already imported as {_source_ref(report.already_imported_as)}")
     if report.repaired:
         notes.append(f"repaired {report.repaired} record(s)")
     return "; ".join(notes)
@@ -526,6 +533,7 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
                 s.sha256[:12],
                 s.imported_at,
                 _imports_text(s.imports),
+                s.merged_from or "",
             )
             for s in rows
         ],
@@ -540,6 +548,7 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
             "sha256",
             "imported",
             "imports",
+            "merged from",
         ),
         empty="no source imported yet (tunelog import LOGS)",
     )
@@ -1238,6 +1247,137 @@ def _warn_all(notes: Sequence[str]) -> None:
             f"warning: {len(notes) - WARNINGS_SHOWN} more answer(s) from another machine "
             "(--json lists them all)"
         )
+
+
+# -- merge and diff ---------------------------------------------------------------------------
+
+
+@app.command(epilog=example("tunelog --db all.db merge box1.db box2.db"))
+@handles_errors
+def merge(
+    databases: Annotated[list[str], typer.Argument(help="Other tunelog databases to merge in.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Merge other tunelog databases into --db, in one transaction; merging again adds nothing.
+
+    Their files count as imported after --db's own, in each database's import order.
+    """
+    from tunelog import api
+
+    with opened_store(create=True) as store:
+        try:
+            reports = api.merge(store, databases)
+        except KeyboardInterrupt:  # one transaction: rolled back
+            _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
+            raise typer.Exit(130) from None
+    if as_json:
+        emit_json([{**r.model_dump(), "new": r.new, "duplicates": r.duplicates} for r in reports])
+        return
+    emit_table(
+        [
+            (
+                r.database,
+                display_path(s.path),
+                s.label or "",
+                s.new,
+                s.duplicates,
+                f"already here as {_source_ref(s.already_merged_as)}"
+                if s.already_merged_as
+                else "",
+            )
+            for r in reports
+            for s in r.sources
+        ],
+        ("database", "source", "label", "new", "dup", "note"),
+    )
+    _err(
+        f"merged {sum(r.new for r in reports)} new record(s) from {len(reports)} database(s) "
+        f"into {state.db_path}"
+    )
+
+
+@app.command(epilog=example("tunelog diff before.db after.db --fail-on-regression 10"))
+@handles_errors
+def diff(
+    a: Annotated[
+        str, typer.Argument(help="Run A: a database, a log file, label:NAME or source:ID.")
+    ],
+    b: Annotated[str, typer.Argument(help="Run B, the same kinds (compared with A).")],
+    threshold: Annotated[
+        float,
+        typer.Option(
+            "--threshold", min=0, metavar="PCT", help="Changes within PCT % count as the same."
+        ),
+    ] = 5.0,
+    fail_on_regression: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-on-regression",
+            min=0,
+            metavar="PCT",
+            help="Exit 1 when a layer is slower in B by more than PCT %, or untuned in B.",
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Best latency per layer and target group in runs A and B, with B/A ratios.
+
+    label:NAME and source:ID select sources of --db (see `tunelog sources`).
+    """
+    from tunelog import api
+
+    report = api.diff(a, b, db=state.db_path, threshold_pct=threshold)
+    for note in report.notes:
+        _err(f"warning: {note}")
+    if as_json:
+        emit_json(api.diff_as_dict(report))
+    else:
+        emit_table([_diff_row(d) for d in report.layers], _DIFF_HEADERS)
+        _err(_diff_summary(report))
+    if fail_on_regression is not None:
+        worse = report.regressions(fail_on_regression)
+        if worse:
+            _err(
+                f"Error: {len(worse)} layer(s) slower in B by more than {fail_on_regression:g}% "
+                "or untuned in B: re-tune them, or raise --fail-on-regression"
+            )
+            raise typer.Exit(1)
+
+
+_DIFF_HEADERS = ("target", "operator", "shapes", "A", "B", "B/A", "change", "winner")
+
+
+def _diff_row(d: LayerDiff) -> list[Any]:
+    def latency(cost: float | None, present: bool) -> str:
+        return format_seconds(cost) if cost is not None else "untuned" if present else "-"
+
+    change = d.status
+    if d.change_pct is not None and d.status != "same":
+        change += f" {d.change_pct:+.0f}%"
+    winner = d.a_template or d.b_template or ""
+    if d.winner_changed:
+        winner = f"{d.a_template} -> {d.b_template}"
+    return [
+        d.target,
+        d.operator,
+        d.shapes,
+        latency(d.a_latency, d.status != "only in B"),
+        latency(d.b_latency, d.status != "only in A"),
+        f"{d.ratio:.2f}x" if d.ratio is not None else "",
+        change,
+        winner,
+    ]
+
+
+def _diff_summary(report: api.DiffReport) -> str:
+    from tunelog.diffing import STATUSES
+
+    counts = ", ".join(f"{report.count(s)} {s}" for s in STATUSES if report.count(s))
+    return (
+        f"{len(report.layers)} layer(s): {counts or 'none'}; "
+        f"{len(report.winner_changes)} winning template change(s) "
+        f"(threshold {report.threshold_pct:g}%)"
+    )
 
 
 def run() -> None:

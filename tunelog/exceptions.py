@@ -80,4 +80,8 @@ class MixedFormatsError(TunelogError):
 
 
 class UnknownSourceError(TunelogError, LookupError):
-    """A --source, --label or `sources remove` argument that names no imported source."""
+    """A --source, --label, `sources remove`, or `diff label:/source:` names no imported source."""
+
+
+class SameDatabaseError(TunelogError):
+    """A database was given to merge into itself."""

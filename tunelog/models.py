@@ -92,6 +92,8 @@ class Source(_Dumpable):
     blank: int
     rejected: int
     imported_at: str
+    merged_from: str | None = None
+    """The database a `merge` brought this source from (absolute path); None: imported here."""
     imports: list[SourceImport] = field(default_factory=list)
 
 

@@ -465,7 +465,7 @@ class Store:
         with self.snapshot():
             rows = self.conn.execute(
                 """SELECT id, path, label, sha256, size, lines, records, duplicates, comments,
-                          blank, rejected, imported_at FROM sources ORDER BY id"""
+                          blank, rejected, imported_at, merged_from FROM sources ORDER BY id"""
             ).fetchall()
             imports: dict[int, list[SourceImport]] = {}
             for source_id, path, at in self.conn.execute(

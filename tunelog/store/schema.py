@@ -469,6 +469,34 @@ def _migration_8(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migration_9(conn: sqlite3.Connection) -> None:
+    """Sources remember the database a merge brought them from (see store.merging).
+
+    `merged_from` is that database's absolute path and `merged_at` when the merge ran; both are
+    NULL for files imported directly. The other columns keep the file's own provenance (path,
+    label, sha256, line counts, `imported_at`: when the file itself was imported).
+    """
+    # Only what is missing: a database set back to an older user_version by hand (as tests
+    # of older schemas do) keeps the columns.
+    have = {row[1] for row in conn.execute("PRAGMA table_info(sources)")}
+    for column in ("merged_from", "merged_at"):
+        if column not in have:
+            conn.execute(f"ALTER TABLE sources ADD COLUMN {column} TEXT")
+    # `sources_summary` (migration 6) shows what `tunelog sources --json` shows: now merged_from.
+    conn.execute("DROP VIEW IF EXISTS sources_summary")
+    conn.execute(
+        """
+        CREATE VIEW sources_summary AS
+        SELECT id, path, label, sha256, size, lines, records, duplicates, comments, blank,
+               rejected, imported_at, merged_from,
+               -- each import of this content: a JSON list of {path, imported_at}
+               (SELECT json_group_array(json_object('path', i.path, 'imported_at', i.imported_at))
+                FROM (SELECT path, imported_at FROM source_imports
+                      WHERE source_id = sources.id ORDER BY rowid) i) AS imports
+        FROM sources ORDER BY id"""
+    )
+
+
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_1,
@@ -479,4 +507,5 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_6,
     _migration_7,
     _migration_8,
+    _migration_9,
 ]

@@ -1,0 +1,194 @@
+"""`tunelog diff A B` (issue 12): per layer and target group, A's and B's best latency."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import tunelog
+from tests.conftest import REPO, SAMPLE_LOGS
+from tests.test_merge import make_db, write_rescaled
+from tunelog.cli import app
+from tunelog.exceptions import UnknownSourceError
+
+runner = CliRunner()
+
+X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
+SHORT = SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz"
+
+
+@pytest.fixture
+def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from the checkout, so sample paths are short; no TUNELOG_DB."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("TUNELOG_DB", raising=False)
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.stdout, result.stderr
+
+
+X86_VS_SHORT = """\
+target    operator    shapes                        A         B         B/A    change        winner
+--------  ----------  ----------------------------  --------  --------  -----  ------------  ----------------------------------
+cpu       conv2d      1x3x32x32 * 16x3x3x3 s1 p1    29.6 us   45.1 us   1.53x  slower +53%   conv2d_NCHWc.x86
+cpu       conv2d      1x16x32x32 * 32x16x3x3 s1 p1  116.0 us  358.8 us  3.09x  slower +209%  conv2d_NCHWc.x86
+cpu       conv2d      1x32x32x32 * 32x32x1x1 s2 p0  19.9 us   33.5 us   1.68x  slower +68%   conv2d_NCHWc.x86
+cpu       dense       1x8192 * 10x8192              11.3 us   14.6 us   1.29x  slower +29%   dense_nopack.x86 -> dense_pack.x86
+"""  # noqa: E501
+
+
+def test_diff_of_two_logs_shows_per_layer_ratios(in_repo: None, tmp_path: Path) -> None:
+    code, out, err = run(
+        "--db",
+        str(tmp_path / "unused.db"),
+        "diff",
+        str(X86.relative_to(REPO)),
+        "sample_logs/x86_mini_short_timeouts.log.gz",
+    )
+    assert code == 0
+    assert out == X86_VS_SHORT
+    assert err == "4 layer(s): 4 slower; 1 winning template change(s) (threshold 5%)\n"
+    assert not (tmp_path / "unused.db").exists()  # logs are compared in temporary databases
+
+
+def test_within_the_threshold_a_layer_is_the_same(in_repo: None) -> None:
+    code, out, err = run("diff", "--threshold", "30", str(X86), str(SHORT))
+    assert code == 0
+    assert "11.3 us   14.6 us   1.29x  same" in out
+    assert err == "4 layer(s): 3 slower, 1 same; 1 winning template change(s) (threshold 30%)\n"
+
+
+@pytest.mark.parametrize(
+    ("pct", "code", "error"),
+    [
+        (
+            "60",
+            1,
+            "Error: 2 layer(s) slower in B by more than 60% or untuned in B: re-tune them, "
+            "or raise --fail-on-regression\n",
+        ),
+        (
+            "20",
+            1,
+            "Error: 4 layer(s) slower in B by more than 20% or untuned in B: re-tune them, "
+            "or raise --fail-on-regression\n",
+        ),
+        ("210", 0, ""),
+    ],
+)
+def test_fail_on_regression_exits_1_beyond_the_given_percent(
+    in_repo: None, pct: str, code: int, error: str
+) -> None:
+    got, out, err = run("diff", str(X86), str(SHORT), "--fail-on-regression", pct)
+    assert got == code
+    assert out == X86_VS_SHORT  # the table is printed either way
+    assert err.endswith("(threshold 5%)\n" + error)
+
+
+def test_diff_json(in_repo: None) -> None:
+    code, out, _ = run("diff", str(X86), str(SHORT), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["counts"]["slower"] == 4
+    assert data["winner_changes"] == 1
+    dense = data["layers"][3]
+    assert {k: dense[k] for k in ("target", "operator", "status", "a_template", "b_template")} == {
+        "target": "cpu",
+        "operator": "dense",
+        "status": "slower",
+        "a_template": "dense_nopack.x86",
+        "b_template": "dense_pack.x86",
+    }
+    assert dense["ratio"] == pytest.approx(dense["b_latency"] / dense["a_latency"])
+    assert dense["change_pct"] == pytest.approx(29.05, abs=0.01)
+    assert dense["winner_changed"] is True
+
+
+@pytest.mark.parametrize(
+    ("factor", "status"),
+    [(1.06, "slower"), (1.04, "same"), (0.96, "same"), (0.94, "faster"), (1.0, "same")],
+)
+def test_a_change_counts_beyond_the_threshold_only(
+    tmp_path: Path, factor: float, status: str
+) -> None:
+    b = write_rescaled(tmp_path / "b.log", X86, factor)
+    report = tunelog.diff(str(X86), str(b), threshold_pct=5.0)
+    assert [d.status for d in report.layers] == [status] * 4
+    assert [d.ratio for d in report.layers] == pytest.approx([factor] * 4)
+
+
+def test_layers_only_in_one_run_and_untuned_layers(tmp_path: Path) -> None:
+    lines = X86.read_bytes().splitlines(keepends=True)
+    dense = [line for line in lines if b"dense" in line]
+    # Every dense trial fails (error 4, a runtime error).
+    failed = [re.sub(rb'("result": \[\[[^\]]*\]), 0,', rb"\1, 4,", line) for line in dense]
+    assert failed != dense
+    arm = [
+        line.replace(b"llvm -keys=cpu", b"llvm -keys=arm_cpu,cpu -device=arm_cpu")
+        for line in lines[:5]
+    ]
+    b = tmp_path / "b.log"
+    b.write_bytes(b"".join(failed + arm))
+    report = tunelog.diff(str(X86), str(b))
+    assert [(d.target, d.operator, d.status) for d in report.layers] == [
+        ("cpu", "conv2d", "only in A"),
+        ("cpu", "conv2d", "only in A"),
+        ("cpu", "conv2d", "only in A"),
+        ("cpu", "dense", "untuned in B"),
+        ("arm_cpu,cpu", "conv2d", "only in B"),
+    ]
+    assert [d.model_dump()["b_latency"] for d in report.layers[3:4]] == [None]
+    assert len(report.regressions(1000.0)) == 1  # a layer left untuned is always one
+
+
+def test_labels_sources_and_databases_name_the_same_runs(in_repo: None, tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    with tunelog.open_store(db) as store:
+        tunelog.import_paths(store, [str(X86)], label="before")
+        tunelog.import_paths(store, [str(SHORT)], label="after")
+    a_db, b_db = make_db(tmp_path / "a.db", X86), make_db(tmp_path / "b.db", SHORT)
+    for a, b in [("label:before", "label:after"), ("source:1", "source:2"), (a_db, b_db)]:
+        code, out, err = run("--db", str(db), "diff", str(a), str(b))
+        assert (code, out) == (0, X86_VS_SHORT), err
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            "label:nope",
+            "no source of {db} matches 'label:nope': see `tunelog sources` for ids and labels",
+        ),
+        (
+            "source:9",
+            "no source of {db} matches 'source:9': see `tunelog sources` for ids and labels",
+        ),
+    ],
+)
+def test_an_unknown_label_or_source_is_one_error_line(
+    tmp_path: Path, spec: str, message: str
+) -> None:
+    db = make_db(tmp_path / "runs.db", X86, label="before")
+    code, out, err = run("--db", str(db), "diff", "label:before", spec)
+    assert (code, out) == (1, "")
+    assert err == f"Error: {message.format(db=db)}\n"
+    with pytest.raises(UnknownSourceError):
+        tunelog.diff("label:before", spec, db=str(db))
+
+
+def test_rejected_lines_of_a_compared_log_are_a_warning(in_repo: None) -> None:
+    code, out, err = run("diff", "sample_logs/edge_cases.log", str(X86))
+    assert code == 0
+    assert out.splitlines()[2].startswith("cuda,gpu (t4)  conv2d      1x64x56x56 * 64x64x3x3")
+    assert err == (
+        "warning: A: sample_logs/edge_cases.log: 3 line(s) rejected (`tunelog import` it to see "
+        "why)\n"
+        "7 layer(s): 3 only in A, 4 only in B; 0 winning template change(s) (threshold 5%)\n"
+    )

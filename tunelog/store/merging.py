@@ -1,0 +1,351 @@
+"""Merging other tunelog databases into this one (`tunelog merge`).
+
+Each source of another database is imported again, from its stored lines, through the
+importer's `ImportWriter`: every invariant an import keeps (content-hash dedup, tallies, slots,
+`top_configs`, the record id counter, compressed blocks) holds after a merge for free. The
+lines are not parsed again: the other database's rows already hold what the writer needs
+(target, workload, config index, error number, costs), so a merged line costs a decompression,
+a hash and an insert.
+
+Order (what "first" means for ApplyHistoryBest's ties): the target's records keep their ids;
+merged records get new ids after them: the databases in the order given, each database's
+sources in their import order there (source id), each source's records in their stored order.
+So the slots after a merge are exactly those of importing the target's files, then the first
+database's files, and so on; of two records with equal mean costs the target's keeps the slot,
+as the log loaded first does in AutoTVM. The set of records (content hashes) does not depend on
+the order. A canonical order independent of which database is the target would need the
+target's records renumbered, which is a rewrite of the whole database.
+
+The other database is only read: through a read-only connection, or, when its schema is older,
+through a migrated temporary copy. Everything is written in one transaction.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tunelog.exceptions import (
+    DatabaseUnavailableError,
+    DiskFullError,
+    InputNotFoundError,
+    NewerSchemaError,
+    NotATunelogDatabaseError,
+    SameDatabaseError,
+)
+from tunelog.models import FileReport, _Dumpable
+from tunelog.store.codec import SequentialLineReader
+from tunelog.store.database import BUSY_TIMEOUT_MS, Store
+from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
+
+if TYPE_CHECKING:
+    from tunelog.store.importer import ImportWriter
+
+# Past any record id: the upper bound of the last source's records.
+_NO_END = 1 << 62
+
+
+@dataclass(slots=True)
+class MergedSource(_Dumpable):
+    """One source of a merged database: how many of its records were new here."""
+
+    path: str
+    label: str | None
+    sha256: str
+    new: int = 0
+    duplicates: int = 0
+    already_merged_as: str | None = None
+    """`#id path` of the source here with the same bytes, when the merge added nothing."""
+
+
+@dataclass(slots=True)
+class MergeReport(_Dumpable):
+    """What merging one database did."""
+
+    database: str
+    schema: int
+    """The merged database's schema version (older ones are read from a migrated copy)."""
+    sources: list[MergedSource] = field(default_factory=list)
+
+    @property
+    def new(self) -> int:
+        """Records added to the target."""
+        return sum(s.new for s in self.sources)
+
+    @property
+    def duplicates(self) -> int:
+        """Records the target already held."""
+        return sum(s.duplicates for s in self.sources)
+
+
+@dataclass(frozen=True, slots=True)
+class _Other:
+    """An opened database to merge: the path given, its real path, a read connection."""
+
+    path: str
+    origin: str
+    conn: sqlite3.Connection
+    schema: int
+
+
+def merge_databases(
+    store: Store, paths: Sequence[str], *, only_sources: Collection[int] | None = None
+) -> list[MergeReport]:
+    """Merge the databases at `paths` into `store`, in one transaction; report each.
+
+    Every database is opened and checked before anything is written. `only_sources`: merge
+    only the sources with these ids (e.g. one label's files, for `diff`); None: all.
+    """
+    with ExitStack() as stack:
+        others = [stack.enter_context(_open_other(path, store.path)) for path in paths]
+        conn = store.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise DatabaseUnavailableError(f"cannot write to {store.path}: {exc}") from exc
+        try:
+            merged_at = datetime.now(UTC).isoformat(timespec="seconds")
+            reports = [_Merger(conn, other, merged_at, only_sources).run() for other in others]
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
+                raise DiskFullError(
+                    f"the disk holding {store.path} is full ({exc}); nothing was merged: "
+                    "free some space and merge again"
+                ) from exc
+            raise
+    return reports
+
+
+# -- opening the other database -----------------------------------------------------------------
+
+
+@contextmanager
+def _open_other(path: str, target_path: str) -> Iterator[_Other]:
+    """The database at `path`, read-only, at the current schema (a migrated copy if older)."""
+    if not os.path.isfile(path):
+        raise InputNotFoundError(f"{path}: no such database file; give a tunelog database path")
+    origin = os.path.realpath(path)
+    if origin == os.path.realpath(target_path):
+        raise SameDatabaseError(f"{path} is the database being merged into; give another one")
+    conn = _connect_read_only(path)
+    try:
+        version = _checked_version(conn, path)
+        if version == len(MIGRATIONS):
+            conn.execute("BEGIN")  # one snapshot of it for the whole merge
+            yield _Other(path, origin, conn, version)
+            return
+        with tempfile.TemporaryDirectory(prefix="tunelog-merge-") as tmp:
+            copy = os.path.join(tmp, "copy.db")
+            dest = sqlite3.connect(copy)
+            try:
+                conn.backup(dest)
+            finally:
+                dest.close()
+            conn.close()
+            with Store(copy) as migrated:  # opening migrates the copy, never the user's file
+                migrated.conn.execute("BEGIN")
+                yield _Other(path, origin, migrated.conn, version)
+    finally:
+        conn.close()
+
+
+def _connect_read_only(path: str) -> sqlite3.Connection:
+    uri = Path(path).absolute().as_uri() + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    except sqlite3.Error as exc:
+        raise DatabaseUnavailableError(f"cannot read database {path}: {exc}") from exc
+    return conn
+
+
+def _checked_version(conn: sqlite3.Connection, path: str) -> int:
+    """The schema version of a tunelog database; refuses anything else, or a newer schema."""
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise NotATunelogDatabaseError(
+            f"{path} is not a tunelog database (SQLite says: {exc}); merge takes databases, "
+            "`tunelog import` takes log files"
+        ) from exc
+    if app_id != APPLICATION_ID or not tables:
+        raise NotATunelogDatabaseError(
+            f"{path} is not a tunelog database; merge takes databases, `tunelog import` takes "
+            "log files"
+        )
+    if version > len(MIGRATIONS):
+        raise NewerSchemaError(
+            f"{path} was written by a newer tunelog (schema {version}, this one knows "
+            f"{len(MIGRATIONS)}); upgrade tunelog to merge it"
+        )
+    return version
+
+
+# -- merging ------------------------------------------------------------------------------------
+
+_SOURCES = """SELECT id, path, label, sha256, size, lines, records, duplicates, comments, blank,
+                     rejected, split, repaired, repair, imported_at
+              FROM sources ORDER BY id"""
+
+_RECORDS = """SELECT id, line, target_id, workload_id, config_index, error_no, mean_cost,
+                     all_cost, timestamp
+              FROM records WHERE id >= ? AND id < ? AND source_id = ? ORDER BY id"""
+
+
+class _Merger:
+    """Writes one other database's sources into the open transaction, in source order."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        other: _Other,
+        merged_at: str,
+        only: Collection[int] | None,
+    ) -> None:
+        self.conn = conn
+        self.other = other
+        self.merged_at = merged_at
+        self.only = only
+
+    def run(self) -> MergeReport:
+        """Merge every (selected) source; sources the target holds the same bytes of are skipped."""
+        other = self.other.conn
+        self.targets: dict[int, str] = dict(other.execute("SELECT id, target FROM targets"))
+        self.workloads: dict[int, tuple[str, str, str, str]] = {
+            int(row[0]): (row[1], row[2], row[3], row[4])
+            for row in other.execute(
+                "SELECT id, version, task_name, template_key, args FROM workloads"
+            )
+        }
+        # How each workload was first spelled (auto_scheduler keys; None for AutoTVM).
+        self.spellings: dict[int, str | None] = dict(
+            other.execute("SELECT id, spelling FROM workloads").fetchall()
+        )
+        bounds = self._record_bounds()
+        report = MergeReport(self.other.path, self.other.schema)
+        for src in other.execute(_SOURCES).fetchall():
+            if self.only is None or src[0] in self.only:
+                report.sources.append(self._merge_source(src, bounds.get(src[0])))
+        return report
+
+    def _record_bounds(self) -> dict[int, tuple[int, int]]:
+        """Per source, a range of ids holding all its records (none: it has no records).
+
+        An import gives a file's records consecutive ids, after every earlier file's, and a
+        block's id is its first record's id: a source's records lie from its first block up to
+        the next source's first block. Reads the blocks table only (a 128th of the records).
+        """
+        starts = sorted(
+            (int(first), int(source_id))
+            for source_id, first in self.other.conn.execute(
+                "SELECT source_id, min(id) FROM blocks GROUP BY source_id"
+            )
+        )
+        ends = [first for first, _ in starts[1:]] + [_NO_END] * bool(starts)
+        return {
+            source_id: (first, end) for (first, source_id), end in zip(starts, ends, strict=True)
+        }
+
+    def _merge_source(self, src: tuple[Any, ...], bounds: tuple[int, int] | None) -> MergedSource:
+        """Import one source's records through an ImportWriter, with its counts and rejects."""
+        (source_id, path, label, sha256, size, lines, records, duplicates) = src[:8]
+        (comments, blank, rejected, split, repaired, repair, imported_at) = src[8:]
+        result = MergedSource(path, label, sha256)
+        if repair is not None:
+            # The same bytes imported the same way: every record is here already.
+            same = self._same_bytes(sha256, "AND size = ? AND repair = ?", (size, repair))
+            if same is not None:
+                result.duplicates, result.already_merged_as = records, same
+                return result
+        conn = self.conn
+        conn.execute("SAVEPOINT merge_source")
+        from tunelog.store.importer import ImportWriter
+
+        report = FileReport(path=path)
+        writer = ImportWriter(conn, report, repair=bool(repair))
+        if bounds is not None:
+            self._feed(writer, source_id, bounds)
+        writer.finish()
+        same = self._same_bytes(sha256, "AND id != ?", (writer.source_id,))
+        if report.new == 0 and same is not None:
+            # As an import of bytes seen before that adds nothing: keep no trace of it.
+            conn.execute("ROLLBACK TO merge_source")
+            conn.execute("RELEASE merge_source")
+            result.duplicates, result.already_merged_as = records, same
+            return result
+        conn.execute(
+            """UPDATE sources SET label = ?, sha256 = ?, size = ?, lines = ?, records = ?,
+               duplicates = ?, comments = ?, blank = ?, rejected = ?, split = ?, repaired = ?,
+               repair = ?, imported_at = ?, merged_from = ?, merged_at = ? WHERE id = ?""",
+            (
+                *(label, sha256, size, lines, report.new, records + duplicates - report.new),
+                *(comments, blank, rejected, split, repaired, repair, imported_at),
+                *(self.other.origin, self.merged_at, writer.source_id),
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO source_imports (source_id, path, imported_at) VALUES (?, ?, ?)",
+            [
+                (writer.source_id, at_path, at)
+                for at_path, at in self.other.conn.execute(
+                    "SELECT path, imported_at FROM source_imports WHERE source_id = ? "
+                    "ORDER BY rowid",
+                    (source_id,),
+                )
+            ],
+        )
+        conn.executemany(
+            f"INSERT INTO rejects (source_id, line, reason) VALUES ({writer.source_id:d}, ?, ?)",
+            self.other.conn.execute(
+                "SELECT line, reason FROM rejects WHERE source_id = ? ORDER BY line", (source_id,)
+            ),
+        )
+        conn.execute("RELEASE merge_source")
+        result.new, result.duplicates = report.new, records - report.new
+        return result
+
+    def _same_bytes(self, sha256: str, where: str, params: tuple[Any, ...]) -> str | None:
+        """`#id path` of the first source here with these bytes (and the extra condition)."""
+        row = self.conn.execute(
+            f"SELECT id, path FROM sources WHERE sha256 = ? {where} ORDER BY id LIMIT 1",
+            (sha256, *params),
+        ).fetchone()
+        return None if row is None else f"#{row[0]} {row[1]}"
+
+    def _feed(self, writer: ImportWriter, source_id: int, bounds: tuple[int, int]) -> None:
+        """Hand the source's records to the writer in id order, with their original lines."""
+        from tunelog.records import Measurement
+
+        new = tuple.__new__  # what Measurement(...) does, without its Python-level __new__
+        line_of = SequentialLineReader(self.other.conn, *bounds).line
+        add = writer.add
+        # (log version, target, task name, template key, args): a Measurement's first fields.
+        prefixes: dict[tuple[int, int], tuple[str, ...]] = {}
+        spellings = self.spellings
+        rows = self.other.conn.execute(_RECORDS, (*bounds, source_id))
+        for rid, line, target_id, workload_id, index, error_no, mean, all_cost, stamp in rows:
+            prefix = prefixes.get((target_id, workload_id))
+            if prefix is None:
+                version, *rest = self.workloads[workload_id]
+                prefix = prefixes[(target_id, workload_id)] = (
+                    version,
+                    self.targets[target_id],
+                    *rest,
+                )
+            rec = new(
+                Measurement,
+                (*prefix, index, (), error_no, all_cost, stamp, None, mean, spellings[workload_id]),
+            )
+            add(line, rec, line_of(rid))
