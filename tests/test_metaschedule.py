@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 import tunelog
@@ -112,18 +113,21 @@ def store_workloads(directory: Path) -> set[str]:
     return {json.loads(line)[1] for line in lines}
 
 
-def test_cli_export_metaschedule_warns_that_the_target_is_ignored(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["export-metaschedule"], ["export", "--metaschedule"]])
+def test_cli_export_metaschedule_warns_that_the_target_is_ignored(
+    tmp_path: Path, command: list[str]
+) -> None:
     db = str(tmp_path / "ms.db")
     runner = CliRunner()
     assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
     out = str(tmp_path / "pruned")
-    result = runner.invoke(app, ["--db", db, "export-metaschedule", out])
+    result = runner.invoke(app, ["--db", db, *command, out])
     assert (result.exit_code, result.stdout) == (0, "")
     assert result.stderr == (
         "warning: MetaSchedule ignores the target when it queries a database "
         "(apache/tvm#15549): each workload's best record is used for every target\n"
         f"wrote 1 workload(s) and their best record to {out}\n"
     )
-    again = runner.invoke(app, ["--db", db, "export-metaschedule", out])
+    again = runner.invoke(app, ["--db", db, *command, out])
     assert again.exit_code == 1
     assert again.stderr.startswith("Error: ")

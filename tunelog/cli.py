@@ -711,13 +711,24 @@ def export(
             help="autotvm or auto_scheduler: which records to write when the database has both.",
         ),
     ] = None,
+    metaschedule: Annotated[
+        bool,
+        typer.Option(
+            "--metaschedule",
+            help="OUT is a directory: write a pruned MetaSchedule database there instead.",
+        ),
+    ] = False,
 ) -> None:
     """Write a cleaned log that apply_history_best loads and decides on as on the full logs.
 
-    Exits 1 without writing when no record would be written.
+    Exits 1 without writing when no record would be written. With --metaschedule, OUT is a
+    directory for a pruned MetaSchedule database (as `tunelog export-metaschedule OUT`).
     """
     from tunelog import api
 
+    if metaschedule:
+        _export_metaschedule(out, force)
+        return
     if log_format is not None and log_format not in api.LOG_FORMATS:
         raise typer.BadParameter(f"use one of {', '.join(api.LOG_FORMATS)}", param_hint="--format")
 
@@ -1171,6 +1182,10 @@ def export_metaschedule(
     force: Annotated[bool, typer.Option(help="Replace the database files if they exist.")] = False,
 ) -> None:
     """Write a pruned MetaSchedule database: the best valid record of each workload."""
+    _export_metaschedule(directory, force)
+
+
+def _export_metaschedule(directory: str, force: bool) -> None:
     from tunelog import api
 
     with opened_store() as store:
