@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import tunelog
 from tests.conftest import REPO, SAMPLE_LOGS
-from tunelog import htmlreport
+from tunelog import api, htmlreport
 from tunelog.cli import app
 from tunelog.store import Store
 
@@ -345,3 +346,17 @@ def test_docs_screenshot_is_committed() -> None:
     shot = REPO / "docs" / "report.png"
     assert shot.is_file() and shot.stat().st_size < 400_000
     assert os.path.getsize(shot) > 10_000
+
+
+def test_the_layers_table_shows_each_layers_convergence_verdict(page: Path) -> None:
+    text = page.read_text()
+    table = text[text.index('id="layers-table"') :]
+    table = table[: table.index("</table>")]
+    assert "<th>verdict</th>" in table
+    shown = re.findall(r"<td[^>]*>([^<]*)</td></tr>", table)  # the last cell of each row
+    db = page.parent / "r.db"
+    with Store(db) as store:
+        found = tunelog.layers(store)
+        convergence = api.layer_convergence(store, found)
+        assert shown == [convergence.of_layer(lay).verdict for lay in found]
+    assert {"converged", "too few valid trials"} <= set(shown)

@@ -921,6 +921,11 @@ def _report_data(store: Store, filters: Filters) -> htmlreport.ReportData:
         layers=found,
         failures=failures,
         curves=curves,
+        verdicts=[
+            (convergence.of_layer(lay).verdict if lay.templates else None)
+            for convergence in (layer_convergence(store, found),)
+            for lay in found
+        ],
     )
 
 

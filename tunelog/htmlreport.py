@@ -39,7 +39,8 @@ class FailureRow:
 
 @dataclass
 class ReportData:
-    """Everything a report shows; `curves[i]` are the best-so-far steps of `layers[i]`."""
+    """Everything a report shows; `curves[i]` are the best-so-far steps of `layers[i]` and
+    `verdicts[i]` its convergence verdict (tunelog.convergence), when known."""
 
     database: str
     generated: str
@@ -52,6 +53,7 @@ class ReportData:
     layers: list[Layer]
     failures: list[FailureRow]
     curves: list[list[tuple[int, float]]] = field(default_factory=list)
+    verdicts: list[str | None] = field(default_factory=list)
 
 
 # -- best so far --------------------------------------------------------------------------------
@@ -129,7 +131,7 @@ def render(data: ReportData, plotly_js: str) -> str:
             '<div id="latency-chart" class=chart></div>',
             "<h2>Layers</h2>",
             "<p class=note>Click a column header to sort.</p>",
-            _layers_table(data.layers),
+            _layers_table(data.layers, data.verdicts),
             "<h2>Best so far per layer</h2>",
             _chart_note(len(tuned), CURVE_LAYERS_SHOWN, "slowest"),
             '<div id="curves-chart" class=chart></div>',
@@ -246,8 +248,8 @@ def _curves_figure(layers: list[Layer], curves: list[list[tuple[int, float]]]) -
     }
 
 
-def _layers_table(layers: list[Layer]) -> str:
-    verdicts = [_verdict(lay) for lay in layers]
+def _layers_table(layers: list[Layer], verdicts: list[str | None]) -> str:
+    verdicts = verdicts or [None] * len(layers)
     has_verdict = any(v is not None for v in verdicts)
     headers = ["target", "operator", "shapes", "winner", "config", "latency", "GFLOPS"]
     headers += ["margin", "trials", "templates"]
@@ -274,15 +276,6 @@ def _layers_table(layers: list[Layer]) -> str:
             cells.append(_td("" if verdict is None else verdict))
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return _table("layers", headers, rows)
-
-
-def _verdict(layer: Layer) -> str | None:
-    """The convergence verdict, when the layer object carries one (tunelog.convergence)."""
-    for name in ("verdict", "convergence"):
-        value = getattr(layer, name, None)
-        if value is not None:
-            return str(getattr(value, "verdict", value))
-    return None
 
 
 def _failures(failures: list[FailureRow]) -> str:
