@@ -39,11 +39,14 @@ def import_paths(
     strict: bool = False,
     repair: bool = False,
     progress: ImportProgress | None = None,
+    follow: bool = False,
 ) -> list[FileReport]:
     """Import files, directories (recursively) and `-` (stdin); one transaction per file.
 
     `strict`: roll back any file with a rejected line. `repair`: recover records pasted from
-    web pages (typographic quotes, several records on one line).
+    web pages (typographic quotes, several records on one line). A file grown since it was
+    imported from the same path is read from where that import stopped. `follow` (files a
+    tuner is appending to): a last line without line end is left for the next import.
     """
     reports: list[FileReport] = []
     own_files = _database_files(store)
@@ -57,7 +60,12 @@ def import_paths(
         with OpenedLog(source) as opened:
             reports.append(
                 store.import_log(
-                    opened, label=label, strict=strict, repair=repair, progress=callback
+                    opened,
+                    label=label,
+                    strict=strict,
+                    repair=repair,
+                    progress=callback,
+                    follow=follow,
                 )
             )
     return reports

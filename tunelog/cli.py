@@ -217,6 +217,9 @@ _REPORT_FIELDS = {
     "rolled_back",
     "repaired",
     "split",
+    "skipped_lines",
+    "held_back_bytes",
+    "prefix_changed",
 }
 
 
@@ -246,6 +249,12 @@ def _import_note(report: FileReport) -> str:
         notes.append(f"already imported as {report.already_imported_as}")
     if report.repaired:
         notes.append(f"repaired {report.repaired} record(s)")
+    if report.skipped_lines and not report.already_imported_as:
+        notes.append(f"grown: {report.skipped_lines} earlier line(s) skipped as already imported")
+    if report.prefix_changed:
+        notes.append("changed since its last import: read in full")
+    if report.held_back_bytes:
+        notes.append(f"unterminated last line ({report.held_back_bytes} bytes) left for later")
     return "; ".join(notes)
 
 

@@ -44,18 +44,31 @@ _STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
 class ImportWriter:
     """Streams one file's lines into the open transaction; `run` then `finish`."""
 
-    def __init__(self, conn: sqlite3.Connection, report: FileReport, *, repair: bool) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        report: FileReport,
+        *,
+        repair: bool,
+        source_id: int | None = None,
+        first_line: int = 0,
+    ) -> None:
+        """`source_id` and `first_line`: continue that source after its first lines (the lines
+        a tuner appended since; see Store.import_log), else a new source from line 1."""
         self.conn = conn
         self.repair = repair
         self.report = report
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        cur = conn.execute(
-            """INSERT INTO sources (path, sha256, size, lines, records, duplicates, comments,
-                                    blank, rejected, imported_at)
-               VALUES (?, '', 0, 0, 0, 0, 0, 0, 0, ?)""",
-            (report.path, now),
-        )
-        self.source_id = int(cur.lastrowid or 0)
+        self.first_line = first_line
+        if source_id is None:
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            cur = conn.execute(
+                """INSERT INTO sources (path, sha256, size, lines, records, duplicates, comments,
+                                        blank, rejected, imported_at)
+                   VALUES (?, '', 0, 0, 0, 0, 0, 0, 0, ?)""",
+                (report.path, now),
+            )
+            source_id = int(cur.lastrowid or 0)
+        self.source_id = source_id
         # Ids come from a counter that only grows (see schema migration 3): an id once given
         # to a line is never given to another, even when its record is dropped as a duplicate.
         self.first_id = self.next_id = int(
@@ -83,7 +96,7 @@ class ImportWriter:
         self._progress = progress
         report = self.report
         add = self.add
-        line_no = 0
+        line_no = self.first_line  # line numbers are the file's, also when resumed
         iterator = iter(lines)
         while True:
             try:
@@ -109,7 +122,7 @@ class ImportWriter:
                 report.blank += 1
             else:
                 report.comments += 1
-        report.lines = line_no
+        report.lines = line_no - self.first_line
         if progress is not None:
             progress(opened.size)
 

@@ -294,10 +294,35 @@ def _migration_4(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migration_resume_points(conn: sqlite3.Connection) -> None:
+    """`resume_points`: where the import of each plain file stopped, to read only what follows.
+
+    A tuner appends to its log; re-reading the whole file to find the new lines cost 11.6 s at
+    1M lines. One row per file (by real path): the source its lines were stored under, the end
+    of the last complete line read (`offset`, after `lines` lines), an XXH3-128 of the bytes
+    before it (checked before resuming: a file rewritten or truncated is read in full again),
+    the bytes read past it (a last line without line end; a file that had one is read in full
+    when it changes) and whether `--repair` was used. Relies only on `sources` (migration 1).
+    """
+    conn.execute(
+        """
+        CREATE TABLE resume_points (
+            real_path TEXT PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            offset INTEGER NOT NULL,
+            lines INTEGER NOT NULL,
+            prefix_hash TEXT NOT NULL,
+            tail INTEGER NOT NULL,
+            repair INTEGER NOT NULL
+        )"""
+    )
+
+
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_1,
     _migration_2,
     _migration_3,
     _migration_4,
+    _migration_resume_points,
 ]
