@@ -24,6 +24,7 @@ _EXPORTS = {
     "layer_as_dict": "tunelog.api",
     "layers": "tunelog.api",
     "untuned": "tunelog.api",
+    "watch": "tunelog.api",
     "ERROR_CODES": "tunelog.errorcodes",
     "ErrorCode": "tunelog.errorcodes",
     "diagnose": "tunelog.errorcodes",
@@ -31,6 +32,8 @@ _EXPORTS = {
     "TunelogError": "tunelog.exceptions",
     "Filters": "tunelog.filters",
     "Layer": "tunelog.layers",
+    "LayerStatus": "tunelog.live",
+    "Refresh": "tunelog.live",
     "TemplateResult": "tunelog.layers",
     "BestRow": "tunelog.models",
     "FileReport": "tunelog.models",
@@ -57,6 +60,8 @@ __all__ = [
     "Filters",
     "HistoryBest",
     "Layer",
+    "LayerStatus",
+    "Refresh",
     "RejectedLine",
     "Source",
     "Stats",
@@ -79,6 +84,7 @@ __all__ = [
     "parse_line",
     "parse_target",
     "untuned",
+    "watch",
 ]
 
 if TYPE_CHECKING:
@@ -92,11 +98,13 @@ if TYPE_CHECKING:
         layer_as_dict,
         layers,
         untuned,
+        watch,
     )
     from tunelog.errorcodes import ERROR_CODES, ErrorCode, diagnose, lookup_error_code
     from tunelog.exceptions import TunelogError
     from tunelog.filters import Filters
     from tunelog.layers import Layer, TemplateResult
+    from tunelog.live import LayerStatus, Refresh
     from tunelog.models import BestRow, FileReport, RejectedLine, Source, Stats
     from tunelog.records import TuningRecord, parse_line
     from tunelog.selection import HistoryBest, history_best

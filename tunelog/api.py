@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tunelog.errorcodes import cause_of_failures, diagnose, error_name
 from tunelog.exceptions import NothingToExportError
@@ -23,6 +23,9 @@ from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may
 from tunelog.models import FileReport
 from tunelog.store import Filters, Store
 from tunelog.targets import UNKNOWN_MODEL, parse_target
+
+if TYPE_CHECKING:
+    from tunelog.live import Refresh
 
 
 class ImportProgress(Protocol):
@@ -344,3 +347,35 @@ def error_as_dict(summary: ErrorSummary) -> dict[str, object]:
         "errors": summary.error_counts,
         "diagnosis": summary.diagnosis,
     }
+
+
+# -- watch: follow logs a tuner is appending to -------------------------------------------------
+
+
+def watch(
+    store: Store,
+    paths: Sequence[str],
+    *,
+    on_refresh: Callable[[Refresh], None],
+    interval: float = 2.0,
+    refreshes: int | None = None,
+    until_idle: float | None = None,
+    repair: bool = False,
+) -> Refresh:
+    """Import what is new in `paths` every `interval` seconds (incrementally; an unterminated
+    last line waits for its end) and call `on_refresh` with the layers after each refresh.
+
+    Stops after `refreshes` refreshes, or when no file grew for `until_idle` seconds, or on
+    KeyboardInterrupt (which rolls back only the file being imported). Returns the last refresh.
+    """
+    from tunelog.live import follow
+
+    return follow(
+        store,
+        paths,
+        on_refresh=on_refresh,
+        interval=interval,
+        refreshes=refreshes,
+        until_idle=until_idle,
+        repair=repair,
+    )

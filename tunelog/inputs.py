@@ -12,6 +12,7 @@ import hashlib
 import io
 import lzma
 import os
+import stat
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -93,9 +94,15 @@ class HashingReader(io.RawIOBase):
     """
 
     def __init__(
-        self, raw: BinaryIO, start: LineEnd | None = None, hasher: Any | None = None
+        self,
+        raw: BinaryIO,
+        start: LineEnd | None = None,
+        hasher: Any | None = None,
+        *,
+        limit: int | None = None,
     ) -> None:
         self._raw = raw
+        self._limit = limit
         self.sha256 = hashlib.sha256()
         self.size = start.offset if start else 0
         self._running = hasher if hasher is not None else xxhash.xxh3_128()
@@ -110,7 +117,12 @@ class HashingReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        data = self._raw.read(len(buffer))
+        wanted = len(buffer)
+        if self._limit is not None:
+            wanted = min(wanted, self._limit - self.size)
+            if wanted <= 0:
+                return 0
+        data = self._raw.read(wanted)
         n = len(data)
         buffer[:n] = data
         self.sha256.update(data)
@@ -156,7 +168,9 @@ class OpenedLog:
         self._owned = not source.is_stdin
         self._raw = raw
         self._hashing = HashingReader(
-            raw, *((_resumed[1], _resumed[2]) if _resumed else (None, None))
+            raw,
+            *((_resumed[1], _resumed[2]) if _resumed else (None, None)),
+            limit=_regular_file_size(raw),
         )
         buffered = io.BufferedReader(self._hashing, buffer_size=_CHUNK)
         self.compression = None if _resumed else _detect(buffered.peek(8)[:8])
@@ -229,6 +243,16 @@ class OpenedLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _regular_file_size(raw: BinaryIO) -> int | None:
+    """A regular file's size now: the bytes an import reads. A tuner appending meanwhile must
+    not make a line read half before the end and half after it (two broken lines)."""
+    try:
+        info = os.fstat(raw.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None  # not a file descriptor (tests pass streams)
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
 def _terminated(lines: Iterator[bytes]) -> Iterator[bytes]:
