@@ -303,10 +303,11 @@ def _migration_resume_points(conn: sqlite3.Connection) -> None:
     before it (checked before resuming: a file rewritten or truncated is read in full again),
     the bytes read past it (a last line without line end; a file that had one is read in full
     when it changes) and whether `--repair` was used. Relies only on `sources` (migration 1).
+    IF NOT EXISTS: tests make a database of an older schema by lowering user_version.
     """
     conn.execute(
         """
-        CREATE TABLE resume_points (
+        CREATE TABLE IF NOT EXISTS resume_points (
             real_path TEXT PRIMARY KEY,
             source_id INTEGER NOT NULL REFERENCES sources(id),
             offset INTEGER NOT NULL,
