@@ -227,3 +227,19 @@ def test_watch_draws_a_live_table_on_a_terminal(tmp_path: Path) -> None:
     assert "1x3x32x32 * 16x3x3x3 s1 p1" in text and "40/0" in text
     assert "refresh 1: " not in text  # no summary lines on a terminal
     assert "stopped after 2 refresh(es): 2 layer(s), 60 trial(s)" in text
+
+
+def test_watch_says_once_that_it_waits_for_a_missing_file(db: str) -> None:
+    code, out, err = run("--db", db, "watch", "later.log", "--refreshes", "3", "--interval", "0")
+    assert code == 0
+    assert err == "waiting for later.log (does not exist yet)\n"
+    assert out.splitlines()[-1] == (
+        "stopped after 3 refresh(es): 0 layer(s), 0 trial(s) (0 valid, 0 failed); "
+        "every complete line read is in the database"
+    )
+
+
+def test_watch_refuses_stdin(db: str) -> None:
+    code, _, err = run("--db", db, "watch", "-")
+    assert code == 2
+    assert "watch follows files; import stdin with `tunelog import -`" in err

@@ -674,6 +674,8 @@ def watch(
     """
     from tunelog import api
 
+    if "-" in paths:
+        raise typer.BadParameter("watch follows files; import stdin with `tunelog import -`")
     view = _WatchView(live=sys.stdout.isatty())
     with opened_store() as store, view:
         try:
@@ -699,6 +701,7 @@ class _WatchView:
         self.use_live = live
         self.last: Any = None
         self.interrupted = False
+        self.waiting: set[str] = set()
 
     def __enter__(self) -> _WatchView:
         if self.use_live:
@@ -719,7 +722,9 @@ class _WatchView:
             for reject in report.rejects[:REJECTS_SHOWN]:
                 _err(f"{report.path}:{reject.line}: {reject.reason}")
         for path in refresh.waiting_for:
-            _err(f"waiting for {path} (does not exist yet)")
+            if path not in self.waiting:  # said once per path
+                _err(f"waiting for {path} (does not exist yet)")
+        self.waiting = set(refresh.waiting_for)
         if self.live is not None:
             self.live.update(_watch_table(refresh), refresh=True)
         else:
