@@ -666,8 +666,10 @@ def render(results: list[SizeResult], info: dict[str, Any]) -> str:
         *scenario_table(results),
         "",
         "Same file again: re-imported into the database that holds it (recognised by its SHA-256,"
-        " nothing added). Grown: the log plus new lines at its end, imported into a copy of that"
-        " database (every old line is a duplicate, checked byte for byte). Split: the same lines"
+        " nothing added). Grown: the file a tuner appends to; imported once from its path, then"
+        f" grown by {GROWN_BY:,} lines and imported again from the same path into a copy of that"
+        " database (incremental: the first bytes are checked by an XXH3-128 hash, only the new"
+        " lines are read). Split: the same lines"
         f" as {SPLIT_INTO:,} files in one directory, into a fresh database (one transaction per"
         " file).",
         "",
