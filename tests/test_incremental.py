@@ -15,7 +15,7 @@ import tunelog
 from tests.conftest import SAMPLE_LOGS, assert_tallies_match_records, database_contents
 from tunelog.inputs import LogInput, OpenedLog
 from tunelog.models import FileReport
-from tunelog.store import Store, importer
+from tunelog.store import Store, importer, resume
 
 X86_LINES = (SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
 EDGE_LINES = (SAMPLE_LOGS / "edge_cases.log").read_bytes().splitlines(keepends=True)
@@ -303,3 +303,31 @@ def test_a_line_end_inside_a_read_chunk_is_the_resume_point(tmp_path: Path) -> N
         assert list(resumed.lines()) == [b"partial"]
     log.write_bytes(b"x" + data[1:])
     assert OpenedLog.after(LogInput(str(log)), end) is None
+
+
+def test_a_resume_point_moved_on_by_another_import_is_read_again(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two importers of one growing file: the one that waited for the write lock must not
+    read again the lines the other just imported (they would count twice in the source)."""
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:30]))
+    import_one(store, log)
+    stale = resume.load(store.conn, str(log))
+    with log.open("ab") as out:
+        out.writelines(X86_LINES[30:40])
+    import_one(store, log)  # the other importer
+    with log.open("ab") as out:
+        out.writelines(X86_LINES[40:45])
+    real_load = resume.load
+    calls: list[int] = []
+
+    def first_stale(conn: Any, path: str) -> resume.ResumePoint | None:
+        calls.append(1)
+        return stale if len(calls) == 1 else real_load(conn, path)
+
+    monkeypatch.setattr(resume, "load", first_stale)
+    assert counts(import_one(store, log)) == (40, 5, 5, 0, 0, 0, 0)
+    assert len(calls) == 4  # stale, seen stale under the lock; then current, checked again
+    (source,) = store.sources()
+    assert (source.lines, source.records, source.duplicates) == (45, 45, 0)

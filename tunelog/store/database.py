@@ -49,6 +49,10 @@ PAGE_SIZE = 16384
 SlotKey = tuple[str, str, int]
 
 
+class _StaleResumePoint(Exception):
+    """The resume point changed between reading it and taking the write lock."""
+
+
 @dataclass(frozen=True)
 class _ReadUpTo:
     """Where an import of a plain file stopped: the last line end parsed (`end`; None when the
@@ -245,12 +249,18 @@ class Store:
         if lines is None and not opened.source.is_stdin:
             from tunelog.store import resume
 
-            point = resume.load(self.conn, opened.source.path)
-            if point is not None and not point.tail and point.repair == repair:
-                resumed = self._resume(opened, point, label, strict, progress, follow)
+            for _attempt in range(3):
+                point = resume.load(self.conn, opened.source.path)
+                if point is None or point.tail or point.repair != repair:
+                    break
+                try:
+                    resumed = self._resume(opened, point, label, strict, progress, follow)
+                except _StaleResumePoint:
+                    continue  # another process imported the file meanwhile: look again
                 if resumed is not None:
                     return resumed
                 prefix_changed = True
+                break
             known = self._known_file(opened, strict=strict, repair=repair)
             if known is not None:
                 if progress is not None:
@@ -319,6 +329,10 @@ class Store:
                 return self._known_report(point.source_id, opened.source.path, strict)
             report = FileReport(path=opened.source.path, skipped_lines=point.end.lines)
             with self._writing(report):
+                from tunelog.store import resume
+
+                if resume.load(self.conn, opened.source.path) != point:
+                    raise _StaleResumePoint  # read before the write lock: moved on since
                 writer = ImportWriter(
                     self.conn,
                     report,
