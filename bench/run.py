@@ -280,18 +280,27 @@ def run_queries(result: SizeResult, db: Path, work: Path, runs: int) -> None:
 def run_scenarios(
     result: SizeResult, log_path: Path, db: Path, work: Path, runs: int, seed: int
 ) -> None:
-    """Time re-importing the log, importing it grown by GROWN_BY lines, and as SPLIT_INTO files.
+    """Time re-importing the log, importing it grown by GROWN_BY lines, as SPLIT_INTO files,
+    and merging a database of another log of the same size (against importing that log).
 
-    `db` holds the imported log. The grown log is imported into a copy of it, made before
-    each run (not timed); the split files into a fresh database.
+    `db` holds the imported log. The grown case is a tuner's log: a copy of the log is imported
+    once from its own path (not timed), and before each run that database is copied and the
+    file gets GROWN_BY lines appended (not timed); the import of the same path, grown, is timed
+    (it reads only the appended lines). The split files go into a fresh database; the merge
+    and the import of the other log each into a copy of `db`.
     """
     grown = work / "grown.log"
-    # Streamed, never read whole: a child's peak RSS (ru_maxrss) starts from the pages it
-    # inherits from this process at fork, so this process must stay small.
-    with open(grown, "wb") as out:
-        for part in (log_path, ensure_log(GROWN_BY, seed + 1)):  # another seed: new lines
-            with open(part, "rb") as source:
-                shutil.copyfileobj(source, out)
+    shutil.copyfile(log_path, grown)  # streamed: this process must stay small (see below)
+    base_size = grown.stat().st_size
+    grown_base = work / "grown-base.db"
+    remove_db(grown_base)
+    subprocess.run(
+        [TUNELOG, "--db", str(grown_base), "import", str(grown)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env=options.env,
+    )
+    extra = ensure_log(GROWN_BY, seed + 1)  # another seed: new lines
     parts = work / "split"
     parts.mkdir(exist_ok=True)
     with open(log_path, "rb") as lines:
@@ -303,12 +312,22 @@ def run_scenarios(
     scratch = work / "scratch.db"
     other_log = ensure_log(result.n, seed + 2)
     other_db = work / "other.db"
+    remove_db(other_db)
     subprocess.run(
-        [TUNELOG, "--db", str(other_db), "import", str(other_log)], check=True, capture_output=True
+        [TUNELOG, "--db", str(other_db), "import", str(other_log)],
+        check=True,
+        capture_output=True,
+        env=options.env,
     )
     for _ in range(runs):
         result.add(REIMPORT, measure([TUNELOG, "--db", str(db), "import", str(log_path)]))
-        copy_db(db, scratch)
+        remove_db(scratch)
+        copy_db(grown_base, scratch)
+        os.truncate(grown, base_size)
+        # Streamed, never read whole: a child's peak RSS (ru_maxrss) starts from the pages it
+        # inherits from this process at fork, so this process must stay small.
+        with open(grown, "ab") as out, open(extra, "rb") as source:
+            shutil.copyfileobj(source, out)
         result.add(GROWN, measure([TUNELOG, "--db", str(scratch), "import", str(grown)]))
         remove_db(scratch)
         result.add(SPLIT, measure([TUNELOG, "--db", str(scratch), "import", str(parts)]))
@@ -322,6 +341,7 @@ def run_scenarios(
         copy_db(db, scratch)
         result.add(IMPORT_OTHER, measure([TUNELOG, "--db", str(scratch), "import", str(other_log)]))
     remove_db(scratch)
+    remove_db(grown_base)
     remove_db(other_db)
     shutil.rmtree(parts)
     grown.unlink()
@@ -597,7 +617,7 @@ def scenario_table(results: list[SizeResult]) -> list[str]:
         "N",
         "import (fresh database)",
         "same file again",
-        f"file grown by {GROWN_BY:,} lines",
+        f"same path grown by {GROWN_BY:,} lines",
         f"same lines as {SPLIT_INTO:,} files",
         "merge a database of N other records",
         "import its log instead",
@@ -681,8 +701,10 @@ def render(results: list[SizeResult], info: dict[str, Any]) -> str:
         *scenario_table(results),
         "",
         "Same file again: re-imported into the database that holds it (recognised by its SHA-256,"
-        " nothing added). Grown: the log plus new lines at its end, imported into a copy of that"
-        " database (every old line is a duplicate, checked byte for byte). Split: the same lines"
+        " nothing added). Grown: the file a tuner appends to; imported once from its path, then"
+        f" grown by {GROWN_BY:,} lines and imported again from the same path into a copy of that"
+        " database (incremental: the first bytes are checked by an XXH3-128 hash, only the new"
+        " lines are read). Split: the same lines"
         f" as {SPLIT_INTO:,} files in one directory, into a fresh database (one transaction per"
         " file). Merge: `tunelog merge` of a database holding another N-line log (another seed)"
         " into a copy of the imported database; import its log instead: that log imported into"

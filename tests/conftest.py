@@ -106,3 +106,30 @@ def assert_tallies_match_records(conn: sqlite3.Connection) -> None:
            FROM records GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"""
     ).fetchall()
     assert tallied == counted
+
+
+def database_contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
+    """What a database holds, independent of how its lines were packed into blocks.
+
+    Every table but `blocks` (each record's line instead), `resume_points` and the sources'
+    SHA-256 and import time: two databases that hold the same records, ids, slots, tallies and
+    accounting compare equal however many imports filled them.
+    """
+    from tunelog.store import LineReader
+
+    reader = LineReader(conn)
+    contents = {
+        name: conn.execute(f"SELECT * FROM {name} ORDER BY 1, 2, 3").fetchall()
+        for name in ("records", "slots", "tallies", "top_configs", "content_hashes", "rejects")
+    }
+    contents["counters"] = conn.execute("SELECT * FROM counters").fetchall()
+    contents["targets"] = conn.execute("SELECT * FROM targets ORDER BY id").fetchall()
+    contents["workloads"] = conn.execute("SELECT * FROM workloads ORDER BY id").fetchall()
+    contents["sources"] = conn.execute(
+        """SELECT id, path, label, size, lines, records, duplicates, comments, blank, rejected,
+                  split, repaired, repair FROM sources ORDER BY id"""
+    ).fetchall()
+    contents["lines"] = [
+        (rid, reader.line(rid)) for (rid,) in conn.execute("SELECT id FROM records ORDER BY id")
+    ]
+    return contents

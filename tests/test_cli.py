@@ -356,3 +356,32 @@ def test_a_bad_for_target_is_one_error_line(db: str) -> None:
         "Error: cannot answer for target '': empty target string; give a TVM target string, "
         'e.g. "cuda -model=titanx"\n'
     )
+
+
+def test_import_of_a_grown_file_says_what_was_skipped(
+    db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = (REPO / "sample_logs" / "x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
+    monkeypatch.chdir(tmp_path)
+    log = Path("tuning.log")
+    log.write_bytes(b"".join(lines[:150]))
+    run("--db", db, "import", str(log))
+    with log.open("ab") as appended:
+        appended.writelines(lines[150:])
+    code, out, err = run("--db", db, "import", str(log))
+    assert (code, err) == (0, "")
+    assert out == (
+        "file        lines    new    dup    comments    blank    rejected"
+        "    note\n"
+        "----------  -------  -----  -----  ----------  -------  ----------"
+        "  ------------------------------------------------------\n"
+        "tuning.log  50       50     0      0           0        0"
+        "           grown: 150 earlier line(s) skipped as already imported\n"
+    )
+    code, out, _ = run("--db", db, "import", "--json", str(log))
+    (entry,) = json.loads(out)["files"]
+    assert (entry["lines"], entry["skipped_lines"], entry["already_imported_as"]) == (
+        200,
+        0,
+        f"#1 {tmp_path / 'tuning.log'}",  # --json: the path as stored (absolute)
+    )

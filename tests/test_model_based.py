@@ -4,8 +4,10 @@ A hypothesis `RuleBasedStateMachine` builds log files from real lines (the sampl
 comments and bad lines) the way logs reach tunelog: windows of a log, grown logs, merged logs,
 logs whose last lines repeat earlier ones, gzip copies, the same file again, files with a bad
 line (imported strict or not), records pasted from a web page (imported with or without
-`repair`), and imports interrupted mid-file; and it removes sources (`sources remove`). Each
-file is imported into one fresh database per example.
+`repair`), imports interrupted mid-file, and files grown or rewritten in place (the same path:
+an import of a grown file reads only what follows the lines imported from that path before);
+and it removes sources (`sources remove`). Each file is imported into one fresh database per
+example.
 
 The reference model is what the README promises: importing files behaves like concatenating,
 in import order, the records of every file that was kept (a strict import with a rejected line
@@ -210,12 +212,17 @@ def model_slot_table(best: HistoryBest[bytes]) -> list[HeldSlot]:
     return sorted(held)
 
 
-@dataclass(frozen=True)
+@dataclass
 class LogFile:
-    """A log written to disk: its lines (without line ends) and where it is."""
+    """A log written to disk: its lines (without line ends) and where it is.
+
+    Mutable: a file a tuner appends to, or that is rewritten, keeps its path and changes its
+    lines, and every rule that later reads it sees what is on disk.
+    """
 
     path: Path
     lines: tuple[bytes, ...]
+    compressed: bool = False
 
     def __repr__(self) -> str:
         return f"LogFile({self.path.name}, {len(self.lines)} lines)"
@@ -259,14 +266,35 @@ def report_counts(report: FileReport) -> tuple[int, ...]:
     )
 
 
+@dataclass(frozen=True)
+class ImportedFrom:
+    """The lines last imported from a path (its resume point), and with which --repair."""
+
+    lines: tuple[bytes, ...]
+    repair: bool
+    source_id: int  # the source its lines went into (removing it removes the resume point)
+
+
 @dataclass
 class ReferenceModel:
-    """The distinct record lines kept so far, in import order, and what pasted lines hold."""
+    """The distinct record lines kept so far, in import order, what pasted lines hold, and
+    what each plain file's path last imported (an import of it grown reads only the rest)."""
 
     stored: list[bytes] = field(default_factory=list)
     owners: list[int] = field(default_factory=list)  # the source id owning each stored line
     pasted: dict[bytes, tuple[bytes, ...]] = field(default_factory=dict)
+    imported_from: dict[Path, ImportedFrom] = field(default_factory=dict)
     _slots: HistoryBest[bytes] | None = None
+
+    def resumes_after(self, log: LogFile, *, repair: bool) -> int | None:
+        """How many lines of the file an import skips (read before, same path, same first
+        bytes, same --repair), None when it reads it in full; the whole file: unchanged."""
+        earlier = self.imported_from.get(log.path)
+        if earlier is None or earlier.repair != repair or log.compressed:
+            return None
+        if log.lines[: len(earlier.lines)] != earlier.lines:
+            return None
+        return len(earlier.lines)
 
     def keep(self, records: Sequence[bytes], source_id: int | None) -> None:
         """Add the new records of a file that was imported (as source `source_id`)."""
@@ -280,6 +308,11 @@ class ReferenceModel:
         kept = [(line, owner) for line, owner in zip(self.stored, self.owners, strict=True)]
         self.stored = [line for line, owner in kept if owner != source_id]
         self.owners = [owner for owner in self.owners if owner != source_id]
+        self.imported_from = {
+            path: earlier
+            for path, earlier in self.imported_from.items()
+            if earlier.source_id != source_id
+        }
         self._slots = None
 
     def expect(self, lines: Sequence[bytes], *, repair: bool) -> ExpectedImport:
@@ -354,15 +387,30 @@ class StoreMachine(RuleBasedStateMachine):
         suffix = ".log.gz" if compress else ".log"
         path = Path(self.directory.name) / f"file{self.written}{suffix}"
         path.write_bytes(gzip.compress(data, mtime=0) if compress else data)
-        return LogFile(path, lines)
+        return LogFile(path, lines, compress)
+
+    def rewrite(self, log: LogFile, lines: Sequence[bytes]) -> LogFile:
+        """The same path with new content (plain text): appended to, truncated or replaced."""
+        log.lines = tuple(lines[:MAX_FILE_LINES])
+        log.compressed = False
+        log.path.write_bytes(b"".join(line + b"\n" for line in log.lines))
+        return log
 
     def import_file(self, log: LogFile, *, strict: bool = False, repair: bool = False) -> None:
         """Import through the API; check the report and keep the model in step."""
-        expected = self.reference.expect(log.lines, repair=repair)
+        skipped = self.reference.resumes_after(log, repair=repair)
+        grown = skipped is not None and skipped < len(log.lines)
+        read = log.lines[skipped:] if grown else log.lines
+        expected = self.reference.expect(read, repair=repair)
         rolls_back = strict and expected.rejected > 0
         before = database_rows(self.store) if rolls_back else None
         (report,) = tunelog.import_paths(self.store, [str(log.path)], strict=strict, repair=repair)
         assert report.accounted, report
+        # A grown file is read after the lines imported before; a changed one in full.
+        assert report.skipped_lines == (skipped if grown else 0), report
+        earlier = self.reference.imported_from.get(log.path)
+        changed = earlier is not None and earlier.repair == repair and skipped is None
+        assert report.prefix_changed == changed, report
         if rolls_back:
             # Nothing stored: the records the model would keep count as discarded.
             assert report.rolled_back, report
@@ -372,6 +420,10 @@ class StoreMachine(RuleBasedStateMachine):
         assert not report.rolled_back, report
         assert report_counts(report) == expected.counts(), report
         self.reference.keep(expected.new_records, report.source_id)
+        if report.source_id is not None and not log.compressed:
+            self.reference.imported_from[log.path] = ImportedFrom(
+                log.lines, repair, report.source_id
+            )
 
     # -- rules: each builds a file the way logs arrive, and imports it --------------------------
 
@@ -399,6 +451,43 @@ class StoreMachine(RuleBasedStateMachine):
         log = self.write(base.lines + window(pool, start, count))
         self.import_file(log)
         return log
+
+    @rule(
+        base=files,
+        pool=st.sampled_from(POOL_NAMES),
+        start=st.integers(0, 1000),
+        count=st.integers(1, 100),
+        strict=st.booleans(),
+        repair=st.booleans(),
+    )
+    def import_appended_in_place(
+        self, base: LogFile, pool: str, start: int, count: int, strict: bool, repair: bool
+    ) -> None:
+        """A tuner appended lines to an earlier file: the same path, grown (read on from where
+        its last import stopped, if that import kept it)."""
+        self.import_file(
+            self.rewrite(base, base.lines + window(pool, start, count)),
+            strict=strict,
+            repair=repair,
+        )
+
+    @rule(
+        base=files,
+        keep=st.integers(0, 1000),
+        pool=st.sampled_from(POOL_NAMES),
+        start=st.integers(0, 1000),
+        count=st.integers(0, 100),
+        edit_first=st.booleans(),
+    )
+    def import_rewritten_in_place(
+        self, base: LogFile, keep: int, pool: str, start: int, count: int, edit_first: bool
+    ) -> None:
+        """The same path rewritten: truncated to its first lines, maybe with its first byte
+        changed (same size, other prefix), then other lines (a new run, same file name)."""
+        lines = list(base.lines[: keep % (len(base.lines) + 1)])
+        if edit_first and lines:
+            lines[0] = b" " + lines[0][1:] if lines[0][:1] != b" " else b"#" + lines[0][1:]
+        self.import_file(self.rewrite(base, [*lines, *window(pool, start, count)]))
 
     @rule(target=files, first=files, second=files)
     def import_merged(self, first: LogFile, second: LogFile) -> LogFile:

@@ -45,7 +45,18 @@ def test_schema_after_migrations(store: Store) -> None:
         "slots",
         "tallies",
         "rejects",
+        "resume_points",
     }
+    assert [c.name for c in store.db["resume_points"].columns] == [
+        "real_path",
+        "source_id",
+        "offset",
+        "lines",
+        "prefix_hash",
+        "tail",
+        "repair",
+    ]
+    assert store.db.table("resume_points").pks == ["real_path"]
     assert [c.name for c in store.db["records"].columns] == [
         "id",
         "source_id",
@@ -556,6 +567,7 @@ def test_a_schema_2_database_with_reused_ids_migrates_and_reads_right(tmp_path: 
         store.conn.execute("DROP TABLE source_imports")
         store.conn.execute("DROP TABLE trial_runs")  # migrations 8 and 5
         store.conn.execute("ALTER TABLE workloads DROP COLUMN spelling")
+        store.conn.execute("DROP TABLE resume_points")
         store.conn.execute("PRAGMA user_version = 2")
         packer = codec.BlockPacker()
         store.conn.execute(

@@ -30,6 +30,7 @@ _EXPORTS = {
     "diff": "tunelog.api",
     "diff_as_dict": "tunelog.api",
     "DiffReport": "tunelog.api",
+    "watch": "tunelog.api",
     "ERROR_CODES": "tunelog.errorcodes",
     "ErrorCode": "tunelog.errorcodes",
     "diagnose": "tunelog.errorcodes",
@@ -37,6 +38,8 @@ _EXPORTS = {
     "TunelogError": "tunelog.exceptions",
     "Filters": "tunelog.filters",
     "Layer": "tunelog.layers",
+    "LayerStatus": "tunelog.live",
+    "Refresh": "tunelog.live",
     "TemplateResult": "tunelog.layers",
     "BestRow": "tunelog.models",
     "FileReport": "tunelog.models",
@@ -67,7 +70,9 @@ __all__ = [
     "HistoryBest",
     "Layer",
     "LayerDiff",
+    "LayerStatus",
     "MergeReport",
+    "Refresh",
     "RejectedLine",
     "Source",
     "Stats",
@@ -94,6 +99,7 @@ __all__ = [
     "parse_target",
     "remove_sources",
     "untuned",
+    "watch",
     "write_report",
 ]
 
@@ -111,6 +117,7 @@ if TYPE_CHECKING:
         merge,
         remove_sources,
         untuned,
+        watch,
         write_report,
     )
     from tunelog.api import diff as diff
@@ -120,6 +127,7 @@ if TYPE_CHECKING:
     from tunelog.exceptions import TunelogError
     from tunelog.filters import Filters
     from tunelog.layers import Layer, TemplateResult
+    from tunelog.live import LayerStatus, Refresh
     from tunelog.models import BestRow, FileReport, RejectedLine, Source, Stats
     from tunelog.records import TuningRecord, parse_line
     from tunelog.selection import HistoryBest, history_best

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from tunelog import htmlreport
     from tunelog.diffing import LayerDiff
     from tunelog.knobs import Coverage, KnobValue
+    from tunelog.live import Refresh
     from tunelog.records import ScannedLine
     from tunelog.store.merging import MergeReport
     from tunelog.store.trials import TrialRow
@@ -74,12 +75,16 @@ def import_paths(
     progress: ImportProgress | None = None,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
+    follow: bool = False,
 ) -> list[FileReport]:
     """Import files, directories (recursively) and `-` (stdin); one transaction per file.
 
     `strict`: roll back any file with a rejected line. `repair`: recover records pasted from
     web pages (typographic quotes, several records on one line). In directories, only files
     that look like tuning logs are read (see `tunelog.discovery`; `include`/`exclude`: globs).
+    A file grown since it was imported from the same path is read from where that import
+    stopped. `follow` (files a tuner is appending to): a last line without line end is left
+    for the next import.
     """
     reports: list[FileReport] = []
     own_files = _database_files(store)
@@ -102,6 +107,7 @@ def import_paths(
                     repair=repair,
                     progress=callback,
                     scanner=scanner,
+                    follow=follow,
                 )
             )
     return reports
@@ -1118,3 +1124,35 @@ def diff_as_dict(report: DiffReport) -> dict[str, object]:
         "layers": [d.model_dump() for d in report.layers],
         "notes": report.notes,
     }
+
+
+# -- watch: follow logs a tuner is appending to -------------------------------------------------
+
+
+def watch(
+    store: Store,
+    paths: Sequence[str],
+    *,
+    on_refresh: Callable[[Refresh], None],
+    interval: float = 2.0,
+    refreshes: int | None = None,
+    until_idle: float | None = None,
+    repair: bool = False,
+) -> Refresh:
+    """Import what is new in `paths` every `interval` seconds (incrementally; an unterminated
+    last line waits for its end) and call `on_refresh` with the layers after each refresh.
+
+    Stops after `refreshes` refreshes, or when no file grew for `until_idle` seconds, or on
+    KeyboardInterrupt (which rolls back only the file being imported). Returns the last refresh.
+    """
+    from tunelog.live import follow
+
+    return follow(
+        store,
+        paths,
+        on_refresh=on_refresh,
+        interval=interval,
+        refreshes=refreshes,
+        until_idle=until_idle,
+        repair=repair,
+    )

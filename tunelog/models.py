@@ -40,7 +40,8 @@ class FileReport(_Dumpable):
 
     `lines + split == new + duplicates + discarded + comments + blank + rejected`: with
     `--repair`, a line holding k records run together counts k entries (`split` = k - 1);
-    otherwise `split` is 0. `repaired` counts the records recovered by `--repair`. `discarded`
+    otherwise `split` is 0. A resumed import counts only the lines it read (after
+    `skipped_lines`). `repaired` counts the records recovered by `--repair`. `discarded`
     counts the new records of a file that `--strict` rolled back (nothing of it is stored).
     """
 
@@ -59,6 +60,13 @@ class FileReport(_Dumpable):
     source_id: int | None = None
     already_imported_as: str | None = None
     rolled_back: bool = False
+    # Resumed imports (a file grown since it was imported from the same path): the counts
+    # above are for the lines read; `skipped_lines` earlier lines were not read again.
+    skipped_lines: int = 0
+    # Bytes of an unterminated last line left for the next import (`follow`: a tuner mid-write).
+    held_back_bytes: int = 0
+    # The file no longer starts with the bytes imported from its path before: read in full.
+    prefix_changed: bool = False
 
     @property
     def accounted(self) -> bool:

@@ -39,11 +39,12 @@ from tunelog.targets import parse_target
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from tunelog.inputs import OpenedLog
+    from tunelog.inputs import LineEnd, OpenedLog
     from tunelog.layers import SlotWinner, Tally, WorkloadInfo
     from tunelog.records import ScannedLine
     from tunelog.store.importer import ImportWriter, ProgressCallback
     from tunelog.store.removal import RemovedSource
+    from tunelog.store.resume import ResumePoint
 
 # Read commands never parse a line: the importer and the record models (pydantic, msgspec)
 # are imported where a method needs them, which keeps a small command's start-up short.
@@ -52,6 +53,35 @@ BUSY_TIMEOUT_MS = 60_000
 PAGE_SIZE = 16384
 
 SlotKey = tuple[str, str, int]
+
+
+class _StaleResumePoint(Exception):
+    """The resume point changed between reading it and taking the write lock."""
+
+
+@dataclass(frozen=True)
+class _ReadUpTo:
+    """Where an import of a plain file stopped: the last line end parsed (`end`; None when the
+    file gets no resume point), the bytes read, and whether a partial last line was held back."""
+
+    end: LineEnd | None
+    read: int
+    follow: bool
+
+    @property
+    def held_back(self) -> int:
+        """Bytes of an unterminated last line left for the next import."""
+        return self.read - self.end.offset if self.follow and self.end is not None else 0
+
+    @property
+    def tail(self) -> int:
+        """Bytes of an unterminated last line parsed as it was (plain imports only)."""
+        return self.read - self.end.offset if not self.follow and self.end is not None else 0
+
+    @property
+    def stored_size(self) -> int:
+        """The bytes imported: up to the last line end, plus a tail parsed as it was."""
+        return self.read if self.end is None else self.end.offset + self.tail
 
 
 class _KnownFile(NamedTuple):
@@ -219,36 +249,72 @@ class Store:
         repair: bool = False,
         lines: Iterable[bytes] | None = None,
         progress: ProgressCallback | None = None,
+        follow: bool = False,
         scanner: Callable[[bytes], ScannedLine] | None = None,
     ) -> FileReport:
         """Import one opened log in a single transaction and report what happened.
 
         `lines` overrides `opened.lines()`. With `strict`, a file with any rejected line is rolled
         back (`report.rolled_back`); with `repair`, records pasted from web pages are recovered.
-        `scanner` reads a line other than as a log line (MetaSchedule records).
+        A plain file imported before from the same path and grown since is read on from where
+        that import stopped, if its first bytes are unchanged (see `tunelog.store.resume`).
+        `follow` (a file a tuner appends to): a last line without line end is held back until
+        it ends. `scanner` reads a line other than as a log line (MetaSchedule records; such
+        files are always read in full).
         """
-        if lines is None:
+        prefix_changed = False
+        if lines is None and not opened.source.is_stdin:
+            from tunelog.store import resume
+
+            for _attempt in range(3 if scanner is None else 0):
+                point = resume.load(self.conn, opened.source.path)
+                if point is None or point.tail or point.repair != repair:
+                    break
+                try:
+                    resumed = self._resume(opened, point, label, strict, progress, follow)
+                except _StaleResumePoint:
+                    continue  # another process imported the file meanwhile: look again
+                if resumed is not None:
+                    return resumed
+                prefix_changed = True
+                break
             known = self._known_file(opened, strict=strict, repair=repair)
             if known is not None:
                 if progress is not None:
                     progress(known.size)
+                known.report.prefix_changed = prefix_changed
                 return known.report
         from tunelog.store.importer import ImportWriter
 
-        report = FileReport(path=opened.source.path)
+        report = FileReport(path=opened.source.path, prefix_changed=prefix_changed)
+        with self._writing(report):
+            if scanner is None:
+                writer = ImportWriter(self.conn, report, repair=repair)
+            else:
+                writer = ImportWriter(self.conn, report, repair=repair, scanner=scanner)
+            resumable = lines is None and not opened.source.is_stdin and scanner is None
+            writer.run(
+                opened.lines(hold_back_unterminated=follow) if lines is None else lines,
+                opened,
+                progress,
+            )
+            # Before the SHA-256 drains the file: what was read is exactly what was parsed.
+            end = opened.line_end() if resumable and opened.compression is None else None
+            read = opened.size
+            writer.finish()
+            report.sha256 = opened.sha256
+            self._finish_import(writer, opened, report, label, strict, _ReadUpTo(end, read, follow))
+        return report
+
+    @contextmanager
+    def _writing(self, report: FileReport) -> Iterator[None]:
+        """A write transaction for one file's import; any exception rolls it back."""
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
         try:
-            if scanner is None:
-                writer = ImportWriter(self.conn, report, repair=repair)
-            else:
-                writer = ImportWriter(self.conn, report, repair=repair, scanner=scanner)
-            writer.run(opened.lines() if lines is None else lines, opened, progress)
-            writer.finish()
-            report.sha256 = opened.sha256
-            self._finish_import(writer, opened, report, label, strict)
+            yield
         except BaseException as exc:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
@@ -258,7 +324,109 @@ class Store:
                     f"{report.path} was kept: free some space and import it again"
                 ) from exc
             raise
+
+    def _resume(
+        self,
+        opened: OpenedLog,
+        point: ResumePoint,
+        label: str | None,
+        strict: bool,
+        progress: ProgressCallback | None,
+        follow: bool,
+    ) -> FileReport | None:
+        """Import what follows the resume point; None when the file's first bytes changed."""
+        from tunelog.inputs import OpenedLog
+        from tunelog.store.importer import ImportWriter
+
+        after = OpenedLog.after(opened.source, point.end)
+        if after is None:
+            return None
+        with after:
+            if after.at_end():
+                # Nothing appended: report as a re-import of the same bytes, without reading.
+                if progress is not None:
+                    progress(after.size)
+                return self._known_report(point.source_id, opened.source.path, strict)
+            report = FileReport(path=opened.source.path, skipped_lines=point.end.lines)
+            with self._writing(report):
+                from tunelog.store import resume
+
+                if resume.load(self.conn, opened.source.path) != point:
+                    raise _StaleResumePoint  # read before the write lock: moved on since
+                writer = ImportWriter(
+                    self.conn,
+                    report,
+                    repair=point.repair,
+                    source_id=point.source_id,
+                    first_line=point.end.lines,
+                )
+                writer.run(after.lines(hold_back_unterminated=follow), after, progress)
+                end = after.line_end()
+                read = after.size
+                writer.finish()
+                self._extend_source(
+                    writer, point, report, label, strict, _ReadUpTo(end, read, follow)
+                )
         return report
+
+    def _extend_source(
+        self,
+        writer: ImportWriter,
+        point: ResumePoint,
+        report: FileReport,
+        label: str | None,
+        strict: bool,
+        read: _ReadUpTo,
+    ) -> None:
+        """Add the appended lines' counts to their source and move the resume point on."""
+        from tunelog.store import resume
+
+        conn = self.conn
+        report.held_back_bytes = read.held_back
+        if strict and report.rejected:
+            conn.execute("ROLLBACK")
+            report.rolled_back = True
+            report.new, report.discarded = 0, report.new
+            return
+        if report.lines == 0:
+            conn.execute("ROLLBACK")  # only the start of a line was appended: nothing to keep
+            report.already_imported_as = self._source_name(point.source_id)
+            return
+        # The SHA-256 of the whole file would cost a read of all of it (1 s per GB): it is left
+        # empty, so `sources` shows none and a copy elsewhere is matched by its lines.
+        conn.execute(
+            """UPDATE sources SET label = coalesce(?, label), sha256 = '', size = ?,
+                   lines = lines + ?, records = records + ?, duplicates = duplicates + ?,
+                   comments = comments + ?, blank = blank + ?, rejected = rejected + ?,
+                   split = split + ?, repaired = repaired + ? WHERE id = ?""",
+            (
+                label,
+                read.stored_size,
+                report.lines,
+                report.new,
+                report.duplicates,
+                report.comments,
+                report.blank,
+                report.rejected,
+                report.split,
+                report.repaired,
+                point.source_id,
+            ),
+        )
+        assert read.end is not None
+        resume.save(
+            conn,
+            resume.ResumePoint(point.real_path, point.source_id, read.end, read.tail, point.repair),
+        )
+        self._record_import(point.source_id, report.path)  # the file grew: imported again
+        conn.execute("COMMIT")
+        report.source_id = point.source_id
+
+    def _source_name(self, source_id: int) -> str:
+        (path,) = self.conn.execute(
+            "SELECT path FROM sources WHERE id = ?", (source_id,)
+        ).fetchone()
+        return f"#{source_id} {path}"
 
     def _known_file(self, opened: OpenedLog, *, strict: bool, repair: bool) -> _KnownFile | None:
         """The report of re-importing a file whose bytes were imported before the same way.
@@ -282,18 +450,36 @@ class Store:
         except OSError:
             return None  # the import proper reports an unreadable file
         row = self.conn.execute(
-            """SELECT id, path, lines, records, duplicates, comments, blank, rejected, split,
-                      repaired
-               FROM sources WHERE sha256 = ? AND size = ? AND repair = ? ORDER BY id LIMIT 1""",
+            """SELECT id FROM sources WHERE sha256 = ? AND size = ? AND repair = ?
+               ORDER BY id LIMIT 1""",
             (sha256, size, int(repair)),
         ).fetchone()
         if row is None:
             return None
-        source_id, path, lines, records, duplicates, comments, blank, rejected, split, repaired = (
-            row
-        )
+        return _KnownFile(self._known_report(int(row[0]), opened.source.path, strict), size)
+
+    def _known_report(self, source_id: int, path: str, strict: bool) -> FileReport:
+        """What re-importing the bytes of a source reports: every record a duplicate."""
+        row = self.conn.execute(
+            """SELECT path, lines, records, duplicates, comments, blank, rejected, split,
+                      repaired, sha256
+               FROM sources WHERE id = ?""",
+            (source_id,),
+        ).fetchone()
+        (
+            source_path,
+            lines,
+            records,
+            duplicates,
+            comments,
+            blank,
+            rejected,
+            split,
+            repaired,
+            sha256,
+        ) = row
         report = FileReport(
-            path=opened.source.path,
+            path=path,
             lines=lines,
             split=split,
             duplicates=records + duplicates,
@@ -302,14 +488,14 @@ class Store:
             rejected=rejected,
             repaired=repaired,
             rejects=self.rejects(source_id, limit=REJECTS_KEPT_IN_REPORT),
-            sha256=sha256,
+            sha256=sha256 or None,
         )
         if strict and rejected:
             report.rolled_back = True  # as the import proper would, before noticing the rest
         else:
-            report.already_imported_as = f"#{source_id} {path}"
-            self._record_import(source_id, opened.source.path)
-        return _KnownFile(report, size)
+            report.already_imported_as = f"#{source_id} {source_path}"
+            self._record_import(source_id, path)
+        return report
 
     def _record_import(self, source_id: int, path: str) -> None:
         """Note a re-import of a known content (one `sources` row per content)."""
@@ -328,8 +514,14 @@ class Store:
         report: FileReport,
         label: str | None,
         strict: bool,
+        read: _ReadUpTo,
     ) -> None:
         conn = self.conn
+        report.held_back_bytes = read.held_back
+        if read.end is not None and opened.size != read.stored_size:
+            # Bytes held back, or appended while the file was hashed: the SHA-256 is not that
+            # of the bytes imported. Left empty (see _extend_source).
+            report.sha256 = None
         if strict and report.rejected:
             conn.execute("ROLLBACK")
             report.rolled_back = True
@@ -350,8 +542,8 @@ class Store:
                repair = ? WHERE id = ?""",
             (
                 label,
-                report.sha256,
-                opened.size,
+                report.sha256 or "",
+                opened.size if read.end is None else read.stored_size,
                 report.lines,
                 report.new,
                 report.duplicates,
@@ -368,6 +560,17 @@ class Store:
             "INSERT INTO source_imports SELECT id, path, imported_at FROM sources WHERE id = ?",
             (writer.source_id,),
         )
+        if read.end is not None:
+            from tunelog.store import resume
+
+            point = resume.ResumePoint(
+                resume.real_path(opened.source.path),
+                writer.source_id,
+                read.end,
+                read.tail,
+                writer.repair,
+            )
+            resume.save(conn, point)
         conn.execute("COMMIT")
         report.source_id = writer.source_id
 

@@ -53,20 +53,28 @@ class ImportWriter:
         *,
         repair: bool,
         scanner: Callable[[bytes], ScannedLine] = scan_content,
+        source_id: int | None = None,
+        first_line: int = 0,
     ) -> None:
+        """`source_id` and `first_line`: continue that source after its first lines (the lines
+        a tuner appended since; see Store.import_log), else a new source from line 1.
+        `scanner` reads each line (MetaSchedule records have their own)."""
         self.conn = conn
         # How a line becomes a record: log lines by default, MetaSchedule records otherwise.
         self.scanner = scanner
         self.repair = repair
         self.report = report
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        cur = conn.execute(
-            """INSERT INTO sources (path, sha256, size, lines, records, duplicates, comments,
-                                    blank, rejected, imported_at)
-               VALUES (?, '', 0, 0, 0, 0, 0, 0, 0, ?)""",
-            (stored_path(report.path), now),
-        )
-        self.source_id = int(cur.lastrowid or 0)
+        self.first_line = first_line
+        if source_id is None:
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            cur = conn.execute(
+                """INSERT INTO sources (path, sha256, size, lines, records, duplicates, comments,
+                                        blank, rejected, imported_at)
+                   VALUES (?, '', 0, 0, 0, 0, 0, 0, 0, ?)""",
+                (stored_path(report.path), now),
+            )
+            source_id = int(cur.lastrowid or 0)
+        self.source_id = source_id
         # Ids come from a counter that only grows (see schema migration 3): an id once given
         # to a line is never given to another, even when its record is dropped as a duplicate.
         self.first_id = self.next_id = int(
@@ -99,7 +107,7 @@ class ImportWriter:
         report = self.report
         add = self.add
         scan = self.scanner
-        line_no = 0
+        line_no = self.first_line  # line numbers are the file's, also when resumed
         iterator = iter(lines)
         while True:
             try:
@@ -125,7 +133,7 @@ class ImportWriter:
                 report.blank += 1
             else:
                 report.comments += 1
-        report.lines = line_no
+        report.lines = line_no - self.first_line
         if progress is not None:
             progress(opened.size)
 
@@ -422,12 +430,33 @@ class ImportWriter:
         groups = list(self.groups_by_ids.values())
         if duplicates:
             groups = _recounted_runs(self.conn, self.first_id, groups)
+        # A resumed import (lines appended to a source) continues the source's runs.
+        earlier = {
+            (int(row[0]), int(row[1])): row[2:]
+            for row in self.conn.execute(
+                """SELECT target_id, workload_id, trials, valid, start, first_id, improvements
+                   FROM trial_runs WHERE source_id = ?""",
+                (self.source_id,),
+            )
+        }
         rows = []
         for g in groups:
             trials = int(sum(t[0] for t in g.tallies.values()))
             if trials == 0:
                 continue  # every record of it was a duplicate
             valid = int(g.tallies[0][0]) if 0 in g.tallies else 0
+            start, first_id, improvements = g.start, g.first_id, g.improvements
+            before = earlier.get((g.target_id, g.workload_id))
+            if before is not None:
+                old_trials, old_valid, old_start, old_first, old_improvements = before
+                improvements = [tuple(step) for step in json.loads(old_improvements)]
+                best = improvements[-1][1] if improvements else math.inf
+                for number, cost in g.improvements:
+                    if cost < best:  # as convergence.Progress.extend joins runs
+                        improvements.append((old_trials + number, cost))
+                        best = cost
+                trials, valid = trials + old_trials, valid + old_valid
+                start, first_id = min(start, old_start), min(first_id, old_first)
             rows.append(
                 (
                     self.source_id,
@@ -435,13 +464,15 @@ class ImportWriter:
                     g.workload_id,
                     trials,
                     valid,
-                    g.start,
-                    g.first_id,
+                    start,
+                    first_id,
                     g.last_id,
-                    json.dumps(g.improvements),
+                    json.dumps(improvements),
                 )
             )
-        self.conn.executemany("INSERT INTO trial_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO trial_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+        )
 
     def _store_top_configs(self) -> None:
         """Merge the file's best configs per (target, workload) into `top_configs`.

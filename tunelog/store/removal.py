@@ -63,6 +63,7 @@ def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[
     conn.execute(f"DELETE FROM blocks WHERE source_id IN ({ids})")
     conn.execute(f"DELETE FROM rejects WHERE source_id IN ({ids})")
     conn.execute(f"DELETE FROM trial_runs WHERE source_id IN ({ids})")
+    conn.execute(f"DELETE FROM resume_points WHERE source_id IN ({ids})")
     conn.execute(f"DELETE FROM source_imports WHERE source_id IN ({ids})")
     # A later source with duplicates may have shared lines with a removed one: its re-import
     # must be read again, not answered from its stored report (Store._known_file matches

@@ -497,6 +497,31 @@ def _migration_9(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migration_10(conn: sqlite3.Connection) -> None:
+    """`resume_points`: where the import of each plain file stopped, to read only what follows.
+
+    A tuner appends to its log; re-reading the whole file to find the new lines cost 11.6 s at
+    1M lines. One row per file (by real path): the source its lines were stored under, the end
+    of the last complete line read (`offset`, after `lines` lines), an XXH3-128 of the bytes
+    before it (checked before resuming: a file rewritten or truncated is read in full again),
+    the bytes read past it (a last line without line end; a file that had one is read in full
+    when it changes) and whether `--repair` was used. Relies only on `sources` (migration 1).
+    IF NOT EXISTS: tests make a database of an older schema by lowering user_version.
+    """
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS resume_points (
+            real_path TEXT PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            offset INTEGER NOT NULL,
+            lines INTEGER NOT NULL,
+            prefix_hash TEXT NOT NULL,
+            tail INTEGER NOT NULL,
+            repair INTEGER NOT NULL
+        )"""
+    )
+
+
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_1,
@@ -508,4 +533,5 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_7,
     _migration_8,
     _migration_9,
+    _migration_10,
 ]

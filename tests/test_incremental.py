@@ -1,0 +1,333 @@
+"""Incremental import: a file grown since it was imported from the same path is read on from
+where that import stopped; anything else about it (truncated, rewritten, another path,
+compressed, another --repair) is read in full and deduplicated as before."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tunelog
+from tests.conftest import SAMPLE_LOGS, assert_tallies_match_records, database_contents
+from tunelog.inputs import LogInput, OpenedLog
+from tunelog.models import FileReport
+from tunelog.store import Store, importer, resume
+
+X86_LINES = (SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
+EDGE_LINES = (SAMPLE_LOGS / "edge_cases.log").read_bytes().splitlines(keepends=True)
+SHORT_LINES = gzip.decompress(
+    (SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz").read_bytes()
+).splitlines(keepends=True)
+
+
+def one_shot(tmp_path: Path, log: Path, **options: Any) -> dict[str, list[tuple[object, ...]]]:
+    """The database a single import of the file as it is now gives."""
+    with Store(tmp_path / "one-shot.db") as fresh:
+        tunelog.import_paths(fresh, [str(log)], **options)
+        return database_contents(fresh.conn)
+
+
+def import_one(store: Store, log: Path, **options: Any) -> FileReport:
+    (report,) = tunelog.import_paths(store, [str(log)], **options)
+    assert report.accounted, report
+    return report
+
+
+def counts(report: FileReport) -> tuple[int, ...]:
+    return (
+        report.skipped_lines,
+        report.lines,
+        report.new,
+        report.duplicates,
+        report.comments,
+        report.blank,
+        report.rejected,
+    )
+
+
+@pytest.fixture
+def parsed_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of lines each ImportWriter parsed (ImportWriter.run counted)."""
+    parsed: list[int] = []
+    real_run = importer.ImportWriter.run
+
+    def counting_run(self: importer.ImportWriter, lines: Any, *args: Any) -> None:
+        real_run(self, lines, *args)
+        parsed.append(self.report.lines)
+
+    monkeypatch.setattr(importer.ImportWriter, "run", counting_run)
+    return parsed
+
+
+def test_appended_lines_are_the_only_lines_read(
+    store: Store, tmp_path: Path, parsed_lines: list[int]
+) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:120]))
+    first = import_one(store, log)
+    with log.open("ab") as out:
+        out.writelines(EDGE_LINES + X86_LINES[100:130])  # 10 lines repeat earlier ones
+    grown = import_one(store, log)
+    assert parsed_lines == [120, 19 + 30]
+    assert counts(grown) == (120, 49, 8 + 10, 1 + 20, 6, 1, 3)
+    assert grown.source_id == first.source_id
+    assert [(r.line, r.reason[:12]) for r in grown.rejects] == [
+        (135, "auto_schedul"),
+        (136, "invalid JSON"),
+        (137, "tab-separate"),
+    ]
+    (source,) = store.sources()
+    assert (source.lines, source.records, source.duplicates) == (169, 138, 21)
+    assert_tallies_match_records(store.conn)
+    # The same database as one import of the final file: ids, line numbers, slots, tallies.
+    assert database_contents(store.conn) == one_shot(tmp_path, log)
+
+
+def test_a_grown_file_is_recognised_under_another_spelling_of_its_path(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("tuning.log").write_bytes(b"".join(X86_LINES[:50]))
+    import_one(store, Path("tuning.log"))
+    with Path("tuning.log").open("ab") as out:
+        out.writelines(X86_LINES[50:60])
+    Path("sub").mkdir()
+    assert counts(import_one(store, Path("./sub/../tuning.log"))) == (50, 10, 10, 0, 0, 0, 0)
+    Path("link.log").symlink_to(tmp_path / "tuning.log")
+    with Path("tuning.log").open("ab") as out:
+        out.writelines(X86_LINES[60:61])
+    assert counts(import_one(store, Path("link.log"))) == (60, 1, 1, 0, 0, 0, 0)
+
+
+def test_an_unchanged_file_is_already_imported_without_reading_it(
+    store: Store, tmp_path: Path, parsed_lines: list[int]
+) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:50]))
+    import_one(store, log)
+    with log.open("ab") as out:
+        out.writelines(X86_LINES[50:60])
+    import_one(store, log)
+    again = import_one(store, log)
+    assert parsed_lines == [50, 10]
+    assert again.already_imported_as == f"#1 {log}"
+    assert counts(again) == (0, 60, 0, 60, 0, 0, 0)
+
+
+@pytest.mark.parametrize("cut", [1, 300, len(X86_LINES[60]) - 1])
+def test_a_partial_last_line_is_held_back_while_following(
+    store: Store, tmp_path: Path, cut: int
+) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:60]) + X86_LINES[60][:cut])
+    first = import_one(store, log, follow=True)
+    assert (first.lines, first.new, first.rejected, first.held_back_bytes) == (60, 60, 0, cut)
+    with log.open("ab") as out:
+        out.write(X86_LINES[60][cut:] + X86_LINES[61])
+    second = import_one(store, log, follow=True)
+    assert counts(second) == (60, 2, 2, 0, 0, 0, 0)
+    assert second.held_back_bytes == 0
+    assert database_contents(store.conn) == one_shot(tmp_path, log)
+
+
+def test_a_half_written_line_alone_adds_nothing(store: Store, tmp_path: Path) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:10]))
+    import_one(store, log, follow=True)
+    before = database_contents(store.conn)
+    with log.open("ab") as out:
+        out.write(X86_LINES[10][:100])
+    report = import_one(store, log, follow=True)
+    assert (report.lines, report.held_back_bytes, report.already_imported_as) == (
+        0,
+        100,
+        f"#1 {log}",
+    )
+    assert database_contents(store.conn) == before
+
+
+def test_a_partial_last_line_taken_by_a_plain_import_is_read_again_in_full(
+    store: Store, tmp_path: Path
+) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:20]) + X86_LINES[20][:100])
+    first = import_one(store, log)  # `import` takes a file as it is: the fragment is rejected
+    assert (first.lines, first.new, first.rejected) == (21, 20, 1)
+    with log.open("ab") as out:
+        out.write(X86_LINES[20][100:] + X86_LINES[21])
+    second = import_one(store, log)
+    assert counts(second) == (0, 22, 2, 20, 0, 0, 0)
+    assert store.stats().records == 22
+
+
+def test_a_truncated_file_is_read_in_full(store: Store, tmp_path: Path) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:80]))
+    import_one(store, log)
+    log.write_bytes(b"".join(X86_LINES[:40] + SHORT_LINES[:5]))
+    report = import_one(store, log)
+    assert report.prefix_changed
+    assert counts(report) == (0, 45, 5, 40, 0, 0, 0)
+    # From now on the new content is what the path resumes from.
+    with log.open("ab") as out:
+        out.writelines(SHORT_LINES[5:8])
+    assert counts(import_one(store, log)) == (45, 3, 3, 0, 0, 0, 0)
+    assert_tallies_match_records(store.conn)
+
+
+def test_a_rewritten_prefix_of_the_same_size_is_read_in_full(store: Store, tmp_path: Path) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:30]))
+    import_one(store, log)
+    changed = X86_LINES[0].replace(b'"llvm', b'"LLVM', 1)
+    assert len(changed) == len(X86_LINES[0]) and changed != X86_LINES[0]
+    log.write_bytes(b"".join([changed, *X86_LINES[1:30], *X86_LINES[30:35]]))
+    report = import_one(store, log)
+    assert report.prefix_changed
+    assert counts(report) == (0, 35, 6, 29, 0, 0, 0)
+    assert store.stats().records == 36
+
+
+def test_the_same_content_at_another_path_is_not_resumed(
+    store: Store, tmp_path: Path, parsed_lines: list[int]
+) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:30]))
+    import_one(store, log)
+    copy = tmp_path / "copy.log"
+    shutil.copyfile(log, copy)
+    assert import_one(store, copy).already_imported_as == f"#1 {log}"
+    with copy.open("ab") as out:
+        out.writelines(X86_LINES[30:35])
+    report = import_one(store, copy)
+    assert counts(report) == (0, 35, 5, 30, 0, 0, 0)
+    assert parsed_lines == [30, 35]
+    assert [s.path for s in store.sources()] == [str(log), str(copy)]
+
+
+def test_compressed_files_are_read_in_full(store: Store, tmp_path: Path) -> None:
+    log = tmp_path / "tuning.log.gz"
+    log.write_bytes(gzip.compress(b"".join(X86_LINES[:30])))
+    import_one(store, log)
+    log.write_bytes(gzip.compress(b"".join(X86_LINES[:35])))
+    assert counts(import_one(store, log)) == (0, 35, 5, 30, 0, 0, 0)
+    assert store.conn.execute("SELECT count(*) FROM resume_points").fetchone() == (0,)
+
+
+def test_another_repair_setting_reads_in_full(store: Store, tmp_path: Path) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:30]))
+    import_one(store, log)
+    with log.open("ab") as out:
+        out.writelines(X86_LINES[30:35])
+    assert counts(import_one(store, log, repair=True)) == (0, 35, 5, 30, 0, 0, 0)
+    with log.open("ab") as out:
+        out.writelines(X86_LINES[35:36])
+    assert counts(import_one(store, log, repair=True)) == (35, 1, 1, 0, 0, 0, 0)
+
+
+def test_strict_rolls_back_only_the_appended_part(store: Store, tmp_path: Path) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:30]))
+    import_one(store, log, strict=True)
+    before = database_contents(store.conn)
+    points = store.conn.execute("SELECT * FROM resume_points").fetchall()
+    with log.open("ab") as out:
+        out.writelines([*X86_LINES[30:33], b'{"input": [\n'])
+    report = import_one(store, log, strict=True)
+    assert report.rolled_back and (report.new, report.discarded) == (0, 3)
+    assert database_contents(store.conn) == before
+    assert store.conn.execute("SELECT * FROM resume_points").fetchall() == points
+    lenient = import_one(store, log)
+    assert counts(lenient) == (30, 4, 3, 0, 0, 0, 1)
+
+
+def test_an_interrupted_resumed_import_leaves_the_database_as_before(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:30]))
+    import_one(store, log)
+    before = database_contents(store.conn)
+    points = store.conn.execute("SELECT * FROM resume_points").fetchall()
+    with log.open("ab") as out:
+        out.writelines(X86_LINES[30:60])
+    real_add = importer.ImportWriter.add
+
+    def interrupted_add(self: importer.ImportWriter, line_no: int, *args: Any) -> None:
+        if line_no == 45:
+            raise KeyboardInterrupt
+        real_add(self, line_no, *args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(importer.ImportWriter, "add", interrupted_add)
+        with pytest.raises(KeyboardInterrupt):
+            tunelog.import_paths(store, [str(log)])
+    assert not store.conn.in_transaction
+    assert database_contents(store.conn) == before
+    assert store.conn.execute("SELECT * FROM resume_points").fetchall() == points
+    assert counts(import_one(store, log)) == (30, 30, 30, 0, 0, 0, 0)
+    assert database_contents(store.conn) == one_shot(tmp_path, log)
+
+
+def test_record_ids_are_never_reused_when_appended_lines_are_duplicates(
+    store: Store, tmp_path: Path
+) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:30]))
+    import_one(store, log)
+    with log.open("ab") as out:
+        out.writelines(X86_LINES[:5])  # five duplicates take ids 31-35, then are dropped
+    assert counts(import_one(store, log)) == (30, 5, 0, 5, 0, 0, 0)
+    with log.open("ab") as out:
+        out.writelines(X86_LINES[30:31])
+    import_one(store, log)
+    assert store.conn.execute("SELECT max(id) FROM records").fetchone() == (36,)
+    assert database_contents(store.conn) == one_shot(tmp_path, log)
+
+
+def test_a_line_end_inside_a_read_chunk_is_the_resume_point(tmp_path: Path) -> None:
+    """The resume point is the end of the last complete line, whatever the read sizes."""
+    log = tmp_path / "big.log"
+    data = b"".join(X86_LINES) * 40 + b"partial"
+    log.write_bytes(data)
+    with OpenedLog(LogInput(str(log))) as opened:
+        lines = list(opened.lines())
+        end = opened.line_end()
+    assert (end.offset, end.lines) == (len(data) - len(b"partial"), len(lines) - 1)
+    with OpenedLog.after(LogInput(str(log)), end) as resumed:  # type: ignore[union-attr]
+        assert list(resumed.lines()) == [b"partial"]
+    log.write_bytes(b"x" + data[1:])
+    assert OpenedLog.after(LogInput(str(log)), end) is None
+
+
+def test_a_resume_point_moved_on_by_another_import_is_read_again(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two importers of one growing file: the one that waited for the write lock must not
+    read again the lines the other just imported (they would count twice in the source)."""
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:30]))
+    import_one(store, log)
+    stale = resume.load(store.conn, str(log))
+    with log.open("ab") as out:
+        out.writelines(X86_LINES[30:40])
+    import_one(store, log)  # the other importer
+    with log.open("ab") as out:
+        out.writelines(X86_LINES[40:45])
+    real_load = resume.load
+    calls: list[int] = []
+
+    def first_stale(conn: Any, path: str) -> resume.ResumePoint | None:
+        calls.append(1)
+        return stale if len(calls) == 1 else real_load(conn, path)
+
+    monkeypatch.setattr(resume, "load", first_stale)
+    assert counts(import_one(store, log)) == (40, 5, 5, 0, 0, 0, 0)
+    assert len(calls) == 4  # stale, seen stale under the lock; then current, checked again
+    (source,) = store.sources()
+    assert (source.lines, source.records, source.duplicates) == (45, 45, 0)

@@ -1,0 +1,245 @@
+"""`tunelog watch`: following logs a tuner appends to, against a one-shot import of the result."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import tunelog
+from tests.conftest import REPO, SAMPLE_LOGS, assert_tallies_match_records, database_contents
+from tunelog import live
+from tunelog.cli import app
+from tunelog.live import Refresh
+from tunelog.store import Store, importer
+
+runner = CliRunner()
+X86_LINES = (SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
+EDGE_LINES = (SAMPLE_LOGS / "edge_cases.log").read_bytes().splitlines(keepends=True)
+SHORT_LINES = gzip.decompress(
+    (SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz").read_bytes()
+).splitlines(keepends=True)
+
+
+def one_shot(tmp_path: Path, *logs: Path) -> dict[str, list[tuple[object, ...]]]:
+    """The database one import of the files as they are now gives."""
+    with Store(tmp_path / "one-shot.db") as fresh:
+        tunelog.import_paths(fresh, [str(log) for log in logs])
+        return database_contents(fresh.conn)
+
+
+def slow_writer(log: Path, lines: list[bytes], *, pause: float) -> threading.Thread:
+    """A tuner: appends the lines one at a time, each in two writes (a reader may see half)."""
+
+    def write() -> None:
+        with log.open("ab", buffering=0) as out:
+            for line in lines:
+                half = len(line) // 2
+                out.write(line[:half])
+                time.sleep(pause)
+                out.write(line[half:])
+
+    return threading.Thread(target=write, daemon=True)
+
+
+def test_watching_a_file_being_written_ends_as_a_one_shot_import(tmp_path: Path) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:20]))
+    writer = slow_writer(log, X86_LINES[20:] + EDGE_LINES + SHORT_LINES, pause=0.0005)
+    seen: list[Refresh] = []
+    with Store(tmp_path / "watch.db") as store:
+        writer.start()
+        tunelog.watch(store, [str(log)], on_refresh=seen.append, interval=0.005, until_idle=0.5)
+        writer.join()
+        assert_tallies_match_records(store.conn)
+        watched = database_contents(store.conn)
+    assert len(seen) > 3  # it did follow the writer, several lines at a time
+    assert sum(r.lines for r in seen) == len(X86_LINES + EDGE_LINES + SHORT_LINES)
+    assert any(r.held_back_bytes for r in seen)  # and saw half-written lines, left for later
+    assert watched == one_shot(tmp_path, log)
+
+
+def test_watch_imports_new_files_of_a_directory_and_waits_for_missing_ones(
+    tmp_path: Path,
+) -> None:
+    logs = tmp_path / "logs"
+    later = tmp_path / "later.log"
+    seen: list[Refresh] = []
+
+    def tuner(_: float) -> None:  # between refreshes: a tuner starts files
+        logs.mkdir(exist_ok=True)
+        (logs / f"run{len(seen)}.log").write_bytes(b"".join(X86_LINES[len(seen) * 10 :][:10]))
+        if len(seen) == 2:
+            later.write_bytes(b"".join(SHORT_LINES[:5]))
+
+    with Store(tmp_path / "watch.db") as store:
+        live.follow(
+            store,
+            [str(logs), str(later)],
+            on_refresh=seen.append,
+            refreshes=4,
+            sleep=tuner,
+        )
+        watched = database_contents(store.conn)
+    assert [(r.new, r.waiting_for) for r in seen] == [
+        (0, [str(logs), str(later)]),
+        (10, [str(later)]),
+        (10 + 5, []),
+        (10, []),
+    ]
+    runs = sorted(logs.iterdir())
+    assert [run.name for run in runs] == ["run1.log", "run2.log", "run3.log"]
+    assert watched == one_shot(tmp_path, *runs[:2], later, runs[2])  # in the order they came
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TUNELOG_DB", raising=False)
+    return str(tmp_path / "cli.db")
+
+
+def failing(line: bytes, error_no: int) -> bytes:
+    """The same trial, failed with `error_no` (AutoTVM writes a cost of 1e9 then)."""
+    record = json.loads(line)
+    record["result"][0] = [1e9]
+    record["result"][1] = error_no
+    return json.dumps(record).encode() + b"\n"
+
+
+def test_watch_without_a_terminal_prints_one_line_per_refresh(db: str) -> None:
+    # Layer 1 (40 trials): only failures; layer 3: 30 of 40 BUILD_TIMEOUT.
+    lines = [failing(line, 1) if i < 40 else line for i, line in enumerate(X86_LINES[:120])]
+    lines = [failing(line, 6) if 80 <= i < 110 else line for i, line in enumerate(lines)]
+    Path("tuning.log").write_bytes(b"".join(lines) + EDGE_LINES[14])  # + a rejected line
+    code, out, err = run("--db", db, "watch", "tuning.log", "--refreshes", "2", "--interval", "0")
+    assert code == 0
+    totals = "3 layer(s), 120 trial(s) (50 valid, 70 failed); 1 layer(s) mostly BUILD_TIMEOUT; "
+    totals += "1 layer(s) only failures"
+    assert out == (
+        f"refresh 1: +120 new record(s) from 121 line(s); {totals}\n"
+        f"refresh 2: +0 new record(s) from 0 line(s); {totals}\n"
+        f"stopped after 2 refresh(es): {totals}; every complete line read is in the database\n"
+    )
+    assert err == "tuning.log:121: auto_scheduler record starting with a space: TVM's reader skips it\n"
+
+
+def test_ctrl_c_between_refreshes_exits_0_with_a_summary(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Path("tuning.log").write_bytes(b"".join(X86_LINES[:10]))
+
+    def interrupted(_: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(live, "pause", interrupted)
+    code, out, _ = run("--db", db, "watch", "tuning.log")
+    assert code == 0
+    assert out.splitlines()[-1] == (
+        "interrupted after 1 refresh(es): 1 layer(s), 10 trial(s) (10 valid, 0 failed); "
+        "every complete line read is in the database"
+    )
+
+
+def test_ctrl_c_during_an_import_keeps_the_database_consistent(
+    db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = Path("tuning.log")
+    log.write_bytes(b"".join(X86_LINES[:50]))
+    assert run("--db", db, "watch", "tuning.log", "--once")[0] == 0
+    with Store(db) as store:
+        before = database_contents(store.conn)
+    with log.open("ab") as appended:
+        appended.writelines(X86_LINES[50:])
+    real_add = importer.ImportWriter.add
+
+    def interrupted_add(self: importer.ImportWriter, line_no: int, *args: Any) -> None:
+        if line_no == 120:
+            raise KeyboardInterrupt
+        real_add(self, line_no, *args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(importer.ImportWriter, "add", interrupted_add)
+        code, out, _ = run("--db", db, "watch", "tuning.log")
+    assert code == 0
+    assert out.startswith("interrupted before the first refresh")
+    with Store(db) as store:
+        assert database_contents(store.conn) == before  # the grown part rolled back whole
+    assert run("--db", db, "watch", "tuning.log", "--once")[0] == 0
+    with Store(db) as store:
+        assert database_contents(store.conn) == one_shot(tmp_path, log)
+
+
+def test_watch_draws_a_live_table_on_a_terminal(tmp_path: Path) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:60]))
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "COLUMNS": "140", "LINES": "40", "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    command = [sys.executable, "-m", "tunelog", "--db", str(tmp_path / "t.db"), "watch"]
+    process = subprocess.Popen(
+        [*command, str(log), "--refreshes", "2", "--interval", "0.1"],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        cwd=REPO,
+        env=env,
+        close_fds=True,
+    )
+    os.close(terminal)
+    screen = b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([controller], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the process closed the terminal
+                break
+            if not chunk:
+                break
+            screen += chunk
+        elif process.poll() is not None:
+            break
+    os.close(controller)
+    assert process.wait(timeout=30) == 0
+    text = screen.decode(errors="replace")
+    assert "\x1b[" in text  # drawn with terminal control sequences (rich Live), not lines
+    assert "tunelog watch: refresh 2" in text
+    for header in ("operator", "shapes", "trials", "valid/failed", "best", "GFLOPS", "warning"):
+        assert header in text
+    assert "1x3x32x32 * 16x3x3x3 s1 p1" in text and "40/0" in text
+    assert "refresh 1: " not in text  # no summary lines on a terminal
+    assert "stopped after 2 refresh(es): 2 layer(s), 60 trial(s)" in text
+
+
+def test_watch_says_once_that_it_waits_for_a_missing_file(db: str) -> None:
+    code, out, err = run("--db", db, "watch", "later.log", "--refreshes", "3", "--interval", "0")
+    assert code == 0
+    assert err == "waiting for later.log (does not exist yet)\n"
+    assert out.splitlines()[-1] == (
+        "stopped after 3 refresh(es): 0 layer(s), 0 trial(s) (0 valid, 0 failed); "
+        "every complete line read is in the database"
+    )
+
+
+def test_watch_refuses_stdin(db: str) -> None:
+    code, _, err = run("--db", db, "watch", "-")
+    assert code == 2
+    assert "watch follows files; import stdin with `tunelog import -`" in err
