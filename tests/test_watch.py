@@ -137,7 +137,9 @@ def test_watch_without_a_terminal_prints_one_line_per_refresh(db: str) -> None:
         f"refresh 2: +0 new record(s) from 0 line(s); {totals}\n"
         f"stopped after 2 refresh(es): {totals}; every complete line read is in the database\n"
     )
-    assert err == "tuning.log:121: auto_scheduler record starting with a space: TVM's reader skips it\n"
+    assert err == (
+        "tuning.log:121: auto_scheduler record starting with a space: TVM's reader skips it\n"
+    )
 
 
 def test_ctrl_c_between_refreshes_exits_0_with_a_summary(
