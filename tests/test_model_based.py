@@ -592,6 +592,14 @@ class StoreMachine(RuleBasedStateMachine):
         (removed,) = tunelog.remove_sources(self.store, str(source.id))
         assert removed.records == self.reference.owners.count(source.id)
         self.reference.drop(source.id)
+        # A later file with duplicates may have shared lines with the removed one: it is read
+        # in full when imported again (no resume, no "already imported").
+        reread = {s.id for s in sources if s.id > source.id and s.duplicates > 0}
+        self.reference.imported_from = {
+            path: earlier
+            for path, earlier in self.reference.imported_from.items()
+            if earlier.source_id not in reread
+        }
         assert source.id not in {s.id for s in self.store.sources()}
 
     # -- invariants ---------------------------------------------------------------------------

@@ -73,6 +73,12 @@ def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[
             AND id NOT IN ({ids})""",
         (min(source_ids),),
     )
+    # ... and not resumed after its last line either (resume points, tunelog.store.resume).
+    conn.execute(
+        f"""DELETE FROM resume_points WHERE source_id IN (
+                SELECT id FROM sources WHERE id > ? AND duplicates > 0 AND id NOT IN ({ids}))""",
+        (min(source_ids),),
+    )
     conn.execute(f"DELETE FROM sources WHERE id IN ({ids})")
     _recompute_tallies(conn)
     _recompute_top_configs(conn)
