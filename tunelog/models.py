@@ -19,11 +19,25 @@ class _Dumpable:
     """`model_dump()`: the fields as plain data (nested results become dicts)."""
 
     def model_dump(self, *, include: Collection[str] | None = None) -> dict[str, Any]:
-        """The fields as a dict of plain values; `include` keeps only those names."""
-        data = dataclasses.asdict(self)  # type: ignore[call-overload]
-        if include is None:
-            return dict(data)
-        return {name: value for name, value in data.items() if name in include}
+        """The fields as a dict of plain values; `include` keeps only those names.
+
+        Nested results (and lists of them) become dicts; other values are shared, not copied
+        (dataclasses.asdict deep-copies every argument list: seconds on 10k rows).
+        """
+        return {
+            f.name: _plain(getattr(self, f.name))
+            for f in dataclasses.fields(self)  # type: ignore[arg-type]
+            if include is None or f.name in include
+        }
+
+
+def _plain(value: Any) -> Any:
+    """A field's value with nested results turned into dicts."""
+    if isinstance(value, _Dumpable):
+        return value.model_dump()
+    if isinstance(value, list) and value and isinstance(value[0], _Dumpable):
+        return [_plain(item) for item in value]
+    return value
 
 
 @dataclass(slots=True)

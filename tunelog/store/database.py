@@ -741,18 +741,22 @@ class Store:
         """Slot winners, one row per (workload, winning record), with the slots it holds."""
         where, params = self._slot_filter_sql(filters or Filters())
         rows = self.conn.execute(
-            f"""SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
+            # Trials per (workload, keys, model) summed once: a subquery per row scanned the
+            # tallies (keyed by target first) for each of tens of thousands of slots.
+            f"""WITH trial_sums AS (
+                    SELECT c.workload_id, ct.keys, ct.model, sum(c.records) AS trials
+                    FROM tallies c JOIN targets ct ON ct.id = c.target_id
+                    GROUP BY c.workload_id, ct.keys, ct.model)
+                SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
                        r.config_index, r.mean_cost, src.path, r.line, w.version,
-                       (SELECT sum(c.records) FROM tallies c
-                        JOIN targets ct ON ct.id = c.target_id
-                        WHERE c.workload_id = r.workload_id
-                          AND ct.keys = t.keys AND ct.model = t.model),
-                       r.workload_id
+                       n.trials, r.workload_id
                 FROM slots s
                 JOIN records r ON r.id = s.record_id
                 JOIN targets t ON t.id = r.target_id
                 JOIN workloads w ON w.id = s.workload_id
                 JOIN sources src ON src.id = r.source_id
+                LEFT JOIN trial_sums n
+                  ON n.workload_id = r.workload_id AND n.keys = t.keys AND n.model = t.model
                 {where}
                 ORDER BY r.workload_id, r.id, s.kind DESC, s.name""",
             params,

@@ -328,22 +328,25 @@ def _migration_6(conn: sqlite3.Connection) -> None:
         """
         CREATE VIEW best_configs AS
         -- What `tunelog best --json` prints: each slot-holding record once, with its slots.
+        WITH trial_sums AS (
+            -- trials as `best` counts them: targets of the same keys and model
+            SELECT c.workload_id, ct.keys, ct.model, sum(c.records) AS trials
+            FROM tallies c JOIN targets ct ON ct.id = c.target_id
+            GROUP BY c.workload_id, ct.keys, ct.model)
         SELECT group_concat(slot, ',') AS slots, target, task_name, template_key, args,
                config_index, mean_cost, source, line, log_version, record_id, trials
         FROM (
             SELECT CASE s.kind WHEN 'model' THEN 'model=' || s.name ELSE s.name END AS slot,
                    t.target, w.task_name, w.template_key, w.args, r.config_index, r.mean_cost,
                    src.path AS source, r.line, w.version AS log_version, r.id AS record_id,
-                   r.workload_id,
-                   -- trials as `best` counts them: targets of the same keys and model
-                   (SELECT sum(c.records) FROM tallies c JOIN targets ct ON ct.id = c.target_id
-                     WHERE c.workload_id = r.workload_id
-                       AND ct.keys = t.keys AND ct.model = t.model) AS trials
+                   r.workload_id, n.trials
             FROM slots s
             JOIN records r ON r.id = s.record_id
             JOIN targets t ON t.id = r.target_id
             JOIN workloads w ON w.id = s.workload_id
             JOIN sources src ON src.id = r.source_id
+            LEFT JOIN trial_sums n
+              ON n.workload_id = r.workload_id AND n.keys = t.keys AND n.model = t.model
             ORDER BY r.workload_id, r.id, s.kind DESC, s.name)
         GROUP BY record_id
         ORDER BY workload_id, record_id"""
