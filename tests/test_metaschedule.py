@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import CORPUS, DATA, require_shared
+from tests.conftest import CORPUS, DATA, SAMPLE_LOGS, require_shared
 from tunelog.api import export_metaschedule
 from tunelog.cli import app
 from tunelog.store import Store
@@ -131,3 +131,52 @@ def test_cli_export_metaschedule_warns_that_the_target_is_ignored(
     again = runner.invoke(app, ["--db", db, *command, out])
     assert again.exit_code == 1
     assert again.stderr.startswith("Error: ")
+
+
+def test_a_log_export_leaves_metaschedule_records_out_and_says_where_they_go(
+    tmp_path: Path,
+) -> None:
+    db, out = str(tmp_path / "mixed.db"), tmp_path / "mixed.log"
+    x86 = SAMPLE_LOGS / "x86_mini_llvm.log"
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", db, "import", str(x86), str(GMM)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "export", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (
+        "warning: left out 1 MetaSchedule record(s), which a log file cannot hold: export them "
+        "with `tunelog export --metaschedule DIR`\n"
+        f"wrote 5 record(s) to {out}\n"
+    )
+    assert all(line.startswith('{"input"') for line in out.read_text().splitlines())
+
+
+def test_a_log_export_of_only_metaschedule_records_is_refused(tmp_path: Path) -> None:
+    db = str(tmp_path / "ms.db")
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "export", str(tmp_path / "x.log")])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "Error: every matching winner is a MetaSchedule record, which a log file cannot hold: "
+        "use `tunelog export --metaschedule DIR`\n"
+    )
+    assert not (tmp_path / "x.log").exists()
+
+
+def test_removing_a_source_keeps_metaschedule_winners_target_free(tmp_path: Path) -> None:
+    """Records of one database split in two directories; removing the first leaves what
+    importing the second alone gives (the target-free slot, as MetaSchedule queries it)."""
+    halves = [tmp_path / "a", tmp_path / "b"]
+    records = (GMM / "database_tuning_record.json").read_bytes().splitlines(keepends=True)
+    middle = len(records) // 2
+    for half, part in zip(halves, (records[:middle], records[middle:]), strict=True):
+        half.mkdir()
+        (half / "database_workload.json").write_bytes((GMM / "database_workload.json").read_bytes())
+        (half / "database_tuning_record.json").write_bytes(b"".join(part))
+    with Store(tmp_path / "both.db") as both, Store(tmp_path / "b.db") as alone:
+        tunelog.import_paths(both, [str(h) for h in halves])
+        tunelog.import_paths(alone, [str(halves[1])])
+        tunelog.remove_sources(both, "1")
+        expected = [(r.slots, r.mean_cost) for r in alone.best()]
+        assert [(r.slots, r.mean_cost) for r in both.best()] == expected
+        assert expected and expected[0][0] == ["*"]

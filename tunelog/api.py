@@ -45,6 +45,7 @@ from tunelog.exporting import rewrite_target, write_lines_atomically
 from tunelog.inputs import LogInput, OpenedLog, stored_path
 from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
 from tunelog.models import FileReport, RejectedLine, Source
+from tunelog.selection import METASCHEDULE_VERSION
 from tunelog.store import Filters, Store
 from tunelog.store.removal import RemovedSource
 from tunelog.targets import UNKNOWN_MODEL, parse_target
@@ -157,6 +158,7 @@ class ExportReport:
     unloadable_targets: dict[str, int] = field(default_factory=dict)
     rewritten_targets: int = 0
     skipped_losing_templates: int = 0
+    skipped_metaschedule: int = 0
 
     @property
     def warnings(self) -> list[str]:
@@ -180,6 +182,11 @@ class ExportReport:
             )
         if self.rewritten_targets:
             notes.append(f"rewrote the target string of {self.rewritten_targets} record(s)")
+        if self.skipped_metaschedule:
+            notes.append(
+                f"left out {self.skipped_metaschedule} MetaSchedule record(s), which a log file "
+                "cannot hold: export them with `tunelog export --metaschedule DIR`"
+            )
         return notes
 
 
@@ -220,7 +227,12 @@ def export(
 LOG_FORMATS = ("autotvm", "auto_scheduler")
 
 
+_METASCHEDULE = "metaschedule"  # a database directory, never a log: export --metaschedule
+
+
 def _format_of(version: str) -> str:
+    if version == METASCHEDULE_VERSION:
+        return _METASCHEDULE
     return "auto_scheduler" if version == ANSOR_VERSION else "autotvm"
 
 
@@ -229,6 +241,12 @@ def _export_format(store: Store, filters: Filters, log_format: str | None) -> st
     if log_format is not None and log_format not in LOG_FORMATS:
         raise ValueError(f"unknown log format {log_format!r}: use one of {', '.join(LOG_FORMATS)}")
     found = {_format_of(v) for v in store.winner_versions(filters)}
+    if found == {_METASCHEDULE}:
+        raise NothingToExportError(
+            "every matching winner is a MetaSchedule record, which a log file cannot hold: "
+            "use `tunelog export --metaschedule DIR`"
+        )
+    found.discard(_METASCHEDULE)
     if log_format is None and len(found) > 1:
         raise MixedFormatsError(
             "the database holds AutoTVM and auto_scheduler records, which TVM loads with "
@@ -259,6 +277,9 @@ def _export(
     def lines() -> Iterator[bytes]:
         for line in store.winner_lines(filters, top_k=top_k):
             target, version, raw = line.target, line.version, line.raw
+            if version == METASCHEDULE_VERSION:
+                report.skipped_metaschedule += 1
+                continue
             if log_format is not None and _format_of(version) != log_format:
                 continue
             if winning is not None and line.workload_id not in winning:

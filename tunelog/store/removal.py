@@ -131,17 +131,19 @@ def _recompute_slots(conn: sqlite3.Connection) -> None:
     conn.execute(f"DELETE FROM slots WHERE workload_id IN ({workloads})")
     best: HistoryBest[int] = HistoryBest()
     rows = conn.execute(
-        f"""SELECT c.record_id, t.target, c.workload_id, c.mean_cost FROM (
+        f"""SELECT c.record_id, t.target, c.workload_id, c.mean_cost, w.version FROM (
                 SELECT target_id, workload_id, record_id, mean_cost, row_number() OVER (
                     PARTITION BY target_id, workload_id ORDER BY mean_cost, record_id) AS rank
                 FROM top_configs WHERE workload_id IN ({workloads})) c
             JOIN targets t ON t.id = c.target_id
+            JOIN workloads w ON w.id = c.workload_id
             WHERE c.rank = 1 ORDER BY c.record_id"""
     )
-    for record_id, target, workload_id, mean_cost in rows:
+    for record_id, target, workload_id, mean_cost, version in rows:
         if mean_cost is None or not mean_cost < math.inf:
             continue  # as on import: a mean that is not finite never holds a slot
-        best.add(target, str(workload_id), float(mean_cost), int(record_id))
+        # The log version picks the slots (MetaSchedule's one slot ignores the target).
+        best.add(target, str(workload_id), float(mean_cost), int(record_id), version)
     conn.executemany(
         "INSERT INTO slots (kind, name, workload_id, record_id, mean_cost) VALUES (?, ?, ?, ?, ?)",
         [
