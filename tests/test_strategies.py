@@ -339,3 +339,17 @@ def test_untuned_lists_a_layer_answered_only_by_another_box(tmp_path: Path) -> N
     assert (result.exit_code, result.stdout, result.stderr) == (0, UNTUNED_BOXES, BOXES_WARNING)
     result = runner.invoke(app, ["--db", db, "workloads", "--for-target", BOX_A])
     assert (result.exit_code, result.stderr) == (0, "")
+
+
+def test_untuned_does_not_list_one_machine_spelled_two_ways(tmp_path: Path) -> None:
+    """-mtriple given in one string only: maybe the same box; workloads warns, untuned not."""
+    spelled = "llvm -mcpu=skylake-avx512 -mtriple=x86_64-pc-linux-gnu"
+    log = tmp_path / "spellings.log"
+    log.write_text(_dense_record(BOX_A, 2.88e-5, 1) + "\n" + _dense_record(spelled, 3e-5, 2))
+    with Store(tmp_path / "s.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        (layer,) = api.layers(store)
+        assert layer.warnings  # the answer for `spelled` was measured on BOX_A
+        assert api.untuned(store) == []
+        assert api.untuned(store, tunelog.Filters(for_target=spelled)) == []
+        assert api.untuned(store, tunelog.Filters(for_target="llvm -mcpu=znver3")) != []

@@ -377,11 +377,33 @@ def _winner_cost(layer: Layer) -> float:
 def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
     """Layers with no measurement their targets can use, or only one from another machine.
 
-    A layer without a winner runs a fallback config. A layer whose winner was measured on
-    another machine (`layer.warnings`) is listed too: TVM uses that config, but nothing was
-    measured on the machine asked about.
+    A layer without a winner runs a fallback config. A layer answered from another machine is
+    listed too (TVM uses that config, but nothing was measured on the machine asked about):
+    its winner was measured on a target string outside the layer's group (through a shared
+    key), or on a surely different machine than the target asked about (--for-target) or a
+    target of the group (another kind, or another value of -mcpu/-mtriple/-arch/-model/
+    -device). An option only one string gives (`cuda -model=t4` vs `cuda -arch=sm_75
+    -model=t4`) may be the same machine: `workloads` warns, `untuned` does not list it.
     """
-    return [lay for lay in layers(store, filters) if lay.winner is None or lay.warnings]
+    asked = filters.for_target if filters is not None else None
+    return [
+        lay
+        for lay in layers(store, filters)
+        if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked))
+    ]
+
+
+def _answered_elsewhere(layer: Layer, asked: str | None) -> bool:
+    """The layer's winner was measured on another machine than the one asked about."""
+    from tunelog.machines import conflicting_machines
+
+    chosen = layer.winner.chosen if layer.winner is not None else None
+    if chosen is None:
+        return False
+    if asked is None and chosen.target not in layer.group.targets:
+        return True
+    targets = [asked] if asked is not None else layer.group.targets
+    return any(conflicting_machines(target, chosen.target) for target in targets)
 
 
 def _matches(layer: Layer, filters: Filters | None) -> bool:

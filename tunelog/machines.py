@@ -30,6 +30,26 @@ def machine_differences(asked: Target, measured: Target) -> list[str]:
     return notes
 
 
+def conflicting_machines(asked: str, measured: str) -> bool:
+    """True when the two target strings surely name different machines: another target kind,
+    or a machine option both give with different values (`-mcpu=znver3` vs
+    `-mcpu=skylake-avx512`). An option only one of them gives may be the same machine spelled
+    differently (`cuda -model=t4` and `cuda -arch=sm_75 -model=t4`): a warning, not a conflict.
+    """
+    if asked == measured:
+        return False
+    try:
+        mine, theirs = parse_target(asked), parse_target(measured)
+    except TargetParseError:
+        return False
+    if mine.kind != theirs.kind:
+        return True
+    return any(
+        a is not None and b is not None and a != b
+        for a, b in ((mine.option(n), theirs.option(n)) for n in MACHINE_OPTIONS)
+    )
+
+
 def cross_machine_warning(asked: str, measured: str) -> str | None:
     """A one-line warning when `measured` is another machine than `asked`, else None."""
     if asked == measured:
