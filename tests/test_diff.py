@@ -71,13 +71,15 @@ def test_within_the_threshold_a_layer_is_the_same(in_repo: None) -> None:
         (
             "60",
             1,
-            "Error: 2 layer(s) slower in B by more than 60% or untuned in B: re-tune them, "
+            "Error: 2 layer(s) slower in B by more than 60% or untuned or missing in B: "
+            "re-tune them, "
             "or raise --fail-on-regression\n",
         ),
         (
             "20",
             1,
-            "Error: 4 layer(s) slower in B by more than 20% or untuned in B: re-tune them, "
+            "Error: 4 layer(s) slower in B by more than 20% or untuned or missing in B: "
+            "re-tune them, "
             "or raise --fail-on-regression\n",
         ),
         ("210", 0, ""),
@@ -145,7 +147,8 @@ def test_layers_only_in_one_run_and_untuned_layers(tmp_path: Path) -> None:
         ("arm_cpu,cpu", "conv2d", "only in B"),
     ]
     assert [d.model_dump()["b_latency"] for d in report.layers[3:4]] == [None]
-    assert len(report.regressions(1000.0)) == 1  # a layer left untuned is always one
+    # a layer left untuned or missing in B is always one (3 only in A, 1 untuned in B)
+    assert len(report.regressions(1000.0)) == 4
 
 
 def test_labels_sources_and_databases_name_the_same_runs(in_repo: None, tmp_path: Path) -> None:
@@ -192,3 +195,15 @@ def test_rejected_lines_of_a_compared_log_are_a_warning(in_repo: None) -> None:
         "why)\n"
         "7 layer(s): 3 only in A, 4 only in B; 0 winning template change(s) (threshold 5%)\n"
     )
+
+
+def test_a_layer_missing_from_b_fails_the_regression_check(tmp_path: Path) -> None:
+    """B's model runs a layer B never tuned with a fallback config: a regression for CI."""
+    part = tmp_path / "part.log"
+    part.write_bytes(b"".join(X86.read_bytes().splitlines(keepends=True)[:3]))
+    result = CliRunner().invoke(
+        app,
+        ["--db", str(tmp_path / "x.db"), "diff", str(X86), str(part), "--fail-on-regression", "5"],
+    )
+    assert result.exit_code == 1
+    assert "or untuned or missing in B" in result.stderr

@@ -1339,7 +1339,8 @@ def diff(
             "--fail-on-regression",
             min=0,
             metavar="PCT",
-            help="Exit 1 when a layer is slower in B by more than PCT %, or untuned in B.",
+            help="Exit 1 when a layer is slower in B by more than PCT %, or tuned in A but "
+            "untuned or missing in B.",
         ),
     ] = None,
     as_json: JsonOption = False,
@@ -1363,7 +1364,7 @@ def diff(
         if worse:
             _err(
                 f"Error: {len(worse)} layer(s) slower in B by more than {fail_on_regression:g}% "
-                "or untuned in B: re-tune them, or raise --fail-on-regression"
+                "or untuned or missing in B: re-tune them, or raise --fail-on-regression"
             )
             raise typer.Exit(1)
 

@@ -63,11 +63,14 @@ def diff_layers(a: Sequence[Layer], b: Sequence[Layer], threshold_pct: float) ->
 
 
 def regressions(diffs: Sequence[LayerDiff], pct: float) -> list[LayerDiff]:
-    """Layers B runs slower than A by more than `pct` percent, or no longer has tuned."""
+    """Layers B runs slower than A by more than `pct` percent, or no longer has tuned
+    (untuned in B, or tuned in A and missing from B: B's model runs it untuned)."""
     return [
         d
         for d in diffs
-        if d.status == UNTUNED_B or (d.change_pct is not None and d.change_pct > pct)
+        if d.status == UNTUNED_B
+        or (d.status == ONLY_A and d.a_latency is not None)
+        or (d.change_pct is not None and d.change_pct > pct)
     ]
 
 
