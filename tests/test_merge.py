@@ -559,3 +559,10 @@ def test_any_databases_merge_as_their_files_import_in_order(
             assert state(forward, root) == state(reference, root)
             assert sorted(lines_by_id(backward)) == sorted(lines_by_id(forward))
             assert_invariants(backward)
+
+
+def test_a_failed_merge_into_a_new_database_leaves_no_file(tmp_path: Path) -> None:
+    target = tmp_path / "new.db"
+    code, _, err = run_cli(target, "merge", str(tmp_path / "missing.db"))
+    assert code == 1 and err.startswith("Error: ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

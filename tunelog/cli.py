@@ -736,6 +736,12 @@ def export(
     from tunelog import api
 
     if metaschedule:
+        if top_k != 1 or winners_only or log_format is not None:
+            raise typer.BadParameter(
+                "a MetaSchedule database keeps one best record per workload: drop --top-k, "
+                "--winners-only and --format",
+                param_hint="--metaschedule",
+            )
         _export_metaschedule(out, force)
         return
     if log_format is not None and log_format not in api.LOG_FORMATS:
@@ -1288,12 +1294,19 @@ def merge(
     """
     from tunelog import api
 
-    with opened_store(create=True) as store:
-        try:
-            reports = api.merge(store, databases)
-        except KeyboardInterrupt:  # one transaction: rolled back
-            _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
-            raise typer.Exit(130) from None
+    created = not os.path.exists(state.db_path)
+    try:
+        with opened_store(create=True) as store:
+            try:
+                reports = api.merge(store, databases)
+            except KeyboardInterrupt:  # one transaction: rolled back
+                _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
+                raise typer.Exit(130) from None
+    except BaseException:
+        if created:  # a merge that failed leaves no new, empty database behind
+            for suffix in ("", "-wal", "-shm"):
+                Path(state.db_path + suffix).unlink(missing_ok=True)
+        raise
     if as_json:
         emit_json([{**r.model_dump(), "new": r.new, "duplicates": r.duplicates} for r in reports])
         return
