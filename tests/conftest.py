@@ -133,3 +133,42 @@ def database_contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, 
         (rid, reader.line(rid)) for (rid,) in conn.execute("SELECT id FROM records ORDER BY id")
     ]
     return contents
+
+
+# What each migration from 5 on adds, to undo it (newest first): tests make a database of an
+# older schema from a new one. Migration 9 also rewrites the sources_summary view of 6.
+_UNDO_MIGRATION: dict[int, tuple[str, ...]] = {
+    10: ("DROP TABLE resume_points",),
+    9: (
+        "DROP VIEW sources_summary",
+        "ALTER TABLE sources DROP COLUMN merged_at",
+        "ALTER TABLE sources DROP COLUMN merged_from",
+    ),
+    8: ("DROP TABLE trial_runs",),
+    7: ("ALTER TABLE workloads DROP COLUMN spelling",),
+    6: (
+        "DROP VIEW IF EXISTS sources_summary",
+        "DROP VIEW failures",
+        "DROP VIEW layer_summary",
+        "DROP VIEW best_configs",
+    ),
+    5: ("DROP TABLE source_imports",),
+    4: ("DROP TABLE top_configs",),
+    3: ("DROP TABLE counters",),
+}
+
+
+def undo_migrations(conn: sqlite3.Connection, version: int) -> None:
+    """Set a current database back to schema `version`: what later migrations added goes."""
+    from tunelog.store import MIGRATIONS
+
+    assert max(_UNDO_MIGRATION) == len(MIGRATIONS), "a new migration needs its undo here"
+    for number in sorted(_UNDO_MIGRATION, reverse=True):
+        if number > version:
+            for statement in _UNDO_MIGRATION[number]:
+                conn.execute(statement)
+    if 6 <= version < 9:  # the views as migration 6 made them, sources_summary included
+        for view in _UNDO_MIGRATION[6]:
+            conn.execute(view)
+        MIGRATIONS[5](conn)
+    conn.execute(f"PRAGMA user_version = {version}")

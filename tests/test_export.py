@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 import tunelog
-from tests.conftest import CORPUS, SAMPLE_LOGS, require_shared, write_mixed_version_log
+from tests.conftest import (
+    CORPUS,
+    SAMPLE_LOGS,
+    require_shared,
+    undo_migrations,
+    write_mixed_version_log,
+)
 from tunelog.exceptions import NothingToExportError, OutputExistsError
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest
@@ -239,14 +245,7 @@ def test_a_schema_3_database_gets_its_top_configs_on_migration(
     path = tmp_path / "v3.db"
     with Store(path) as store:
         tunelog.import_paths(store, [str(X86), str(_many_configs_log(tmp_path / "m.log", 200, 1))])
-        store.conn.execute("DROP TABLE top_configs")
-        views = store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'")
-        for (view,) in views.fetchall():  # later migrations' views
-            store.conn.execute(f"DROP VIEW {view}")
-        store.conn.execute("DROP TABLE source_imports")
-        store.conn.execute("DROP TABLE trial_runs")  # migrations 8 and 5
-        store.conn.execute("ALTER TABLE workloads DROP COLUMN spelling")
-        store.conn.execute("PRAGMA user_version = 3")
+        undo_migrations(store.conn, 3)
     with Store(path) as store:
         assert store.conn.execute("SELECT count(*) FROM top_configs").fetchone()[0] > 16
         assert _top_k_ids(store, 5, monkeypatch, scan=False) == _top_k_ids(

@@ -14,7 +14,12 @@ import pytest
 import zstandard
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS, assert_tallies_match_records, write_distinct_copies
+from tests.conftest import (
+    SAMPLE_LOGS,
+    assert_tallies_match_records,
+    undo_migrations,
+    write_distinct_copies,
+)
 from tunelog.exceptions import (
     InputNotFoundError,
     NewerSchemaError,
@@ -559,16 +564,7 @@ def test_a_schema_2_database_with_reused_ids_migrates_and_reads_right(tmp_path: 
     path = tmp_path / "v2.db"
     lines = X86.read_bytes().splitlines()
     with Store(path) as store:
-        store.conn.execute("DROP TABLE counters")
-        store.conn.execute("DROP TABLE top_configs")
-        views = store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'")
-        for (view,) in views.fetchall():  # later migrations' views
-            store.conn.execute(f"DROP VIEW {view}")
-        store.conn.execute("DROP TABLE source_imports")
-        store.conn.execute("DROP TABLE trial_runs")  # migrations 8 and 5
-        store.conn.execute("ALTER TABLE workloads DROP COLUMN spelling")
-        store.conn.execute("DROP TABLE resume_points")
-        store.conn.execute("PRAGMA user_version = 2")
+        undo_migrations(store.conn, 2)
         packer = codec.BlockPacker()
         store.conn.execute(
             "INSERT INTO sources (id, path, sha256, size, lines, records, duplicates, comments,"
@@ -620,13 +616,7 @@ def test_migration_5_records_each_earlier_source_once(tmp_path: Path) -> None:
     path = tmp_path / "v4.db"
     with Store(path) as store:
         tunelog.import_paths(store, [str(X86)])
-        views = store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'")
-        for (view,) in views.fetchall():  # later migrations' views
-            store.conn.execute(f"DROP VIEW {view}")
-        store.conn.execute("DROP TABLE source_imports")
-        store.conn.execute("DROP TABLE trial_runs")  # migration 8
-        store.conn.execute("ALTER TABLE workloads DROP COLUMN spelling")  # migration 7
-        store.conn.execute("PRAGMA user_version = 4")
+        undo_migrations(store.conn, 4)
     with Store(path) as store:
         (source,) = store.sources()
         assert [(i.path, i.imported_at) for i in source.imports] == [
@@ -643,8 +633,7 @@ def test_migration_8_fills_the_trial_runs_the_importer_would_keep(tmp_path: Path
     with Store(path) as store:
         tunelog.import_paths(store, [str(X86), str(EDGE), str(short), str(X86)])
         kept = store.conn.execute("SELECT * FROM trial_runs ORDER BY 1, 2, 3").fetchall()
-        store.conn.execute("DROP TABLE trial_runs")
-        store.conn.execute("PRAGMA user_version = 7")
+        undo_migrations(store.conn, 7)
     with Store(path) as store:
         assert store.conn.execute("SELECT * FROM trial_runs ORDER BY 1, 2, 3").fetchall() == kept
     assert len(kept) > 10

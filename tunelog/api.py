@@ -277,10 +277,11 @@ def _export(
     def lines() -> Iterator[bytes]:
         for line in store.winner_lines(filters, top_k=top_k):
             target, version, raw = line.target, line.version, line.raw
-            if version == METASCHEDULE_VERSION:
+            kind = _format_of(version)
+            if kind == _METASCHEDULE:
                 report.skipped_metaschedule += 1
                 continue
-            if log_format is not None and _format_of(version) != log_format:
+            if log_format is not None and kind != log_format:
                 continue
             if winning is not None and line.workload_id not in winning:
                 report.skipped_losing_templates += 1
@@ -697,17 +698,23 @@ def curves(store: Store, layer: Layer) -> list[TemplateCurve]:
     return found
 
 
-def curve_as_dict(curve: TemplateCurve) -> dict[str, object]:
-    """A template's curve as plain JSON-ready data (what `tunelog curve --json` prints)."""
-    layer = curve.layer
+def _layer_template_fields(layer: Layer, template: TemplateResult) -> dict[str, object]:
+    """Which layer and template a `curve --json` or `knobs --json` entry is about."""
     return {
         "target_keys": list(layer.group.keys),
         "model": layer.group.model,
         "shapes": layer.shapes,
         "layer_key": layer.key,
-        "template": curve.template.workload.task_name,
+        "template": template.workload.task_name,
+        "winner": layer.winner is template,
+    }
+
+
+def curve_as_dict(curve: TemplateCurve) -> dict[str, object]:
+    """A template's curve as plain JSON-ready data (what `tunelog curve --json` prints)."""
+    return {
+        **_layer_template_fields(curve.layer, curve.template),
         "template_key": curve.template.workload.template_key,
-        "winner": layer.winner is curve.template,
         **curve.summary.as_dict(),
         "series": [
             {
@@ -799,14 +806,8 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
 
 def knobs_as_dict(entry: TemplateKnobs) -> dict[str, object]:
     """A template's knob table as plain JSON-ready data (what `tunelog knobs --json` prints)."""
-    layer = entry.layer
     return {
-        "target_keys": list(layer.group.keys),
-        "model": layer.group.model,
-        "shapes": layer.shapes,
-        "layer_key": layer.key,
-        "template": entry.template.workload.task_name,
-        "winner": layer.winner is entry.template,
+        **_layer_template_fields(entry.layer, entry.template),
         "chosen_config": entry.chosen_config,
         "coverage": {
             "trials": entry.coverage.trials,

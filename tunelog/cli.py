@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, Protocol, TypeVar
 
 import typer
 from typer import _click as click  # typer < 0.29 vendors click: its classes, not click's
@@ -1001,6 +1001,35 @@ LayerArgument = Annotated[
 ]
 
 
+class _OfTemplate(Protocol):
+    template: TemplateResult
+
+
+_Entry = TypeVar("_Entry", bound=_OfTemplate)
+
+
+def _layer_entries(
+    layer: str, filters: Filters, fetch: Callable[[Store, Layer], Sequence[_Entry]]
+) -> tuple[Layer, list[_Entry]]:
+    """The layer LAYER names, and `fetch`'s entries for its templates (--template: that one)."""
+    from tunelog import api
+
+    with opened_store() as store:
+        found = api.find_layer(store, layer, filters)
+        entries = [
+            e
+            for e in fetch(store, found)
+            if filters.template is None or e.template.workload.task_name == filters.template
+        ]
+    return found, entries
+
+
+def _layer_template_title(layer: Layer, template: TemplateResult) -> str:
+    """`curve`'s and `knobs`' heading of one template of a layer."""
+    picked = "  (relay picks it)" if layer.winner is template else ""
+    return f"{layer.group.label}  {layer.shapes}  {template.name}{picked}"
+
+
 @app.command(epilog=example("tunelog curve 1x512 --target-key cpu --json"))
 @handles_errors
 def curve(
@@ -1015,13 +1044,7 @@ def curve(
     from tunelog import api
 
     filters = Filters(target_key, model, template, task)
-    with opened_store() as store:
-        found = api.find_layer(store, layer, filters)
-        series = [
-            c
-            for c in api.curves(store, found)
-            if template is None or c.template.workload.task_name == template
-        ]
+    found, series = _layer_entries(layer, filters, api.curves)
     if as_json:
         emit_json([api.curve_as_dict(c) for c in series])
         return
@@ -1029,10 +1052,7 @@ def curve(
         if number:
             typer.echo("")
         summary = one.summary
-        typer.echo(
-            f"{found.group.label}  {found.shapes}  {one.template.name}"
-            + ("  (relay picks it)" if found.winner is one.template else "")
-        )
+        typer.echo(_layer_template_title(found, one.template))
         typer.echo(
             f"{summary.trials} trials, {summary.valid} valid; "
             + (
@@ -1080,13 +1100,7 @@ def knobs(
     from tunelog import api
 
     filters = Filters(target_key, model, template, task)
-    with opened_store() as store:
-        found = api.find_layer(store, layer, filters)
-        tables = [
-            t
-            for t in api.knobs(store, found, knob)
-            if template is None or t.template.workload.task_name == template
-        ]
+    found, tables = _layer_entries(layer, filters, lambda store, lay: api.knobs(store, lay, knob))
     if as_json:
         emit_json([api.knobs_as_dict(t) for t in tables])
         return
@@ -1095,10 +1109,7 @@ def knobs(
             typer.echo("")
         cov = entry.coverage
         splits = ", ".join(f"{name} {n}" for name, n in cov.sp_factorisations.items())
-        typer.echo(
-            f"{found.group.label}  {found.shapes}  {entry.template.name}"
-            + ("  (relay picks it)" if found.winner is entry.template else "")
-        )
+        typer.echo(_layer_template_title(found, entry.template))
         typer.echo(
             f"{cov.trials} trials, {cov.configs} distinct configs"
             + (f"; split factorisations: {splits}" if splits else "")

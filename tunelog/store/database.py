@@ -383,10 +383,7 @@ class Store:
 
         conn = self.conn
         report.held_back_bytes = read.held_back
-        if strict and report.rejected:
-            conn.execute("ROLLBACK")
-            report.rolled_back = True
-            report.new, report.discarded = 0, report.new
+        if self._rolled_back_for_strict(report, strict):
             return
         if report.lines == 0:
             conn.execute("ROLLBACK")  # only the start of a line was appended: nothing to keep
@@ -507,6 +504,16 @@ class Store:
             (source_id, stored_path(path), now),
         )
 
+    def _rolled_back_for_strict(self, report: FileReport, strict: bool) -> bool:
+        """With --strict, a file with a rejected line keeps nothing: its new records are
+        counted as discarded, so the report still accounts for every line."""
+        if not (strict and report.rejected):
+            return False
+        self.conn.execute("ROLLBACK")
+        report.rolled_back = True
+        report.new, report.discarded = 0, report.new
+        return True
+
     def _finish_import(
         self,
         writer: ImportWriter,
@@ -522,10 +529,7 @@ class Store:
             # Bytes held back, or appended while the file was hashed: the SHA-256 is not that
             # of the bytes imported. Left empty (see _extend_source).
             report.sha256 = None
-        if strict and report.rejected:
-            conn.execute("ROLLBACK")
-            report.rolled_back = True
-            report.new, report.discarded = 0, report.new
+        if self._rolled_back_for_strict(report, strict):
             return
         earlier = conn.execute(
             "SELECT id, path FROM sources WHERE sha256 = ? AND id != ? ORDER BY id LIMIT 1",

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tunelog.selection import HistoryBest
-from tunelog.store.schema import TOP_CONFIGS_KEPT
+from tunelog.store.schema import fill_top_configs
 
 
 @dataclass(frozen=True)
@@ -104,20 +104,7 @@ def _recompute_tallies(conn: sqlite3.Connection) -> None:
 def _recompute_top_configs(conn: sqlite3.Connection) -> None:
     """Each group's best distinct configs, ranked by (mean cost, record id) as on import."""
     conn.execute(f"DELETE FROM top_configs WHERE {_IN_GROUPS}")
-    conn.execute(
-        f"""INSERT INTO top_configs
-            SELECT target_id, workload_id, config_index, id, mean_cost FROM (
-                SELECT *, row_number() OVER (
-                    PARTITION BY target_id, workload_id ORDER BY mean_cost, id) AS rank
-                FROM (SELECT target_id, workload_id, config_index, id, mean_cost,
-                             row_number() OVER (
-                                 PARTITION BY target_id, workload_id, config_index
-                                 ORDER BY mean_cost, id) AS per_config
-                      FROM records WHERE error_no = 0 AND {_IN_GROUPS})
-                WHERE per_config = 1)
-            WHERE rank <= ?""",
-        (TOP_CONFIGS_KEPT,),
-    )
+    fill_top_configs(conn, _IN_GROUPS)
 
 
 def _recompute_slots(conn: sqlite3.Connection) -> None:

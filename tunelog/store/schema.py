@@ -262,6 +262,26 @@ def _migration_3(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO counters VALUES ('next_record_id', ?)", (next_id,))
 
 
+def fill_top_configs(conn: sqlite3.Connection, records_where: str) -> None:
+    """Insert the TOP_CONFIGS_KEPT best distinct configs of each (target, workload), ranked
+    by (mean cost, record id) as the importer ranks them, from the valid records that
+    `records_where` (an SQL condition on `records`) selects."""
+    conn.execute(
+        f"""INSERT INTO top_configs
+            SELECT target_id, workload_id, config_index, id, mean_cost FROM (
+                SELECT *, row_number() OVER (
+                    PARTITION BY target_id, workload_id ORDER BY mean_cost, id) AS rank
+                FROM (SELECT target_id, workload_id, config_index, id, mean_cost,
+                             row_number() OVER (
+                                 PARTITION BY target_id, workload_id, config_index
+                                 ORDER BY mean_cost, id) AS per_config
+                      FROM records WHERE error_no = 0 AND ({records_where}))
+                WHERE per_config = 1)
+            WHERE rank <= ?""",
+        (TOP_CONFIGS_KEPT,),
+    )
+
+
 def _migration_4(conn: sqlite3.Connection) -> None:
     """`top_configs`: each (target, workload)'s best configs, kept on import for --top-k.
 
@@ -280,20 +300,7 @@ def _migration_4(conn: sqlite3.Connection) -> None:
             PRIMARY KEY (target_id, workload_id, config_index)
         ) WITHOUT ROWID"""
     )
-    conn.execute(
-        """INSERT INTO top_configs
-           SELECT target_id, workload_id, config_index, id, mean_cost FROM (
-               SELECT *, row_number() OVER (
-                   PARTITION BY target_id, workload_id ORDER BY mean_cost, id) AS rank
-               FROM (SELECT target_id, workload_id, config_index, id, mean_cost,
-                            row_number() OVER (
-                                PARTITION BY target_id, workload_id, config_index
-                                ORDER BY mean_cost, id) AS per_config
-                     FROM records WHERE error_no = 0)
-               WHERE per_config = 1)
-           WHERE rank <= ?""",
-        (TOP_CONFIGS_KEPT,),
-    )
+    fill_top_configs(conn, "1")
 
 
 def _migration_5(conn: sqlite3.Connection) -> None:
@@ -479,14 +486,10 @@ def _migration_9(conn: sqlite3.Connection) -> None:
     NULL for files imported directly. The other columns keep the file's own provenance (path,
     label, sha256, line counts, `imported_at`: when the file itself was imported).
     """
-    # Only what is missing: a database set back to an older user_version by hand (as tests
-    # of older schemas do) keeps the columns.
-    have = {row[1] for row in conn.execute("PRAGMA table_info(sources)")}
-    for column in ("merged_from", "merged_at"):
-        if column not in have:
-            conn.execute(f"ALTER TABLE sources ADD COLUMN {column} TEXT")
+    conn.execute("ALTER TABLE sources ADD COLUMN merged_from TEXT")
+    conn.execute("ALTER TABLE sources ADD COLUMN merged_at TEXT")
     # `sources_summary` (migration 6) shows what `tunelog sources --json` shows: now merged_from.
-    conn.execute("DROP VIEW IF EXISTS sources_summary")
+    conn.execute("DROP VIEW sources_summary")
     conn.execute(
         """
         CREATE VIEW sources_summary AS
@@ -509,11 +512,10 @@ def _migration_10(conn: sqlite3.Connection) -> None:
     before it (checked before resuming: a file rewritten or truncated is read in full again),
     the bytes read past it (a last line without line end; a file that had one is read in full
     when it changes) and whether `--repair` was used. Relies only on `sources` (migration 1).
-    IF NOT EXISTS: tests make a database of an older schema by lowering user_version.
     """
     conn.execute(
         """
-        CREATE TABLE IF NOT EXISTS resume_points (
+        CREATE TABLE resume_points (
             real_path TEXT PRIMARY KEY,
             source_id INTEGER NOT NULL REFERENCES sources(id),
             offset INTEGER NOT NULL,
