@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import tunelog
 
+_SAMPLE = Path(__file__).parent.parent / "sample_logs" / "x86_mini_llvm.log"
+_V01_LINE = (
+    '{"i": ["cuda", "topi_nn_conv2d", [["TENSOR", [1, 3, 8, 8], "float32"], [1, 1]], {},'
+    ' ["conv2d", [1, 3, 8, 8, "float32"], [1, 1]], {"i": 7, "t": "direct", "c": null,'
+    ' "e": [["tile_b", "sp", [1, 1, 1, 1]]]}], "r": [[0.5], 0, 2.0, 1535340502.6], "v": 0.1}'
+)
 
 @pytest.mark.parametrize("name", tunelog.__all__)
 def test_every_public_name_resolves(name: str) -> None:
@@ -48,3 +55,19 @@ def test_a_read_query_loads_no_pydantic() -> None:
     loaded = _modules_after("import tunelog.store")
     assert "pydantic" not in loaded
     assert "tunelog.store.importer" not in loaded
+
+
+def test_importing_well_formed_logs_loads_no_pydantic(tmp_path: Path) -> None:
+    """v0.2 and v0.1 lines, comments and blanks take the msgspec paths (pydantic costs start-up)."""
+    v01 = tmp_path / "v01.log"
+    v01.write_text("# a comment\n\n" + _V01_LINE + "\n")
+    code = (
+        "from tunelog.cli import app\n"
+        "from typer.testing import CliRunner\n"
+        f"result = CliRunner().invoke(app, ['--db', {str(tmp_path / 't.db')!r}, 'import', "
+        f"{str(_SAMPLE)!r}, {str(v01)!r}])\n"
+        "assert result.exit_code == 0, result.output"
+    )
+    loaded = _modules_after(code)
+    assert "tunelog.store.importer" in loaded
+    assert "pydantic" not in loaded

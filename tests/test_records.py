@@ -269,6 +269,9 @@ _PATHS = [
     ["result", 3],
     ["version"],
     ["tvm_version"],
+    ["unknown"],
+    ["config", "unknown"],
+    ["input", 3, "kwarg"],
 ]
 
 
@@ -308,6 +311,10 @@ _V01_PATHS = [
     ["r", 3],
     ["v"],
     ["input"],
+    ["unknown"],
+    ["i", 3, "kwarg"],
+    ["i", 5, "unknown"],
+    ["i", 4, 1],
 ]
 
 
@@ -337,6 +344,57 @@ def test_clean_v01_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -
         "winograd",
         7,
     )
+
+
+@pytest.mark.parametrize("line", [V02, V01], ids=["v0.2", "v0.1"])
+def test_usual_records_need_no_nesting_check(line: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shallow schemas bound the depth themselves: the usual line is never counted."""
+
+    def no_check(line: bytes) -> None:
+        raise AssertionError(f"nesting checked for {line[:40]!r}")
+
+    monkeypatch.setattr(records, "_too_deep", no_check)
+    monkeypatch.setattr(records, "_fallback", no_check)
+    records._ARGS_JSON.clear()
+    records._SHALLOW_WORKLOADS.clear()
+    assert isinstance(scan_line(line), Measurement)
+
+
+def _nested(levels: int) -> object:
+    value: object = "x"
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+# Where a deep value can sit, and the depth of that place in the record: a value at depth d
+# with `levels` lists nests the line d + levels deep.
+_DEEP_PLACES = [
+    (V02, ["input", 3, "kwarg"], 3),
+    (V02, ["config", "entity", 0, 2], 4),
+    (V02, ["unknown"], 1),
+    (V02, ["config", "unknown"], 2),
+    (V01, ["i", 4], 2),
+    (V01, ["i", 3, "kwarg"], 3),
+    (V01, ["i", 5, "e", 0, 2], 5),
+    (V01, ["unknown"], 1),
+]
+
+
+@pytest.mark.parametrize(("line", "path", "depth"), _DEEP_PLACES)
+@pytest.mark.parametrize("over", [0, 1])
+def test_deep_values_anywhere_are_rejected_by_both_parsers(
+    line: bytes, path: list[str | int], depth: int, over: int
+) -> None:
+    """Past the limit by one level, wherever the nesting is, both parsers reject the line."""
+    raw = _mutate(line, path, _nested(records.MAX_NESTING - depth + over))
+    assert records.nesting_depth(raw) == records.MAX_NESTING + over
+    for parse in (parse_line, scan_line):
+        result = parse(raw)
+        if over:
+            assert result == Rejected("lists or objects nested more than 100 levels deep")
+        else:
+            assert not isinstance(result, Rejected), (parse, result)
 
 
 @pytest.mark.parametrize(

@@ -46,7 +46,7 @@ _EXPORTS = {
     "RejectedLine": "tunelog.models",
     "Source": "tunelog.models",
     "Stats": "tunelog.models",
-    "TuningRecord": "tunelog.records",
+    "TuningRecord": "tunelog.recordmodels",
     "parse_line": "tunelog.records",
     "HistoryBest": "tunelog.selection",
     "history_best": "tunelog.selection",
@@ -129,7 +129,8 @@ if TYPE_CHECKING:
     from tunelog.layers import Layer, TemplateResult
     from tunelog.live import LayerStatus, Refresh
     from tunelog.models import BestRow, FileReport, RejectedLine, Source, Stats
-    from tunelog.records import TuningRecord, parse_line
+    from tunelog.recordmodels import TuningRecord
+    from tunelog.records import parse_line
     from tunelog.selection import HistoryBest, history_best
     from tunelog.store import Store, open_store
     from tunelog.store.merging import MergeReport

@@ -753,7 +753,8 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
     that knob's rows (`layout` selects the derived layouts of x86 NCHWc templates).
     """
     from tunelog.knobs import KnobTrial, coverage, knob_values
-    from tunelog.records import TuningRecord, parse_line
+    from tunelog.recordmodels import TuningRecord
+    from tunelog.records import parse_line
     from tunelog.store.trials import layer_trials
 
     chosen_ids = [t.chosen.record_id for t in layer.templates if t.chosen is not None]

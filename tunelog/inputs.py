@@ -94,7 +94,8 @@ class HashingReader(io.RawIOBase):
 
     It also keeps the end of the last complete line read (`line_end`): an XXH3-128 of all
     bytes (8 GB/s, a fortieth of SHA-256's time) copied at each chunk's last line end, so a
-    file's resume point costs no per-line work. A reader of a resumed file starts at `start`
+    file's resume point costs no per-line work (its line number comes from the reader of the
+    lines). A reader of a resumed file starts at `start`
     with the hash state of the bytes before it.
     """
 
@@ -111,12 +112,7 @@ class HashingReader(io.RawIOBase):
         self.sha256 = hashlib.sha256()
         self.size = start.offset if start else 0
         self._running = hasher if hasher is not None else xxhash.xxh3_128()
-        self._line_ends = start.lines if start else 0
-        self._at_line_end: tuple[int, int, Any] = (
-            self.size,
-            self._line_ends,
-            self._running.copy(),
-        )
+        self._at_line_end: tuple[int, Any] = (self.size, self._running.copy())
 
     def readable(self) -> bool:
         return True
@@ -133,17 +129,16 @@ class HashingReader(io.RawIOBase):
         self.sha256.update(data)
         last = data.rfind(b"\n")
         if last >= 0:
-            self._line_ends += data.count(b"\n")
             at_end = self._running.copy()
             at_end.update(memoryview(data)[: last + 1])
-            self._at_line_end = (self.size + last + 1, self._line_ends, at_end)
+            self._at_line_end = (self.size + last + 1, at_end)
         self._running.update(data)
         self.size += n
         return n
 
-    def line_end(self) -> LineEnd:
-        """The end of the last complete line read so far."""
-        offset, lines, hasher = self._at_line_end
+    def line_end(self, lines: int) -> LineEnd:
+        """The end of the last complete line read so far, which is line number `lines`."""
+        offset, hasher = self._at_line_end
         return LineEnd(offset, lines, hasher.hexdigest())
 
     def drain(self) -> None:
@@ -208,10 +203,11 @@ class OpenedLog:
             return None
         return cls(source, _resumed=(raw, start, hasher))
 
-    def line_end(self) -> LineEnd:
+    def line_end(self, lines: int) -> LineEnd:
         """The end of the last complete line read so far (of the stored bytes, so meaningful
-        for plain text only)."""
-        return self._hashing.line_end()
+        for plain text only), given its line number: the lines read that end with a line end
+        (counted by the reader of `lines()`, so that no pass over the bytes counts them)."""
+        return self._hashing.line_end(lines)
 
     def at_end(self) -> bool:
         """True when nothing follows the bytes read so far (the file has not grown)."""

@@ -1,9 +1,9 @@
 """Parsing one log line: AutoTVM v0.2 / v0.1 records, comments, blanks, and rejections.
 
-Pure: bytes in, a `ParsedLine` out, never an exception. The record models are pydantic models
-that mirror the JSON AutoTVM writes (tvm-reference §1), validated straight from the line bytes
-(pydantic parses and validates the JSON in one pass, which is the import's hot path). Anything
-that is not an AutoTVM record is rejected with a reason a person can act on.
+Pure: bytes in, a `ParsedLine` or `ScannedLine` out, never an exception. Well-formed lines are
+decoded by msgspec against mirrors of the pydantic models of `tunelog.recordmodels` (the JSON
+AutoTVM writes, tvm-reference §1); every other line goes through those models, imported only
+then, and is rejected with a reason a person can act on.
 """
 
 from __future__ import annotations
@@ -16,15 +16,17 @@ import operator
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
 import msgspec
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tunelog.ansor import ANSOR_VERSION, AnsorRecord, looks_like_ansor, parse_ansor
 from tunelog.exceptions import TargetParseError
 from tunelog.targets import parse_target
+
+if TYPE_CHECKING:
+    from tunelog.recordmodels import TuningRecord
 
 JsonValue: TypeAlias = Any
 KnobType: TypeAlias = Literal["sp", "re", "an", "ot"]
@@ -32,10 +34,6 @@ Knob: TypeAlias = tuple[str, KnobType, JsonValue]
 
 # A failed measurement is written with this cost (MeasureResult for errors).
 FAILED_COST = 1e9
-
-# defer_build: the models are built on first use; an import of clean v0.2 lines never
-# needs them (the msgspec fast path), which saves a tenth of a second of start-up.
-_STRICT = ConfigDict(strict=True, frozen=True, extra="ignore", defer_build=True)
 
 
 def workload_json(task_name: str, args_json: str) -> str:
@@ -93,215 +91,6 @@ def _pairwise_sum(values: tuple[float, ...] | list[float], start: int, n: int) -
 
 
 # Under strict mode a float field takes JSON ints and floats, never strings or booleans.
-Number: TypeAlias = float
-
-
-class _ConfigV02(BaseModel):
-    model_config = _STRICT
-    index: int
-    code_hash: str | None
-    entity: list[tuple[str, KnobType, JsonValue]]
-
-
-class _ConfigV01(BaseModel):
-    model_config = _STRICT
-    i: int
-    t: str = ""
-    c: str | None = None
-    e: list[tuple[str, KnobType, JsonValue]]
-
-
-_Result = tuple[list[Number], int, Number, Number]
-
-
-class TuningRecord(BaseModel):
-    """One AutoTVM measurement, whichever log version wrote it.
-
-    Subclasses mirror the two JSON layouts; this base gives the common, normalised view.
-    """
-
-    model_config = _STRICT
-
-    @property
-    def log_version(self) -> str:
-        """`"0.2"` or `"0.1"`."""
-        raise NotImplementedError
-
-    @property
-    def target(self) -> str:
-        """The target string exactly as written."""
-        raise NotImplementedError
-
-    @property
-    def task_name(self) -> str:
-        """The AutoTVM task (template) name, e.g. `conv2d_nchw.cuda`."""
-        raise NotImplementedError
-
-    @property
-    def template_key(self) -> str:
-        """v0.1 template key (`direct`, `winograd`, ...); empty for v0.2."""
-        return ""
-
-    @property
-    def args(self) -> list[JsonValue]:
-        """The task arguments as JSON values."""
-        raise NotImplementedError
-
-    @property
-    def config_index(self) -> int:
-        """Index of the config in the template's config space."""
-        raise NotImplementedError
-
-    @property
-    def entity(self) -> list[tuple[str, str, JsonValue]]:
-        """The knob values: `(name, type, value)` with type sp/re/an/ot."""
-        raise NotImplementedError
-
-    @property
-    def result(self) -> _Result:
-        raise NotImplementedError
-
-    @property
-    def tvm_version(self) -> str | None:
-        """The TVM version that wrote the line (not necessarily the one that tuned it)."""
-        return None
-
-    @property
-    def costs(self) -> tuple[float, ...]:
-        """Measured run times in seconds (1e9 for a failed measurement)."""
-        return tuple(self.result[0])
-
-    @property
-    def error_no(self) -> int:
-        """AutoTVM MeasureErrorNo: 0 for a valid measurement."""
-        return self.result[1]
-
-    @property
-    def all_cost(self) -> float:
-        """Wall time of the whole measurement (build + run), seconds."""
-        return self.result[2]
-
-    @property
-    def timestamp(self) -> float:
-        """Unix time the measurement was written."""
-        return self.result[3]
-
-    @property
-    def mean_cost(self) -> float:
-        """`np.mean(costs)`, the value AutoTVM ranks by."""
-        return numpy_mean(self.result[0])
-
-    @property
-    def args_json(self) -> str:
-        """Canonical (compact) JSON of the arguments: the workload identity with the task name."""
-        return canonical_json(self.args)
-
-    def measurement(self) -> Measurement:
-        """The normalised view the store keeps."""
-        costs, error_no, all_cost, timestamp = self.result
-        return Measurement(
-            log_version=self.log_version,
-            target=self.target,
-            task_name=self.task_name,
-            template_key=self.template_key,
-            args_json=self.args_json,
-            config_index=self.config_index,
-            costs=tuple(costs),
-            error_no=error_no,
-            all_cost=all_cost,
-            timestamp=timestamp,
-            tvm_version=self.tvm_version,
-            mean_cost=numpy_mean(costs),
-        )
-
-    @property
-    def workload_json(self) -> str:
-        """`[task_name, *args]` as compact JSON, the form golden files and TVM use."""
-        return workload_json(self.task_name, self.args_json)
-
-
-class RecordV02(TuningRecord):
-    """AutoTVM v0.2 layout: `{"input", "config", "result", "version", "tvm_version"}`."""
-
-    input: tuple[str, str, list[JsonValue], dict[str, JsonValue]]
-    config: _ConfigV02
-    result_: _Result = Field(alias="result")
-    version: Number | None = None
-    tvm_version_: str | None = Field(default=None, alias="tvm_version")
-
-    @property
-    def log_version(self) -> str:
-        return "0.2"
-
-    @property
-    def target(self) -> str:
-        return self.input[0]
-
-    @property
-    def task_name(self) -> str:
-        return self.input[1]
-
-    @property
-    def args(self) -> list[JsonValue]:
-        return self.input[2]
-
-    @property
-    def config_index(self) -> int:
-        return self.config.index
-
-    @property
-    def entity(self) -> list[tuple[str, str, JsonValue]]:
-        return list(self.config.entity)
-
-    @property
-    def result(self) -> _Result:
-        return self.result_
-
-    @property
-    def tvm_version(self) -> str | None:
-        return self.tvm_version_
-
-
-class RecordV01(TuningRecord):
-    """AutoTVM v0.1 layout: `{"i": [target, task, args, kwargs, workload, config], "r", "v"}`."""
-
-    i: tuple[str, str, list[JsonValue], dict[str, JsonValue], JsonValue, _ConfigV01]
-    r: _Result
-    v: Number
-
-    @property
-    def log_version(self) -> str:
-        return "0.1"
-
-    @property
-    def target(self) -> str:
-        return self.i[0]
-
-    @property
-    def task_name(self) -> str:
-        return self.i[1]
-
-    @property
-    def template_key(self) -> str:
-        return self.i[5].t
-
-    @property
-    def args(self) -> list[JsonValue]:
-        return self.i[2]
-
-    @property
-    def config_index(self) -> int:
-        return self.i[5].i
-
-    @property
-    def entity(self) -> list[tuple[str, str, JsonValue]]:
-        return list(self.i[5].e)
-
-    @property
-    def result(self) -> _Result:
-        return self.r
-
-
 @dataclass(frozen=True, slots=True)
 class Comment:
     """A `#` line (TopHub section headers, notes)."""
@@ -356,15 +145,15 @@ class Measurement(NamedTuple):
         return workload_json(self.task_name, self.args_json)
 
 
-ParsedLine: TypeAlias = TuningRecord | AnsorRecord | Comment | Blank | Rejected
+# A record as `parse_line` returns it: a `tunelog.recordmodels.TuningRecord` (pydantic, imported
+# only when needed) or an auto_scheduler record; the string keeps pydantic off this import.
+ParsedLine: TypeAlias = "TuningRecord | AnsorRecord | Comment | Blank | Rejected"
 ScannedLine: TypeAlias = Measurement | Comment | Blank | Rejected
 
 COMMENT = Comment()
 BLANK = Blank()
 
 UTF8_BOM = b"\xef\xbb\xbf"
-_BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")
-_JSON_COLUMN = re.compile(r"column (\d+)")
 
 
 def strip_line(raw: bytes) -> bytes:
@@ -382,54 +171,174 @@ def parse_line(raw: bytes) -> ParsedLine:
         return BLANK
     if stripped.startswith(b"#"):
         return COMMENT
-    return _validate(line)
+    if _too_deep(line):
+        return _TOO_DEEP
+    # The layout the line looks like is tried first, as for the fast paths.
+    v01_first = b'"v"' in line and b'"input"' not in line
+    if v01_first and b'"v0.' in line:  # auto_scheduler writes "v": "v0.6"
+        ansor = _ansor(line)
+        if ansor is not None:
+            return ansor if isinstance(ansor, Rejected) else ansor[0]
+    from tunelog import recordmodels
+
+    return recordmodels.validate(line, v01_first)
 
 
 def scan_line(raw: bytes) -> ScannedLine:
     """Like `parse_line`, but records come back as `Measurement`s: the import's hot path.
 
-    Well-formed v0.2 lines are decoded by msgspec against `_FastRecordV02`, a mirror of the
-    `RecordV02` model (the tests hold the two to the same verdicts); every other line goes
-    through the pydantic models, which say precisely what is wrong.
+    Well-formed lines are decoded by msgspec against mirrors of the pydantic models (the tests
+    hold them to the same verdicts); every other line goes through the models, which say
+    precisely what is wrong.
     """
     return scan_content(strip_line(raw))
 
 
 def scan_content(line: bytes) -> ScannedLine:
-    """`scan_line` for a line already stripped of its BOM and line end (see `strip_line`)."""
-    if line.count(b"[") + line.count(b"{") > MAX_NESTING and nesting_depth(line) > MAX_NESTING:
+    """`scan_line` for a line already stripped of its BOM and line end (see `strip_line`).
+
+    The usual line is decoded by a shallow schema (see `_ShallowRecordV02`), which needs no
+    nesting check of its own; anything both refuse takes `_scan_any_depth`. They refuse unknown
+    keys, so a line fits at most one of them and the wrong one fails at its first key: cheaper
+    than looking for a key in the bytes, which costs a tenth of the decode.
+    """
+    try:
+        fast = _SHALLOW_V02.decode(line)
+    except (ValueError, RecursionError):  # msgspec.DecodeError, UnicodeDecodeError
+        pass
+    else:
+        # _v02_measurement and _checked, inline for the usual line (a tenth of the scan).
+        target, task_name, raw_args, _kwargs = fast.input
+        args_json = _ARGS_JSON.get(bytes(raw_args))
+        costs, error_no, all_cost, timestamp = fast.result
+        index = fast.config.index
+        mean = costs[0] if len(costs) == 1 else numpy_mean(costs)
+        if (
+            args_json is not None
+            and 0.0 <= mean <= _FLOAT_MAX
+            and (len(costs) == 1 or min(costs) >= 0.0)
+            and -_FLOAT_MAX <= all_cost <= _FLOAT_MAX
+            and -_FLOAT_MAX <= timestamp <= _FLOAT_MAX
+            and task_name
+            and target in _VALID_TARGETS
+            and -_INT64_LIMIT <= index < _INT64_LIMIT
+            and -_INT64_LIMIT <= error_no < _INT64_LIMIT
+        ):
+            return _new_tuple(  # type: ignore[no-any-return]
+                Measurement,  # what Measurement(...) does, without its Python-level __new__
+                (
+                    "0.2",
+                    target,
+                    task_name,
+                    "",
+                    args_json,
+                    index,
+                    costs,
+                    error_no,
+                    all_cost,
+                    timestamp,
+                    fast.tvm_version,
+                    mean,
+                    None,
+                ),
+            )
+        return _v02_measurement(fast, line)
+    try:
+        fast01 = _SHALLOW_V01.decode(line)
+    except (ValueError, RecursionError):
+        return _scan_any_depth(line)
+    workload = bytes(fast01.i[4])
+    if workload not in _SHALLOW_WORKLOADS and not _shallow_workload(workload):
+        return _scan_any_depth(line)
+    return _v01_measurement(fast01, line)
+
+
+def _scan_any_depth(line: bytes) -> ScannedLine:
+    """Lines the shallow schemas refuse: nested values, unknown keys, other formats, errors."""
+    if _too_deep(line):
         return _TOO_DEEP
+    if b'"v"' in line and b'"input"' not in line:  # the v0.1 layout first, as parse_line
+        if b'"v0.' in line:
+            ansor = _ansor(line)
+            if ansor is not None:
+                return ansor if isinstance(ansor, Rejected) else ansor[1]
+        try:
+            fast01 = _FAST_V01.decode(line)
+        except (ValueError, RecursionError):
+            return _fallback(line)
+        return _v01_measurement(fast01, line)
     try:
         fast = _FAST_V02.decode(line)
-    except (ValueError, RecursionError):  # msgspec.DecodeError, and UnicodeDecodeError in strings
-        return _scan_v01(line)
+    except (ValueError, RecursionError):
+        return _fallback(line)
+    return _v02_measurement(fast, line)
+
+
+def _v02_measurement(fast: _ShallowRecordV02 | _FastRecordV02, line: bytes) -> ScannedLine:
     target, task_name, raw_args, _kwargs = fast.input
-    raw_text = bytes(raw_args)
-    args_json = _ARGS_JSON.get(raw_text) or _args_json(raw_text)
-    if args_json is None:  # not a list: let the models say what is wrong
+    args_json = _ARGS_JSON.get(raw_text := bytes(raw_args)) or _args_json(raw_text)
+    if args_json is None:  # not a list, or nested too deep: let the models say what is wrong
         return _fallback(line)
     costs, error_no, all_cost, timestamp = fast.result
-    mean = costs[0] if len(costs) == 1 else numpy_mean(costs)
-    record: Measurement = _new_tuple(
-        Measurement,  # what Measurement(...) does, without its Python-level __new__
-        (
-            "0.2",
-            target,
-            task_name,
-            "",
-            args_json,
-            fast.config.index,
-            costs,
-            error_no,
-            all_cost,
-            timestamp,
-            fast.tvm_version,
-            mean,
-            None,
-        ),
+    return _checked(
+        _new_tuple(
+            Measurement,  # what Measurement(...) does, without its Python-level __new__
+            (
+                "0.2",
+                target,
+                task_name,
+                "",
+                args_json,
+                fast.config.index,
+                costs,
+                error_no,
+                all_cost,
+                timestamp,
+                fast.tvm_version,
+                costs[0] if len(costs) == 1 else numpy_mean(costs),
+                None,
+            ),
+        )
     )
-    # The checks of `_check_values` for the usual record, inline (comparisons with the
-    # largest float are false for infinities and NaN).
+
+
+def _v01_measurement(fast: _ShallowRecordV01 | _FastRecordV01, line: bytes) -> ScannedLine:
+    if fast.v != 0.1:
+        return _fallback(line)
+    target, task_name, raw_args, _kwargs, _workload, config = fast.i
+    args_json = _ARGS_JSON.get(raw_text := bytes(raw_args)) or _args_json(raw_text)
+    if args_json is None:
+        return _fallback(line)
+    costs, error_no, all_cost, timestamp = fast.r
+    return _checked(
+        _new_tuple(
+            Measurement,
+            (
+                "0.1",
+                target,
+                task_name,
+                config.t,
+                args_json,
+                config.i,
+                costs,
+                error_no,
+                all_cost,
+                timestamp,
+                None,
+                costs[0] if len(costs) == 1 else numpy_mean(costs),
+                None,
+            ),
+        )
+    )
+
+
+def _checked(record: Measurement) -> ScannedLine:
+    """The usual record as it is; anything else through `check_values`.
+
+    The checks of `check_values`, inline for the usual record (comparisons with the largest
+    float are false for infinities and NaN).
+    """
+    _, target, task_name, _, _, index, costs, error_no, all_cost, timestamp, _, mean, _ = record
     if (
         0.0 <= mean <= _FLOAT_MAX
         and (len(costs) == 1 or min(costs) >= 0.0)
@@ -437,58 +346,21 @@ def scan_content(line: bytes) -> ScannedLine:
         and -_FLOAT_MAX <= timestamp <= _FLOAT_MAX
         and task_name
         and target in _VALID_TARGETS
-        and -_INT64_LIMIT <= fast.config.index < _INT64_LIMIT
+        and -_INT64_LIMIT <= index < _INT64_LIMIT
         and -_INT64_LIMIT <= error_no < _INT64_LIMIT
     ):
         return record
-    return _check_values(record)
-
-
-def _scan_v01(line: bytes) -> ScannedLine:
-    """The fast path for v0.1 records (about half the lines of old logs); others fall back."""
-    if b'"v"' not in line or b'"input"' in line:  # the layout `_validate` would try first
-        return _fallback(line)
-    try:
-        fast = _FAST_V01.decode(line)
-    except (ValueError, RecursionError):
-        return _fallback(line)
-    if fast.v != 0.1:
-        return _fallback(line)
-    target, task_name, raw_args, _kwargs, _workload, config = fast.i
-    raw_text = bytes(raw_args)
-    args_json = _ARGS_JSON.get(raw_text) or _args_json(raw_text)
-    if args_json is None:
-        return _fallback(line)
-    costs, error_no, all_cost, timestamp = fast.r
-    record: Measurement = _new_tuple(
-        Measurement,
-        (
-            "0.1",
-            target,
-            task_name,
-            config.t,
-            args_json,
-            config.i,
-            costs,
-            error_no,
-            all_cost,
-            timestamp,
-            None,
-            numpy_mean(costs),
-            None,
-        ),
-    )
-    return _check_values(record)
+    return check_values(record)
 
 
 def _fallback(line: bytes) -> ScannedLine:
     # Blank lines and comments are not JSON either: they are classified here, off the hot path.
     validated = parse_line(line)
-    if isinstance(validated, TuningRecord):
-        return validated.measurement()
+    if isinstance(validated, (Comment, Blank, Rejected)):
+        return validated
     if isinstance(validated, AnsorRecord):
         return ansor_measurement(validated)
-    return validated
+    return validated.measurement()
 
 
 def ansor_measurement(record: AnsorRecord) -> Measurement:
@@ -518,8 +390,9 @@ SKIPPED_BY_ANSOR_READER = Rejected(
 )
 
 
-def _ansor(line: bytes) -> ParsedLine | None:
-    """The line as an auto_scheduler record (or why TVM cannot read it); None if it is not one."""
+def _ansor(line: bytes) -> tuple[AnsorRecord, Measurement] | Rejected | None:
+    """The line as an auto_scheduler record and its measurement, or why TVM cannot read it;
+    None if it is not one."""
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -531,8 +404,8 @@ def _ansor(line: bytes) -> ParsedLine | None:
     parsed = parse_ansor(value)
     if isinstance(parsed, str):
         return Rejected(parsed)
-    checked = _check_values(ansor_measurement(parsed))
-    return parsed if isinstance(checked, Measurement) else checked
+    checked = check_values(ansor_measurement(parsed))
+    return (parsed, checked) if isinstance(checked, Measurement) else checked
 
 
 # Canonical JSON by raw argument text: the lines of one workload repeat the same text, so
@@ -543,18 +416,36 @@ _ARGS_JSON_KEPT = 4096
 
 
 def _args_json(raw: bytes) -> str | None:
-    """Canonical JSON of raw argument text not yet cached, or None if not a valid list."""
+    """Canonical JSON of raw argument text not yet cached; None if not a valid list, or if the
+    line would nest too deep with it (the arguments sit two levels down in either layout)."""
     try:
         value = msgspec.json.decode(raw)
     except (ValueError, RecursionError):  # raw text skips UTF-8 checks inside its strings
         return None
-    if not isinstance(value, list):
+    if not isinstance(value, list) or 2 + nesting_depth(raw) > MAX_NESTING:
         return None
     canonical = canonical_json(value)
     if len(_ARGS_JSON) >= _ARGS_JSON_KEPT:
         _ARGS_JSON.clear()
     _ARGS_JSON[raw] = canonical
     return canonical
+
+
+# The raw v0.1 workload texts (the fifth item of "i") known to be JSON shallow enough; bounded.
+_SHALLOW_WORKLOADS: set[bytes] = set()
+
+
+def _shallow_workload(raw: bytes) -> bool:
+    try:
+        msgspec.json.decode(raw)
+    except (ValueError, RecursionError):
+        return False
+    if 2 + nesting_depth(raw) > MAX_NESTING:
+        return False
+    if len(_SHALLOW_WORKLOADS) >= _ARGS_JSON_KEPT:
+        _SHALLOW_WORKLOADS.clear()
+    _SHALLOW_WORKLOADS.add(raw)
+    return True
 
 
 # Lists and objects nested deeper than this are rejected. AutoTVM records nest 5 levels deep
@@ -576,6 +467,11 @@ def nesting_depth(line: bytes) -> int:
     return max(itertools.accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0)
 
 
+def _too_deep(line: bytes) -> bool:
+    # Counting brackets first: a line needs more than MAX_NESTING of them to nest that deep.
+    return line.count(b"[") + line.count(b"{") > MAX_NESTING and nesting_depth(line) > MAX_NESTING
+
+
 _new_tuple: Any = tuple.__new__
 _FLOAT_MAX = sys.float_info.max
 # SQLite stores integers in 64 bits; TVM would load a larger config index or error number, but
@@ -584,6 +480,48 @@ _INT64_LIMIT = 1 << 63
 # Target strings that parsed (bounded: a hostile file must not grow it without end).
 _VALID_TARGETS: set[str] = set()
 _VALID_TARGETS_KEPT = 4096
+
+# The msgspec mirrors of the models. The shallow ones type every value that could nest as a
+# scalar or a list of scalars (what knobs and keyword arguments hold in every known log), keep
+# the arguments and v0.1's workload as raw text (each distinct text checked once), and refuse
+# unknown keys; so a line they accept nests at most a few levels plus its raw texts, and needs
+# no per-line nesting check (counting brackets costs a tenth of the decode). The general ones
+# take any JSON value there, after the nesting check.
+_Scalar: TypeAlias = int | float | str | bool | None
+_KnobValue: TypeAlias = _Scalar | list[_Scalar]
+
+
+class _ShallowConfigV02(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    index: int
+    code_hash: str | None
+    entity: list[tuple[str, KnobType, _KnobValue]]
+
+
+class _ShallowRecordV02(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    input: tuple[str, str, msgspec.Raw, dict[str, _Scalar]]
+    config: _ShallowConfigV02
+    result: tuple[tuple[float, ...], int, float, float]
+    version: float | None = None
+    tvm_version: str | None = None
+
+
+_SHALLOW_V02 = msgspec.json.Decoder(_ShallowRecordV02)
+
+
+class _ShallowConfigV01(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    i: int
+    e: list[tuple[str, KnobType, _KnobValue]]
+    t: str = ""
+    c: str | None = None
+
+
+class _ShallowRecordV01(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    i: tuple[str, str, msgspec.Raw, dict[str, _Scalar], msgspec.Raw, _ShallowConfigV01]
+    r: tuple[tuple[float, ...], int, float, float]
+    v: float
+
+
+_SHALLOW_V01 = msgspec.json.Decoder(_ShallowRecordV01)
 
 
 class _FastConfigV02(msgspec.Struct, gc=False):
@@ -624,26 +562,6 @@ class _FastRecordV01(msgspec.Struct, gc=False):
 _FAST_V01 = msgspec.json.Decoder(_FastRecordV01)
 
 
-def _validate(line: bytes) -> ParsedLine:
-    if line.count(b"[") + line.count(b"{") > MAX_NESTING and nesting_depth(line) > MAX_NESTING:
-        return _TOO_DEEP
-    first = RecordV01 if b'"v"' in line and b'"input"' not in line else RecordV02
-    if first is RecordV01 and b'"v0.' in line:  # auto_scheduler writes "v": "v0.6"
-        ansor = _ansor(line)
-        if ansor is not None:
-            return ansor
-    try:
-        record: TuningRecord = first.model_validate_json(line)
-    except ValidationError as exc:
-        return _explain_rejection(line, first, exc)
-    except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
-        return Rejected(f"unreadable line ({type(exc).__name__})")
-    if isinstance(record, RecordV01) and record.v != 0.1:
-        return Rejected(f"unknown log version {record.v!r} (AutoTVM writes 0.1 or 0.2)")
-    checked = _check_values(record.measurement())
-    return record if isinstance(checked, Measurement) else checked
-
-
 # Quote characters a web page or word processor substitutes for ASCII `"`.
 _TYPOGRAPHIC_QUOTES = str.maketrans({c: '"' for c in "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"})
 _DECODER = json.JSONDecoder()
@@ -677,8 +595,8 @@ def repair_line(raw: bytes) -> list[bytes]:
     return pieces
 
 
-def _check_values(record: Measurement) -> ScannedLine:
-    """Semantic checks the schema cannot express."""
+def check_values(record: Measurement) -> Measurement | Rejected:
+    """The record, or why it is rejected: the checks a schema cannot express."""
     costs = record.costs
     if not costs:
         return Rejected("empty result costs")
@@ -706,112 +624,11 @@ def _check_values(record: Measurement) -> ScannedLine:
     return record
 
 
-def _explain_rejection(line: bytes, tried: type[TuningRecord], exc: ValidationError) -> Rejected:
-    """Turn a failed validation into the most specific reason we can give."""
-    errors = exc.errors(include_url=False, include_context=True, include_input=False)
-    if errors and errors[0]["type"] == "json_invalid":
-        return Rejected(_non_json_reason(line, str(errors[0].get("ctx", {}).get("error", ""))))
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        # pydantic accepted the JSON but orjson did not (e.g. NaN, huge integers).
-        return Rejected(_pydantic_reason(errors))
-    fmt = _foreign_format(value)
-    if fmt is not None:
-        return Rejected(fmt)
-    if isinstance(value, dict) and tried is RecordV02 and "v" in value and "i" in value:
-        try:
-            return _check_values_or_reject(RecordV01.model_validate(value))
-        except ValidationError as exc01:
-            return Rejected(_pydantic_reason(exc01.errors(include_url=False)))
-    if isinstance(value, dict) and tried is RecordV01 and "input" in value:
-        try:
-            return _check_values_or_reject(RecordV02.model_validate(value))
-        except ValidationError as exc02:
-            return Rejected(_pydantic_reason(exc02.errors(include_url=False)))
-    if not isinstance(value, dict):
-        return Rejected(f"JSON {type(value).__name__} is not an AutoTVM record")
-    if "input" not in value and "i" not in value:
-        return Rejected("JSON object is not an AutoTVM record (no input/i field)")
-    return Rejected(_pydantic_reason(errors))
+def __getattr__(name: str) -> Any:
+    # The models live in tunelog.recordmodels (pydantic is imported only when they are needed);
+    # `from tunelog.records import TuningRecord` keeps working.
+    if name in ("TuningRecord", "RecordV01", "RecordV02"):
+        from tunelog import recordmodels
 
-
-def _check_values_or_reject(record: TuningRecord) -> Rejected:
-    # Reached only when the fast path picked the wrong layout; re-check and report.
-    checked = _check_values(record.measurement())
-    if isinstance(checked, Rejected):
-        return checked
-    return Rejected("record layout mixes v0.1 and v0.2 fields")
-
-
-def _foreign_format(value: JsonValue) -> str | None:
-    """Name a known non-AutoTVM format, or None."""
-    if isinstance(value, dict):
-        version = value.get("v")
-        i = value.get("i")
-        if isinstance(version, str) and isinstance(i, list) and i and isinstance(i[0], list):
-            # Reached only when the line is not plain JSON (see _ansor).
-            return f"auto_scheduler record {version} that is not plain JSON"
-        return None
-    if isinstance(value, list):
-        if len(value) == 2 and isinstance(value[0], int) and isinstance(value[1], list):
-            return "MetaSchedule tuning record (not supported yet)"
-        if (
-            len(value) == 2
-            and isinstance(value[0], str)
-            and value[0].isdigit()
-            and isinstance(value[1], str)
-        ):
-            return "MetaSchedule workload entry (not supported yet)"
-    return None
-
-
-def _non_json_reason(line: bytes, detail: str) -> str:
-    if "“".encode() in line or "”".encode() in line:
-        return "typographic quotes (pasted from a web page?): use --repair"
-    if line.count(b'{"input"') + line.count(b'{"i"') > 1 or b"} {" in line:
-        return "several records run together on one line: use --repair"
-    if b"\t" in line:
-        fields = line.split(b"\t")
-        if len(fields) >= 2 and all(_BASE64_FIELD.match(f.strip()) for f in fields if f.strip()):
-            return "pickle-protocol record (never unpickled)"
-        return "tab-separated text, not a JSON record"
-    if b"\x00" in line:
-        return "NUL byte in line (binary data?)"
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"invalid UTF-8 at byte {exc.start + 1}"
-    if not line.lstrip().startswith((b"{", b"[")):
-        return "not JSON (text line)"
-    match = _JSON_COLUMN.search(detail)
-    if match:
-        return f"invalid JSON at column {match.group(1)}"
-    return f"invalid JSON ({detail})" if detail else "invalid JSON"
-
-
-def _loc(loc: tuple[str | int, ...]) -> str:
-    parts: list[str] = []
-    for item in loc:
-        if isinstance(item, int):
-            parts.append(f"[{item}]")
-        else:
-            parts.append(("." if parts else "") + item)
-    return "".join(parts)
-
-
-def _pydantic_reason(errors: Any) -> str:
-    if not errors:
-        return "not an AutoTVM record"
-    err = errors[0]
-    where = _loc(tuple(err["loc"]))
-    kind = err["type"]
-    if kind == "missing" and err["loc"] and isinstance(err["loc"][-1], int):
-        return f"wrong number of items in {_loc(tuple(err['loc'][:-1]))}"
-    if kind == "missing":
-        return f"missing field {where}"
-    if kind in ("too_short", "too_long"):
-        return f"wrong number of items in {where}"
-    if kind == "literal_error":
-        return f"unexpected value in {where}: {err['msg']}"
-    return f"bad field {where}: {err['msg']}"
+        return getattr(recordmodels, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

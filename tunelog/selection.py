@@ -11,11 +11,11 @@ tested against, and the tool to check an exported file without TVM.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from tunelog.targets import UNKNOWN_MODEL, Target, parse_target
 
@@ -29,16 +29,16 @@ ANY_TARGET = "*"
 METASCHEDULE_VERSION = "metaschedule"
 
 
-@dataclass(frozen=True, slots=True)
-class Holder(Generic[Ref]):
+# NamedTuples, not frozen dataclasses: an import builds and hashes one per slot of each
+# workload it touches (a tuple hashes and compares in C).
+class Holder(NamedTuple, Generic[Ref]):
     """The record holding a slot: its mean cost and whatever reference the caller gave."""
 
     mean_cost: float
     ref: Ref
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
+class Slot(NamedTuple):
     """A slot: `(kind, name, workload)` with kind "key" or "model"."""
 
     kind: str
@@ -123,6 +123,8 @@ class AnsorKeyError(ValueError):
     """A workload key that auto_scheduler's dispatcher could not use as a dictionary key."""
 
 
+# Cached: every line of a workload repeats its key, and each is looked at on import and for slots.
+@functools.lru_cache(maxsize=4096)
 def ansor_workload(workload_key: str) -> tuple[str, str]:
     """`(hash, identity of the arguments)` of an auto_scheduler workload key.
 

@@ -299,7 +299,8 @@ class Store:
                 progress,
             )
             # Before the SHA-256 drains the file: what was read is exactly what was parsed.
-            end = opened.line_end() if resumable and opened.compression is None else None
+            resumable = resumable and opened.compression is None
+            end = opened.line_end(writer.terminated_lines) if resumable else None
             read = opened.size
             writer.finish()
             report.sha256 = opened.sha256
@@ -361,7 +362,7 @@ class Store:
                     first_line=point.end.lines,
                 )
                 writer.run(after.lines(hold_back_unterminated=follow), after, progress)
-                end = after.line_end()
+                end = after.line_end(writer.terminated_lines)
                 read = after.size
                 writer.finish()
                 self._extend_source(
@@ -1050,7 +1051,8 @@ def _id_list(ids: Sequence[int]) -> str:
 
 
 def _knobs(raw: bytes) -> list[list[object]] | None:
-    from tunelog.records import TuningRecord, parse_line
+    from tunelog.recordmodels import TuningRecord
+    from tunelog.records import parse_line
 
     parsed = parse_line(raw)
     if isinstance(parsed, TuningRecord):

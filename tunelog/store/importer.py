@@ -92,6 +92,8 @@ class ImportWriter:
         self._opened: OpenedLog | None = None
         self._progress: ProgressCallback | None = None
         self.pending_rejects: list[tuple[int, int, str]] = []
+        # Line number of the last line read that ends with a line end (set by `run`).
+        self.terminated_lines = first_line
         # Workloads this file added: no slot or kept config of theirs can exist yet, so the
         # once-per-group lookups skip them (logs of best configs have ~2 lines per workload).
         self.new_workloads: set[int] = set()
@@ -109,6 +111,7 @@ class ImportWriter:
         scan = self.scanner
         line_no = self.first_line  # line numbers are the file's, also when resumed
         iterator = iter(lines)
+        raw = b"\n"  # the last line read
         while True:
             try:
                 raw = next(iterator)
@@ -134,6 +137,8 @@ class ImportWriter:
             else:
                 report.comments += 1
         report.lines = line_no - self.first_line
+        # Only the last line can lack a line end: the lines up to the last line end.
+        self.terminated_lines = line_no - (not raw.endswith(b"\n"))
         if progress is not None:
             progress(opened.size)
 
@@ -185,14 +190,18 @@ class ImportWriter:
                 group.best_id = record_id
                 # A new best of the run: its trial number is the group's records so far.
                 group.improvements.append((sum(int(t[0]) for t in group.tallies.values()), mean))
-            # The best record of each config, for `export --top-k` (see _store_top_configs).
-            index = rec.config_index
-            known = group.config_means.get(index)
-            if known is None or mean < known:
-                group.config_means[index] = mean
-                group.config_ids[index] = record_id
-                if len(group.config_means) > 4 * TOP_CONFIGS_KEPT:
-                    group.keep_top_configs()
+            # The best record of each config, for `export --top-k` (see _store_top_configs);
+            # once the group has forgotten configs, only a record beating the last kept one
+            # can rank among its best (a later record of equal mean ranks after it).
+            if mean < group.top_bound:
+                index = rec.config_index
+                means = group.config_means
+                known = means.get(index)
+                if known is None or mean < known:
+                    means[index] = mean
+                    group.config_ids[index] = record_id
+                    if len(means) > 4 * TOP_CONFIGS_KEPT:
+                        group.keep_top_configs()
 
     def finish(self) -> None:
         """Store what is queued, then resolve duplicates and update tallies and slots."""
@@ -485,26 +494,32 @@ class ImportWriter:
         copy is already ranked, with the same mean and a smaller id.
         """
         rows: list[tuple[int, int, int, int, float]] = []
+        dropped = self.dropped_ranked
         for g in self.groups_by_ids.values():
             if not g.config_ids:
                 continue
             g.keep_top_configs()
+            ids = (g.target_id, g.workload_id)
+            if g.workload_id in self.new_workloads and not dropped:
+                # Nothing kept before, nothing dropped: the file's configs are the ranking.
+                rows += [(*ids, index, rid, mean) for mean, rid, index in g.ranked_configs()]
+                continue
             candidates: dict[int, tuple[float, int]] = {}
             if g.workload_id not in self.new_workloads:
                 kept = self.conn.execute(
                     "DELETE FROM top_configs WHERE target_id = ? AND workload_id = ? "
                     "RETURNING config_index, record_id, mean_cost",
-                    (g.target_id, g.workload_id),
+                    ids,
                 ).fetchall()
                 candidates = {index: (mean, rid) for index, rid, mean in kept}
             for index, rid in g.config_ids.items():
-                if rid in self.dropped_ranked:
+                if rid in dropped:
                     continue
                 mine = (g.config_means[index], rid)
                 if index not in candidates or mine < candidates[index]:
                     candidates[index] = mine
-            best = sorted(candidates.items(), key=lambda item: item[1])[:TOP_CONFIGS_KEPT]
-            rows += [(g.target_id, g.workload_id, index, rid, mean) for index, (mean, rid) in best]
+            best = sorted((rank, index) for index, rank in candidates.items())[:TOP_CONFIGS_KEPT]
+            rows += [(*ids, index, rid, mean) for (mean, rid), index in best]
         self.conn.executemany("INSERT INTO top_configs VALUES (?, ?, ?, ?, ?)", rows)
 
 
@@ -522,6 +537,7 @@ class _Group:
         "start",
         "tallies",
         "target_id",
+        "top_bound",
         "version",
         "workload_id",
     )
@@ -536,6 +552,7 @@ class _Group:
         # than one of tuples: nothing for the garbage collector to traverse).
         self.config_means: dict[int, float] = {}
         self.config_ids: dict[int, int] = {}
+        self.top_bound = math.inf
         # Per error number: [records, min all_cost, max all_cost].
         self.tallies: dict[int, list[float]] = {}
         # The file's run of this (target, workload), for convergence (see _store_trial_runs).
@@ -547,12 +564,21 @@ class _Group:
         """Forget all but the TOP_CONFIGS_KEPT best configs (by mean, then record id).
 
         A config forgotten here was beaten by that many others, which only get better, so it
-        cannot be among the group's best at the end of the file.
+        cannot be among the group's best at the end of the file; nor can a record that does not
+        beat the last config kept (`top_bound`).
         """
-        ranked = sorted(self.config_means, key=lambda i: (self.config_means[i], self.config_ids[i]))
-        for index in ranked[TOP_CONFIGS_KEPT:]:
-            del self.config_means[index]
-            del self.config_ids[index]
+        if len(self.config_means) <= TOP_CONFIGS_KEPT:
+            return
+        kept = self.ranked_configs()[:TOP_CONFIGS_KEPT]
+        self.config_means = {index: mean for mean, _, index in kept}
+        self.config_ids = {index: record_id for _, record_id, index in kept}
+        self.top_bound = kept[-1][0]
+
+    def ranked_configs(self) -> list[tuple[float, int, int]]:
+        """`(mean, record id, config index)` of the configs known, best first."""
+        # The two dicts hold the same keys in the same order (set and deleted together).
+        means, ids = self.config_means, self.config_ids
+        return sorted(zip(means.values(), ids.values(), means, strict=True))
 
 
 def _recounted_runs(conn: sqlite3.Connection, first_id: int, groups: list[_Group]) -> list[_Group]:

@@ -1,0 +1,371 @@
+"""The pydantic record models: AutoTVM's two JSON layouts, validated field by field.
+
+Pure, like `tunelog.records`, which imports this module only when a line needs it: a line the
+msgspec fast paths refuse (to say precisely what is wrong with it), `parse_line` (records as
+models), and the Python API. An import of well-formed lines never loads pydantic, which saves
+every such command a tenth of a second of start-up.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeAlias
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tunelog.records import (
+    JsonValue,
+    KnobType,
+    Measurement,
+    ParsedLine,
+    Rejected,
+    canonical_json,
+    check_values,
+    numpy_mean,
+    workload_json,
+)
+
+# defer_build: the models are built on first use, not when this module is imported.
+_STRICT = ConfigDict(strict=True, frozen=True, extra="ignore", defer_build=True)
+
+_BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")
+_JSON_COLUMN = re.compile(r"column (\d+)")
+
+# Under strict mode a float field takes JSON ints and floats, never strings or booleans.
+Number: TypeAlias = float
+
+
+class _ConfigV02(BaseModel):
+    model_config = _STRICT
+    index: int
+    code_hash: str | None
+    entity: list[tuple[str, KnobType, JsonValue]]
+
+
+class _ConfigV01(BaseModel):
+    model_config = _STRICT
+    i: int
+    t: str = ""
+    c: str | None = None
+    e: list[tuple[str, KnobType, JsonValue]]
+
+
+_Result = tuple[list[Number], int, Number, Number]
+
+
+class TuningRecord(BaseModel):
+    """One AutoTVM measurement, whichever log version wrote it.
+
+    Subclasses mirror the two JSON layouts; this base gives the common, normalised view.
+    """
+
+    model_config = _STRICT
+
+    @property
+    def log_version(self) -> str:
+        """`"0.2"` or `"0.1"`."""
+        raise NotImplementedError
+
+    @property
+    def target(self) -> str:
+        """The target string exactly as written."""
+        raise NotImplementedError
+
+    @property
+    def task_name(self) -> str:
+        """The AutoTVM task (template) name, e.g. `conv2d_nchw.cuda`."""
+        raise NotImplementedError
+
+    @property
+    def template_key(self) -> str:
+        """v0.1 template key (`direct`, `winograd`, ...); empty for v0.2."""
+        return ""
+
+    @property
+    def args(self) -> list[JsonValue]:
+        """The task arguments as JSON values."""
+        raise NotImplementedError
+
+    @property
+    def config_index(self) -> int:
+        """Index of the config in the template's config space."""
+        raise NotImplementedError
+
+    @property
+    def entity(self) -> list[tuple[str, str, JsonValue]]:
+        """The knob values: `(name, type, value)` with type sp/re/an/ot."""
+        raise NotImplementedError
+
+    @property
+    def result(self) -> _Result:
+        raise NotImplementedError
+
+    @property
+    def tvm_version(self) -> str | None:
+        """The TVM version that wrote the line (not necessarily the one that tuned it)."""
+        return None
+
+    @property
+    def costs(self) -> tuple[float, ...]:
+        """Measured run times in seconds (1e9 for a failed measurement)."""
+        return tuple(self.result[0])
+
+    @property
+    def error_no(self) -> int:
+        """AutoTVM MeasureErrorNo: 0 for a valid measurement."""
+        return self.result[1]
+
+    @property
+    def all_cost(self) -> float:
+        """Wall time of the whole measurement (build + run), seconds."""
+        return self.result[2]
+
+    @property
+    def timestamp(self) -> float:
+        """Unix time the measurement was written."""
+        return self.result[3]
+
+    @property
+    def mean_cost(self) -> float:
+        """`np.mean(costs)`, the value AutoTVM ranks by."""
+        return numpy_mean(self.result[0])
+
+    @property
+    def args_json(self) -> str:
+        """Canonical (compact) JSON of the arguments: the workload identity with the task name."""
+        return canonical_json(self.args)
+
+    def measurement(self) -> Measurement:
+        """The normalised view the store keeps."""
+        costs, error_no, all_cost, timestamp = self.result
+        return Measurement(
+            log_version=self.log_version,
+            target=self.target,
+            task_name=self.task_name,
+            template_key=self.template_key,
+            args_json=self.args_json,
+            config_index=self.config_index,
+            costs=tuple(costs),
+            error_no=error_no,
+            all_cost=all_cost,
+            timestamp=timestamp,
+            tvm_version=self.tvm_version,
+            mean_cost=numpy_mean(costs),
+        )
+
+    @property
+    def workload_json(self) -> str:
+        """`[task_name, *args]` as compact JSON, the form golden files and TVM use."""
+        return workload_json(self.task_name, self.args_json)
+
+
+class RecordV02(TuningRecord):
+    """AutoTVM v0.2 layout: `{"input", "config", "result", "version", "tvm_version"}`."""
+
+    input: tuple[str, str, list[JsonValue], dict[str, JsonValue]]
+    config: _ConfigV02
+    result_: _Result = Field(alias="result")
+    version: Number | None = None
+    tvm_version_: str | None = Field(default=None, alias="tvm_version")
+
+    @property
+    def log_version(self) -> str:
+        return "0.2"
+
+    @property
+    def target(self) -> str:
+        return self.input[0]
+
+    @property
+    def task_name(self) -> str:
+        return self.input[1]
+
+    @property
+    def args(self) -> list[JsonValue]:
+        return self.input[2]
+
+    @property
+    def config_index(self) -> int:
+        return self.config.index
+
+    @property
+    def entity(self) -> list[tuple[str, str, JsonValue]]:
+        return list(self.config.entity)
+
+    @property
+    def result(self) -> _Result:
+        return self.result_
+
+    @property
+    def tvm_version(self) -> str | None:
+        return self.tvm_version_
+
+
+class RecordV01(TuningRecord):
+    """AutoTVM v0.1 layout: `{"i": [target, task, args, kwargs, workload, config], "r", "v"}`."""
+
+    i: tuple[str, str, list[JsonValue], dict[str, JsonValue], JsonValue, _ConfigV01]
+    r: _Result
+    v: Number
+
+    @property
+    def log_version(self) -> str:
+        return "0.1"
+
+    @property
+    def target(self) -> str:
+        return self.i[0]
+
+    @property
+    def task_name(self) -> str:
+        return self.i[1]
+
+    @property
+    def template_key(self) -> str:
+        return self.i[5].t
+
+    @property
+    def args(self) -> list[JsonValue]:
+        return self.i[2]
+
+    @property
+    def config_index(self) -> int:
+        return self.i[5].i
+
+    @property
+    def entity(self) -> list[tuple[str, str, JsonValue]]:
+        return list(self.i[5].e)
+
+    @property
+    def result(self) -> _Result:
+        return self.r
+
+
+def validate(line: bytes, v01_first: bool) -> ParsedLine:
+    """A line (stripped, not too deep, not auto_scheduler) through the models: a record or why not.
+
+    `v01_first`: try the v0.1 layout first (the line has a "v" key and no "input" key).
+    """
+    first: type[TuningRecord] = RecordV01 if v01_first else RecordV02
+    try:
+        record: TuningRecord = first.model_validate_json(line)
+    except ValidationError as exc:
+        return _explain_rejection(line, first, exc)
+    except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
+        return Rejected(f"unreadable line ({type(exc).__name__})")
+    if isinstance(record, RecordV01) and record.v != 0.1:
+        return Rejected(f"unknown log version {record.v!r} (AutoTVM writes 0.1 or 0.2)")
+    checked = check_values(record.measurement())
+    return record if isinstance(checked, Measurement) else checked
+
+
+def _explain_rejection(line: bytes, tried: type[TuningRecord], exc: ValidationError) -> Rejected:
+    """Turn a failed validation into the most specific reason we can give."""
+    errors = exc.errors(include_url=False, include_context=True, include_input=False)
+    if errors and errors[0]["type"] == "json_invalid":
+        return Rejected(_non_json_reason(line, str(errors[0].get("ctx", {}).get("error", ""))))
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        # pydantic accepted the JSON but orjson did not (e.g. NaN, huge integers).
+        return Rejected(_pydantic_reason(errors))
+    fmt = _foreign_format(value)
+    if fmt is not None:
+        return Rejected(fmt)
+    if isinstance(value, dict) and tried is RecordV02 and "v" in value and "i" in value:
+        try:
+            return _check_values_or_reject(RecordV01.model_validate(value))
+        except ValidationError as exc01:
+            return Rejected(_pydantic_reason(exc01.errors(include_url=False)))
+    if isinstance(value, dict) and tried is RecordV01 and "input" in value:
+        try:
+            return _check_values_or_reject(RecordV02.model_validate(value))
+        except ValidationError as exc02:
+            return Rejected(_pydantic_reason(exc02.errors(include_url=False)))
+    if not isinstance(value, dict):
+        return Rejected(f"JSON {type(value).__name__} is not an AutoTVM record")
+    if "input" not in value and "i" not in value:
+        return Rejected("JSON object is not an AutoTVM record (no input/i field)")
+    return Rejected(_pydantic_reason(errors))
+
+
+def _check_values_or_reject(record: TuningRecord) -> Rejected:
+    # Reached only when the fast path picked the wrong layout; re-check and report.
+    checked = check_values(record.measurement())
+    if isinstance(checked, Rejected):
+        return checked
+    return Rejected("record layout mixes v0.1 and v0.2 fields")
+
+
+def _foreign_format(value: JsonValue) -> str | None:
+    """Name a known non-AutoTVM format, or None."""
+    if isinstance(value, dict):
+        version = value.get("v")
+        i = value.get("i")
+        if isinstance(version, str) and isinstance(i, list) and i and isinstance(i[0], list):
+            # Reached only when the line is not plain JSON (see _ansor).
+            return f"auto_scheduler record {version} that is not plain JSON"
+        return None
+    if isinstance(value, list):
+        if len(value) == 2 and isinstance(value[0], int) and isinstance(value[1], list):
+            return "MetaSchedule tuning record (not supported yet)"
+        if (
+            len(value) == 2
+            and isinstance(value[0], str)
+            and value[0].isdigit()
+            and isinstance(value[1], str)
+        ):
+            return "MetaSchedule workload entry (not supported yet)"
+    return None
+
+
+def _non_json_reason(line: bytes, detail: str) -> str:
+    if "“".encode() in line or "”".encode() in line:
+        return "typographic quotes (pasted from a web page?): use --repair"
+    if line.count(b'{"input"') + line.count(b'{"i"') > 1 or b"} {" in line:
+        return "several records run together on one line: use --repair"
+    if b"\t" in line:
+        fields = line.split(b"\t")
+        if len(fields) >= 2 and all(_BASE64_FIELD.match(f.strip()) for f in fields if f.strip()):
+            return "pickle-protocol record (never unpickled)"
+        return "tab-separated text, not a JSON record"
+    if b"\x00" in line:
+        return "NUL byte in line (binary data?)"
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"invalid UTF-8 at byte {exc.start + 1}"
+    if not line.lstrip().startswith((b"{", b"[")):
+        return "not JSON (text line)"
+    match = _JSON_COLUMN.search(detail)
+    if match:
+        return f"invalid JSON at column {match.group(1)}"
+    return f"invalid JSON ({detail})" if detail else "invalid JSON"
+
+
+def _loc(loc: tuple[str | int, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(("." if parts else "") + item)
+    return "".join(parts)
+
+
+def _pydantic_reason(errors: Any) -> str:
+    if not errors:
+        return "not an AutoTVM record"
+    err = errors[0]
+    where = _loc(tuple(err["loc"]))
+    kind = err["type"]
+    if kind == "missing" and err["loc"] and isinstance(err["loc"][-1], int):
+        return f"wrong number of items in {_loc(tuple(err['loc'][:-1]))}"
+    if kind == "missing":
+        return f"missing field {where}"
+    if kind in ("too_short", "too_long"):
+        return f"wrong number of items in {where}"
+    if kind == "literal_error":
+        return f"unexpected value in {where}: {err['msg']}"
+    return f"bad field {where}: {err['msg']}"
