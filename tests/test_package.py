@@ -17,6 +17,7 @@ _V01_LINE = (
     ' "e": [["tile_b", "sp", [1, 1, 1, 1]]]}], "r": [[0.5], 0, 2.0, 1535340502.6], "v": 0.1}'
 )
 
+
 @pytest.mark.parametrize("name", tunelog.__all__)
 def test_every_public_name_resolves(name: str) -> None:
     assert getattr(tunelog, name) is not None
