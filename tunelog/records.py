@@ -25,8 +25,10 @@ from tunelog.ansor import ANSOR_VERSION, AnsorRecord, looks_like_ansor, parse_an
 from tunelog.exceptions import TargetParseError
 from tunelog.targets import parse_target
 
-if TYPE_CHECKING:
-    from tunelog.recordmodels import TuningRecord
+if TYPE_CHECKING:  # at run time, `__getattr__` below
+    from tunelog.recordmodels import RecordV01 as RecordV01
+    from tunelog.recordmodels import RecordV02 as RecordV02
+    from tunelog.recordmodels import TuningRecord as TuningRecord
 
 JsonValue: TypeAlias = Any
 KnobType: TypeAlias = Literal["sp", "re", "an", "ot"]
