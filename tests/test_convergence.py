@@ -25,6 +25,7 @@ from tunelog.convergence import (
     join_runs,
 )
 from tunelog.store import Store
+from tunelog.store.codec import improvements_text
 
 FAILED = 1e9
 runner = CliRunner()
@@ -254,3 +255,18 @@ def test_forum_paste_gets_a_verdict_per_layer(store: Store) -> None:
     assert len(rows) == 30  # 40 records: some layers hold several templates
     # A best-only paste: a trial or two per template, far too few for a verdict.
     assert {(row["trials_to_best"], row["verdict"]) for row in rows} == {(1, TOO_FEW)}
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=2**62),
+            st.floats(allow_nan=False, allow_infinity=False),
+        ),
+        max_size=6,
+    )
+)
+def test_improvements_are_stored_as_json_dumps_writes_them(
+    improvements: list[tuple[int, float]],
+) -> None:
+    assert improvements_text(improvements) == json.dumps(improvements)

@@ -32,6 +32,15 @@ def content_hash(content: bytes) -> int:
     return xxhash.xxh3_64_intdigest(content) - _SIGN
 
 
+def improvements_text(improvements: list[tuple[int, float]]) -> str:
+    """A run's improvements as stored in `trial_runs`: `json.dumps` of `[[trial, cost], ...]`.
+
+    Written out directly, as json.dumps would (finite floats by their repr): the importer
+    writes one per (target, workload) of each file, and json.dumps costs several times more.
+    """
+    return "[" + ", ".join(f"[{int(n)}, {float(c)!r}]" for n, c in improvements) + "]"
+
+
 def next_hash(h: int) -> int:
     """Linear probing: the hash to try after a collision on `h`."""
     return h + 1 if h < _SIGN - 1 else -_SIGN

@@ -32,7 +32,14 @@ from tunelog.records import (
     scan_content,
 )
 from tunelog.selection import HistoryBest, Holder, Slot, slots_of
-from tunelog.store.codec import BLOCK_LINES, BlockPacker, LineReader, content_hash, next_hash
+from tunelog.store.codec import (
+    BLOCK_LINES,
+    BlockPacker,
+    LineReader,
+    content_hash,
+    improvements_text,
+    next_hash,
+)
 from tunelog.store.schema import TOP_CONFIGS_KEPT
 from tunelog.targets import Target, parse_target
 
@@ -85,6 +92,9 @@ class ImportWriter:
         self.packer = BlockPacker()
         self.rows: list[tuple[Any, ...]] = []
         self.target_ids: dict[str, int] = {}
+        # Workload ids by identity, as looked up in this file (a workload measured for several
+        # targets is looked up once).
+        self.workload_ids: dict[tuple[str, str, str, str], int] = {}
         self.targets_by_id: dict[int, Target] = {}
         # By the first five Measurement fields, and by (target id, workload id).
         self.groups: dict[tuple[Any, ...], _Group] = {}
@@ -259,9 +269,8 @@ class ImportWriter:
     def _group(self, rec: Measurement) -> _Group:
         """The group of a (target, workload) first seen in this file."""
         target_id = self.target_ids.get(rec.target) or self._target(rec.target)
-        workload_id = self._workload(
-            (rec.task_name, rec.template_key, rec.args_json, rec.log_version), rec.spelling
-        )
+        key = (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
+        workload_id = self.workload_ids.get(key) or self._workload(key, rec.spelling)
         # Two spellings of one workload (auto_scheduler keys, flat or nested) share a group.
         group = self.groups_by_ids.get((target_id, workload_id))
         if group is None:
@@ -298,6 +307,7 @@ class ImportWriter:
                 (*key, spelling),
             ).fetchone()
             self.new_workloads.add(int(row[0]))
+        self.workload_ids[key] = int(row[0])
         return int(row[0])
 
     # -- batches ------------------------------------------------------------------------------
@@ -476,7 +486,7 @@ class ImportWriter:
                     start,
                     first_id,
                     g.last_id,
-                    json.dumps(improvements),
+                    improvements_text(improvements),
                 )
             )
         self.conn.executemany(
@@ -495,23 +505,21 @@ class ImportWriter:
         """
         rows: list[tuple[int, int, int, int, float]] = []
         dropped = self.dropped_ranked
+        merged: list[_Group] = []
         for g in self.groups_by_ids.values():
             if not g.config_ids:
                 continue
             g.keep_top_configs()
-            ids = (g.target_id, g.workload_id)
             if g.workload_id in self.new_workloads and not dropped:
                 # Nothing kept before, nothing dropped: the file's configs are the ranking.
+                ids = (g.target_id, g.workload_id)
                 rows += [(*ids, index, rid, mean) for mean, rid, index in g.ranked_configs()]
-                continue
-            candidates: dict[int, tuple[float, int]] = {}
-            if g.workload_id not in self.new_workloads:
-                kept = self.conn.execute(
-                    "DELETE FROM top_configs WHERE target_id = ? AND workload_id = ? "
-                    "RETURNING config_index, record_id, mean_cost",
-                    ids,
-                ).fetchall()
-                candidates = {index: (mean, rid) for index, rid, mean in kept}
+            else:
+                merged.append(g)
+        kept = self._kept_top_configs(merged)
+        for g in merged:
+            ids = (g.target_id, g.workload_id)
+            candidates = kept.get(ids, {})
             for index, rid in g.config_ids.items():
                 if rid in dropped:
                     continue
@@ -520,7 +528,34 @@ class ImportWriter:
                     candidates[index] = mine
             best = sorted((rank, index) for index, rank in candidates.items())[:TOP_CONFIGS_KEPT]
             rows += [(*ids, index, rid, mean) for (mean, rid), index in best]
+        self.conn.executemany(
+            "DELETE FROM top_configs WHERE target_id = ? AND workload_id = ?", list(kept)
+        )
         self.conn.executemany("INSERT INTO top_configs VALUES (?, ?, ?, ?, ?)", rows)
+
+    def _kept_top_configs(
+        self, groups: list[_Group]
+    ) -> dict[tuple[int, int], dict[int, tuple[float, int]]]:
+        """The configs kept before for these groups: {(target, workload): {index: (mean, id)}}.
+
+        Read per target, a few hundred workloads a query (through the primary key), instead
+        of a query per group: a directory of logs adds records to thousands of workloads.
+        """
+        wanted: dict[int, list[int]] = {}
+        for g in groups:
+            if g.workload_id not in self.new_workloads:
+                wanted.setdefault(g.target_id, []).append(g.workload_id)
+        kept: dict[tuple[int, int], dict[int, tuple[float, int]]] = {}
+        for target_id, workload_ids in wanted.items():
+            for start in range(0, len(workload_ids), 500):
+                marks = ",".join(str(i) for i in workload_ids[start : start + 500])
+                for workload_id, index, rid, mean in self.conn.execute(
+                    "SELECT workload_id, config_index, record_id, mean_cost FROM top_configs "
+                    f"WHERE target_id = ? AND workload_id IN ({marks})",
+                    (target_id,),
+                ):
+                    kept.setdefault((target_id, workload_id), {})[index] = (mean, rid)
+        return kept
 
 
 class _Group:

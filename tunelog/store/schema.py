@@ -6,7 +6,6 @@ tenth of a small import's whole run, so only `Store.db` (for callers who want it
 
 from __future__ import annotations
 
-import json
 import math
 import sqlite3
 from collections.abc import Callable
@@ -14,7 +13,13 @@ from typing import Any
 
 import zstandard
 
-from tunelog.store.codec import BLOCK_LINES, BlockPacker, content_hash, next_hash
+from tunelog.store.codec import (
+    BLOCK_LINES,
+    BlockPacker,
+    content_hash,
+    improvements_text,
+    next_hash,
+)
 
 APPLICATION_ID = 0x54554E4C  # "TUNL": marks the file as a tunelog database
 TOP_CONFIGS_KEPT = 16  # best distinct configs kept per (target, workload), see migration 4
@@ -473,7 +478,7 @@ def _migration_8(conn: sqlite3.Connection) -> None:
     conn.executemany(
         "INSERT INTO trial_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (*key, t, v, start, lo, hi, json.dumps(imp))
+            (*key, t, v, start, lo, hi, improvements_text(imp))
             for key, (t, v, start, lo, hi, imp, _) in runs.items()
         ],
     )
