@@ -637,3 +637,57 @@ def test_migration_8_fills_the_trial_runs_the_importer_would_keep(tmp_path: Path
     with Store(path) as store:
         assert store.conn.execute("SELECT * FROM trial_runs ORDER BY 1, 2, 3").fetchall() == kept
     assert len(kept) > 10
+
+
+def _v02_line(task: str, shape: int, cost: float) -> str:
+    return json.dumps(
+        {
+            "input": ["llvm", task, [["TENSOR", [1, shape], "float32"]], {}],
+            "config": {"index": 1, "code_hash": None, "entity": []},
+            "result": [[cost], 0, 1.0, 1600000000.0],
+            "version": 0.2,
+            "tvm_version": "0.8.0",
+        }
+    )
+
+
+def _workload_of_each_record(store: Store) -> set[tuple[str, str]]:
+    """(task name, args) of every record, through its workload id."""
+    rows = store.conn.execute(
+        "SELECT w.task_name, w.args FROM records r JOIN workloads w ON w.id = r.workload_id"
+    )
+    return {(str(task), str(args)) for task, args in rows}
+
+
+def test_workload_ids_known_from_earlier_files_never_go_stale(tmp_path: Path) -> None:
+    """Ids of workloads seen in earlier files are reused only while no one removed them."""
+    logs = {}
+    for name, task in (("a", "dense.x86"), ("b", "conv.x86"), ("c", "dense.x86")):
+        logs[name] = tmp_path / f"{name}.log"
+        logs[name].write_text(_v02_line(task, 3, 1.0 + len(logs)) + "\n")
+    db = tmp_path / "t.db"
+    with Store(db) as first, Store(db) as second:
+        tunelog.import_paths(first, [str(logs["a"])])  # dense.x86 takes workload id 1
+        second.remove_sources("1")  # ... which another connection then removes
+        tunelog.import_paths(second, [str(logs["b"])])  # conv.x86 takes id 1 again
+        tunelog.import_paths(first, [str(logs["c"])])  # dense.x86 again: a new workload
+        assert _workload_of_each_record(first) == {
+            ("conv.x86", '[["TENSOR",[1,3],"float32"]]'),
+            ("dense.x86", '[["TENSOR",[1,3],"float32"]]'),
+        }
+        # The same through one connection: its own removal forgets the ids too.
+        first.remove_sources(str(logs["c"]))
+        tunelog.import_paths(first, [str(logs["c"])])
+        assert len(_workload_of_each_record(first)) == 2
+
+
+def test_a_rolled_back_file_leaves_no_workload_id_behind(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.log"
+    bad.write_text(_v02_line("dense.x86", 5, 1.0) + "\nnot a record\n")
+    good = tmp_path / "good.log"
+    good.write_text(_v02_line("dense.x86", 5, 2.0) + "\n")
+    with Store(tmp_path / "t.db") as store:
+        (report,) = tunelog.import_paths(store, [str(bad)], strict=True)
+        assert report.rolled_back
+        tunelog.import_paths(store, [str(good)])
+        assert _workload_of_each_record(store) == {("dense.x86", '[["TENSOR",[1,5],"float32"]]')}

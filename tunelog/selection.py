@@ -83,7 +83,11 @@ class HistoryBest(Generic[Ref]):
         """Offer a valid (error_no == 0) record; callers skip failed records."""
         if isinstance(target, str):
             target = parse_target(target)
-        for slot in slots_of(target, workload, version):
+        self.offer(slots_of(target, workload, version), mean_cost, ref)
+
+    def offer(self, slots: Iterable[Slot], mean_cost: float, ref: Ref) -> None:
+        """`add` for a record whose slots the caller has worked out (`slots_of`)."""
+        for slot in slots:
             holder = self.slots.get(slot)
             if holder is None or holder.mean_cost > mean_cost:
                 self.slots[slot] = Holder(mean_cost, ref)

@@ -144,6 +144,9 @@ class Store:
                 "and is writable, or pass another --db"
             ) from exc
         self.conn = conn
+        # Workload ids by identity, as of `data_version` (see _known_workloads).
+        self._workload_ids: dict[tuple[str, str, str, str], int] = {}
+        self._workload_ids_as_of: int | None = None
         try:
             self._prepare()
         except BaseException as exc:
@@ -284,14 +287,18 @@ class Store:
                     progress(known.size)
                 known.report.prefix_changed = prefix_changed
                 return known.report
+        from tunelog.records import scan_content
         from tunelog.store.importer import ImportWriter
 
         report = FileReport(path=opened.source.path, prefix_changed=prefix_changed)
         with self._writing(report):
-            if scanner is None:
-                writer = ImportWriter(self.conn, report, repair=repair)
-            else:
-                writer = ImportWriter(self.conn, report, repair=repair, scanner=scanner)
+            writer = ImportWriter(
+                self.conn,
+                report,
+                repair=repair,
+                scanner=scan_content if scanner is None else scanner,
+                known_workloads=self._known_workloads(),
+            )
             resumable = lines is None and not opened.source.is_stdin and scanner is None
             writer.run(
                 opened.lines(hold_back_unterminated=follow) if lines is None else lines,
@@ -306,6 +313,20 @@ class Store:
             report.sha256 = opened.sha256
             self._finish_import(writer, opened, report, label, strict, _ReadUpTo(end, read, follow))
         return report
+
+    def _known_workloads(self) -> dict[tuple[str, str, str, str], int]:
+        """Workload ids this connection has committed or read, for the next file's import.
+
+        A directory of logs measures the same workloads file after file; each file looked them
+        up again. Call inside a write transaction: if another connection has written since
+        (`data_version` moved) the ids are forgotten; this connection only ever forgets
+        workloads by removing sources, which forgets them here too.
+        """
+        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if version != self._workload_ids_as_of:
+            self._workload_ids = {}
+            self._workload_ids_as_of = version
+        return self._workload_ids
 
     @contextmanager
     def _writing(self, report: FileReport) -> Iterator[None]:
@@ -360,6 +381,7 @@ class Store:
                     repair=point.repair,
                     source_id=point.source_id,
                     first_line=point.end.lines,
+                    known_workloads=self._known_workloads(),
                 )
                 writer.run(after.lines(hold_back_unterminated=follow), after, progress)
                 end = after.line_end(writer.terminated_lines)
@@ -418,6 +440,7 @@ class Store:
         )
         self._record_import(point.source_id, report.path)  # the file grew: imported again
         conn.execute("COMMIT")
+        self._workload_ids.update(writer.workload_ids)
         report.source_id = point.source_id
 
     def _source_name(self, source_id: int) -> str:
@@ -577,6 +600,7 @@ class Store:
             )
             resume.save(conn, point)
         conn.execute("COMMIT")
+        self._workload_ids.update(writer.workload_ids)
         report.source_id = writer.source_id
 
     # -- sources: selecting and removing ----------------------------------------------------
@@ -641,6 +665,7 @@ class Store:
             raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
         try:
             ids = self._sources_named(ref)
+            self._workload_ids = {}  # removal deletes the workloads left without records
             removed = remove_sources(self.conn, ids)
             self.conn.execute("COMMIT")
         except BaseException:

@@ -15,7 +15,7 @@ import lzma
 import math
 import sqlite3
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -62,10 +62,12 @@ class ImportWriter:
         scanner: Callable[[bytes], ScannedLine] = scan_content,
         source_id: int | None = None,
         first_line: int = 0,
+        known_workloads: Mapping[tuple[str, str, str, str], int] | None = None,
     ) -> None:
         """`source_id` and `first_line`: continue that source after its first lines (the lines
         a tuner appended since; see Store.import_log), else a new source from line 1.
-        `scanner` reads each line (MetaSchedule records have their own)."""
+        `scanner` reads each line (MetaSchedule records have their own). `known_workloads`:
+        ids of workloads known to be in the database (see Store._known_workloads)."""
         self.conn = conn
         # How a line becomes a record: log lines by default, MetaSchedule records otherwise.
         self.scanner = scanner
@@ -95,6 +97,7 @@ class ImportWriter:
         # Workload ids by identity, as looked up in this file (a workload measured for several
         # targets is looked up once).
         self.workload_ids: dict[tuple[str, str, str, str], int] = {}
+        self.known_workloads = known_workloads if known_workloads is not None else {}
         self.targets_by_id: dict[int, Target] = {}
         # By the first five Measurement fields, and by (target id, workload id).
         self.groups: dict[tuple[Any, ...], _Group] = {}
@@ -270,7 +273,11 @@ class ImportWriter:
         """The group of a (target, workload) first seen in this file."""
         target_id = self.target_ids.get(rec.target) or self._target(rec.target)
         key = (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
-        workload_id = self.workload_ids.get(key) or self._workload(key, rec.spelling)
+        workload_id = (
+            self.workload_ids.get(key)
+            or self.known_workloads.get(key)
+            or self._workload(key, rec.spelling)
+        )
         # Two spellings of one workload (auto_scheduler keys, flat or nested) share a group.
         group = self.groups_by_ids.get((target_id, workload_id))
         if group is None:
@@ -395,26 +402,31 @@ class ImportWriter:
         changed are written. A duplicate never holds a slot: its first copy has the same mean
         and a smaller id.
         """
-        offers = sorted(
-            (g.best_id, g.best_mean, g)
-            for g in self.groups_by_ids.values()
-            if g.best_id is not None
-        )
+        # Each offer's slots, from its target's slot names (worked out once per target).
+        names: dict[tuple[int, str], list[tuple[str, str]]] = {}
+        offers: list[tuple[int, float, list[Slot]]] = []
+        wanted: dict[tuple[str, str], list[int]] = {}
+        for g in self.groups_by_ids.values():
+            if g.best_id is None:
+                continue
+            pairs = names.get((g.target_id, g.version))
+            if pairs is None:
+                target = self.targets_by_id[g.target_id]
+                pairs = [(slot.kind, slot.name) for slot in slots_of(target, "", g.version)]
+                names[(g.target_id, g.version)] = pairs
+            workload = str(g.workload_id)
+            offers.append((g.best_id, g.best_mean, [Slot(k, n, workload) for k, n in pairs]))
+            if g.workload_id not in self.new_workloads:
+                for pair in pairs:
+                    wanted.setdefault(pair, []).append(g.workload_id)
+        offers.sort()
+        # The holders of the slots this file can take: per slot name (a file has a few), a
+        # few hundred workloads per query through the primary key, not a query per slot.
         history: HistoryBest[int] = HistoryBest()
-        wanted = {
-            Slot(slot.kind, slot.name, str(g.workload_id))
-            for _, _, g in offers
-            if g.workload_id not in self.new_workloads
-            for slot in slots_of(self.targets_by_id[g.target_id], "", g.version)
-        }
-        # Their holders: per slot name (a file has a few), a few hundred workloads per query
-        # through the primary key, instead of a query per slot.
-        by_name: dict[tuple[str, str], list[int]] = {}
-        for slot in wanted:
-            by_name.setdefault((slot.kind, slot.name), []).append(int(slot.workload))
-        for (kind, name), workload_ids in by_name.items():
-            for start in range(0, len(workload_ids), 500):
-                marks = ",".join(str(i) for i in workload_ids[start : start + 500])
+        for (kind, name), workload_ids in wanted.items():
+            unique = sorted(set(workload_ids))
+            for start in range(0, len(unique), 500):
+                marks = ",".join(str(i) for i in unique[start : start + 500])
                 for workload_id, record_id, mean in self.conn.execute(
                     "SELECT workload_id, record_id, mean_cost FROM slots "
                     f"WHERE kind = ? AND name = ? AND workload_id IN ({marks})",
@@ -423,9 +435,8 @@ class ImportWriter:
                     key = Slot(kind, name, str(workload_id))
                     history.slots[key] = Holder(float(mean), int(record_id))
         before = dict(history.slots)
-        for record_id, mean, g in offers:
-            target = self.targets_by_id[g.target_id]
-            history.add(target, str(g.workload_id), mean, record_id, g.version)
+        for record_id, mean, slots in offers:
+            history.offer(slots, mean, record_id)
         self.conn.executemany(
             """INSERT INTO slots (kind, name, workload_id, record_id, mean_cost)
                VALUES (?, ?, ?, ?, ?)
