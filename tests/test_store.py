@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 import zstandard
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tunelog
 from tests.conftest import (
@@ -27,6 +29,7 @@ from tunelog.exceptions import (
 )
 from tunelog.inputs import LogInput, OpenedLog
 from tunelog.records import Measurement, scan_line
+from tunelog.selection import HistoryBest, Slot
 from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec, importer
 
 EDGE = SAMPLE_LOGS / "edge_cases.log"
@@ -691,3 +694,29 @@ def test_a_rolled_back_file_leaves_no_workload_id_behind(tmp_path: Path) -> None
         assert report.rolled_back
         tunelog.import_paths(store, [str(good)])
         assert _workload_of_each_record(store) == {("dense.x86", '[["TENSOR",[1,5],"float32"]]')}
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["cuda", "gpu"]), st.integers(1, 3), st.sampled_from([1.0, 2.0])),
+        max_size=24,
+    )
+)
+def test_the_slot_upsert_keeps_the_holders_history_best_keeps(
+    offers: list[tuple[str, int, float]],
+) -> None:
+    """The importer's upsert is ApplyHistoryBest's rule: strictly faster only, ties to the first."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        """CREATE TABLE slots (kind TEXT, name TEXT, workload_id INTEGER, record_id INTEGER,
+           mean_cost REAL, PRIMARY KEY (kind, name, workload_id)) WITHOUT ROWID"""
+    )
+    best: HistoryBest[int] = HistoryBest()
+    for record_id, (name, workload, mean) in enumerate(offers):
+        best.offer([Slot("key", name, str(workload))], mean, record_id)
+        conn.execute(importer._OFFER_SLOT, ("key", name, workload, record_id, mean))
+    stored = {
+        Slot(kind, name, str(workload)): (mean, record_id)
+        for kind, name, workload, record_id, mean in conn.execute("SELECT * FROM slots")
+    }
+    assert stored == {slot: (h.mean_cost, h.ref) for slot, h in best.slots.items()}

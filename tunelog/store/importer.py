@@ -31,7 +31,7 @@ from tunelog.records import (
     repair_line,
     scan_content,
 )
-from tunelog.selection import HistoryBest, Holder, Slot, slots_of
+from tunelog.selection import slots_of
 from tunelog.store.codec import (
     BLOCK_LINES,
     BlockPacker,
@@ -42,6 +42,15 @@ from tunelog.store.codec import (
 )
 from tunelog.store.schema import TOP_CONFIGS_KEPT
 from tunelog.targets import Target, parse_target
+
+# ApplyHistoryBest's rule (selection.HistoryBest.offer) for one offer to one slot, rows applied
+# in record order: a slot changes holder only for a strictly smaller mean, so ties keep the
+# earlier record.
+_OFFER_SLOT = """INSERT INTO slots (kind, name, workload_id, record_id, mean_cost)
+                 VALUES (?, ?, ?, ?, ?)
+                 ON CONFLICT (kind, name, workload_id) DO UPDATE
+                 SET record_id = excluded.record_id, mean_cost = excluded.mean_cost
+                 WHERE excluded.mean_cost < slots.mean_cost"""
 
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
 ProgressCallback = Callable[[int], None]
@@ -396,58 +405,25 @@ class ImportWriter:
     def _store_slots(self) -> None:
         """Offer each group's best record to its slots, by ApplyHistoryBest's own rule.
 
-        The slots this file can take are loaded into a `selection.HistoryBest` with their
-        current holders, the file's best record per (target, workload) is offered in file
-        order (so ties keep the earlier record, also across files), and the slots whose holder
-        changed are written. A duplicate never holds a slot: its first copy has the same mean
-        and a smaller id.
+        The file's best record per (target, workload) is offered in file order (so ties keep
+        the earlier record, also across files) to each slot it competes for (selection.slots_of)
+        through `_OFFER_SLOT`: `selection.HistoryBest.offer`'s rule as an upsert, so the slots'
+        holders need not be read first (tests hold the two to the same holders). A duplicate
+        never holds a slot: its first copy has the same mean and a smaller id.
         """
-        # Each offer's slots, from its target's slot names (worked out once per target).
         names: dict[tuple[int, str], list[tuple[str, str]]] = {}
-        offers: list[tuple[int, float, list[Slot]]] = []
-        wanted: dict[tuple[str, str], list[int]] = {}
-        for g in self.groups_by_ids.values():
-            if g.best_id is None:
-                continue
+        rows: list[tuple[str, str, int, int, float]] = []
+        offered = sorted(
+            (g.best_id, g) for g in self.groups_by_ids.values() if g.best_id is not None
+        )
+        for best_id, g in offered:
             pairs = names.get((g.target_id, g.version))
             if pairs is None:
                 target = self.targets_by_id[g.target_id]
                 pairs = [(slot.kind, slot.name) for slot in slots_of(target, "", g.version)]
                 names[(g.target_id, g.version)] = pairs
-            workload = str(g.workload_id)
-            offers.append((g.best_id, g.best_mean, [Slot(k, n, workload) for k, n in pairs]))
-            if g.workload_id not in self.new_workloads:
-                for pair in pairs:
-                    wanted.setdefault(pair, []).append(g.workload_id)
-        offers.sort()
-        # The holders of the slots this file can take: per slot name (a file has a few), a
-        # few hundred workloads per query through the primary key, not a query per slot.
-        history: HistoryBest[int] = HistoryBest()
-        for (kind, name), workload_ids in wanted.items():
-            unique = sorted(set(workload_ids))
-            for start in range(0, len(unique), 500):
-                marks = ",".join(str(i) for i in unique[start : start + 500])
-                for workload_id, record_id, mean in self.conn.execute(
-                    "SELECT workload_id, record_id, mean_cost FROM slots "
-                    f"WHERE kind = ? AND name = ? AND workload_id IN ({marks})",
-                    (kind, name),
-                ):
-                    key = Slot(kind, name, str(workload_id))
-                    history.slots[key] = Holder(float(mean), int(record_id))
-        before = dict(history.slots)
-        for record_id, mean, slots in offers:
-            history.offer(slots, mean, record_id)
-        self.conn.executemany(
-            """INSERT INTO slots (kind, name, workload_id, record_id, mean_cost)
-               VALUES (?, ?, ?, ?, ?)
-               ON CONFLICT (kind, name, workload_id) DO UPDATE
-               SET record_id = excluded.record_id, mean_cost = excluded.mean_cost""",
-            [
-                (slot.kind, slot.name, int(slot.workload), holder.ref, holder.mean_cost)
-                for slot, holder in history.slots.items()
-                if before.get(slot) != holder
-            ],
-        )
+            rows += [(kind, name, g.workload_id, best_id, g.best_mean) for kind, name in pairs]
+        self.conn.executemany(_OFFER_SLOT, rows)
 
     def _store_trial_runs(self, duplicates: int) -> None:
         """One `trial_runs` row per (target, workload) of the file: its trials in file order.
