@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import tunelog
+from tunelog import records
 from tunelog.ansor import AnsorRecord
 from tunelog.cli import app
 from tunelog.exceptions import MixedFormatsError
@@ -142,6 +143,56 @@ def test_any_value_anywhere_gives_a_record_or_a_reason(path: list[Any], value: A
     scanned = scan_line(raw)
     assert type(scanned).__name__ in ("Measurement", "Rejected")
     assert isinstance(parse_line(raw), (AnsorRecord, Rejected))
+
+
+_ANSOR_PATHS = [
+    ["i", 0],
+    ["i", 0, 0],
+    ["i", 0, 1],
+    ["i", 0, 2],
+    ["i", 0, 2, 0],
+    ["i", 0, 3],
+    ["i", 0, 4],
+    ["i", 0, 5],
+    ["i", 1],
+    ["i", 1, 0],
+    ["i", 1, 1],
+    ["i", 1, 1, 0],
+    ["i", 1, 1, 0, 0],
+    ["i", 1, 1, 0, 1],
+    ["r"],
+    ["r", 0],
+    ["r", 0, 0],
+    ["r", 1],
+    ["r", 2],
+    ["r", 3],
+    ["v"],
+    ["extra"],
+]
+
+
+@settings(max_examples=600)
+@given(path=st.sampled_from(_ANSOR_PATHS), value=_JSON | st.sampled_from([0.5, 7, "x", [1, 2]]))
+def test_the_fast_path_reads_auto_scheduler_lines_as_the_checks_do(
+    path: list[Any], value: Any
+) -> None:
+    """What the msgspec path accepts, `_ansor` (orjson and parse_ansor) accepts alike."""
+    raw = _mutated(path, value)
+    fast = records._ansor_fast(raw)
+    if fast is not None:
+        assert fast == records._ansor(raw)
+        if b'"v0.' in raw:  # what makes a line an auto_scheduler record to try
+            assert scan_line(raw) == (fast[1] if isinstance(fast, tuple) else fast)
+
+
+@pytest.mark.parametrize("length", [2, 3, 4, 5, 6])
+def test_usual_auto_scheduler_lines_take_the_fast_path(length: int) -> None:
+    value = json.loads(ansor_line())
+    value["i"][0] = value["i"][0][:length]
+    raw = json.dumps(value).encode()
+    fast = records._ansor_fast(raw)
+    assert isinstance(fast, tuple)
+    assert fast == records._ansor(raw)
 
 
 def _import(tmp_path: Path, *lines: str) -> Store:

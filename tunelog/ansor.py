@@ -90,7 +90,7 @@ def parse_ansor(value: dict[str, Any]) -> AnsorRecord | str:
     if len(inp) != 2 or not isinstance(inp[0], list) or not isinstance(inp[1], list):
         return "auto_scheduler record: i must be [task, state]"
     task, state = inp
-    problem = _task_problem(task)
+    problem = task_problem(task)
     if problem is None:
         problem = _state_problem(state)
     if problem is not None:
@@ -125,7 +125,8 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _task_problem(task: list[Any]) -> str | None:
+def task_problem(task: list[Any]) -> str | None:
+    """Why parse_ansor refuses a task (`i[0]`), or None."""
     if not 2 <= len(task) <= 6:
         return f"task has {len(task)} items (2 to 6 expected)"
     if not isinstance(task[0], str) or not task[0]:

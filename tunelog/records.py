@@ -21,8 +21,15 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 import msgspec
 import orjson
 
-from tunelog.ansor import ANSOR_VERSION, AnsorRecord, looks_like_ansor, parse_ansor
+from tunelog.ansor import (
+    ANSOR_VERSION,
+    AnsorRecord,
+    looks_like_ansor,
+    parse_ansor,
+    task_problem,
+)
 from tunelog.exceptions import TargetParseError
+from tunelog.selection import AnsorKeyError, ansor_workload
 from tunelog.targets import parse_target
 
 if TYPE_CHECKING:  # at run time, `__getattr__` below
@@ -261,7 +268,7 @@ def _scan_any_depth(line: bytes) -> ScannedLine:
         return _TOO_DEEP
     if b'"v"' in line and b'"input"' not in line:  # the v0.1 layout first, as parse_line
         if b'"v0.' in line:
-            ansor = _ansor(line)
+            ansor = _ansor_fast(line) or _ansor(line)
             if ansor is not None:
                 return ansor if isinstance(ansor, Rejected) else ansor[1]
         try:
@@ -408,6 +415,77 @@ def _ansor(line: bytes) -> tuple[AnsorRecord, Measurement] | Rejected | None:
         return Rejected(parsed)
     checked = check_values(ansor_measurement(parsed))
     return (parsed, checked) if isinstance(checked, Measurement) else checked
+
+
+class _FastAnsorRecord(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    """An auto_scheduler line parse_ansor accepts, for msgspec; the task stays raw text (each
+    distinct task is checked once, see _ansor_task) and the steps are checked in Python."""
+
+    i: tuple[msgspec.Raw, tuple[list[JsonValue], list[list[JsonValue]]]]
+    r: tuple[tuple[float, ...], int, float, float]
+    v: str
+
+
+_FAST_ANSOR = msgspec.json.Decoder(_FastAnsorRecord)
+# Per raw task text: (workload key, target, target host) if parse_ansor accepts it, else None.
+_ANSOR_TASKS: dict[bytes, tuple[str, str, str] | None] = {}
+
+
+def _ansor_fast(line: bytes) -> tuple[AnsorRecord, Measurement] | Rejected | None:
+    """`_ansor` for the usual auto_scheduler line, or None to let `_ansor` say what is wrong.
+
+    Accepts only what `_ansor` accepts, with the same record (the tests hold the two equal):
+    orjson and parse_ansor's checks cost three quarters of an Ansor line's import.
+    """
+    if line[:1] == b" ":
+        return None
+    try:
+        fast = _FAST_ANSOR.decode(line)
+    except (ValueError, RecursionError):
+        return None
+    raw_task, (_stages, steps) = fast.i
+    task_text = bytes(raw_task)
+    task = _ANSOR_TASKS.get(task_text) if task_text in _ANSOR_TASKS else _ansor_task(task_text)
+    costs, error_no, all_cost, timestamp = fast.r
+    # (msgspec refuses numbers out of a float's range: the costs are finite, as parse_ansor
+    # requires.)
+    if task is None or not all(step and type(step[0]) is str for step in steps):
+        return None
+    record = AnsorRecord(
+        workload_key=task[0],
+        target=task[1],
+        target_host=task[2],
+        steps=steps,
+        costs=costs,
+        error_no=error_no,
+        all_cost=all_cost,
+        timestamp=timestamp,
+        version=fast.v,
+    )
+    try:
+        checked = check_values(ansor_measurement(record))
+    except orjson.JSONEncodeError:  # steps orjson cannot write (integers past 64 bits)
+        return None
+    return (record, checked) if isinstance(checked, Measurement) else checked
+
+
+def _ansor_task(text: bytes) -> tuple[str, str, str] | None:
+    try:
+        task = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    found = None
+    if isinstance(task, list) and task_problem(task) is None:
+        try:
+            ansor_workload(task[0])
+        except AnsorKeyError:
+            pass
+        else:
+            found = (task[0], task[1], task[3] if len(task) > 3 else "")
+    if len(_ANSOR_TASKS) >= _ARGS_JSON_KEPT:
+        _ANSOR_TASKS.clear()
+    _ANSOR_TASKS[text] = found
+    return found
 
 
 # Canonical JSON by raw argument text: the lines of one workload repeat the same text, so
