@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import REPO, SAMPLE_LOGS, write_mixed_version_log
-from tunelog.cli import app, hoist_global_options
+from tunelog.cli import app, app_for, hoist_global_options
 from tunelog.discovery import looks_like_log
 from tunelog.tables import fit_table
 
@@ -281,6 +281,48 @@ def test_import_help_usage_line(db: str) -> None:
     out = run("import", "--help")[1]
     assert out.splitlines()[0] == "Usage: tunelog import [OPTIONS] PATH..."
     assert "  --include GLOB" in out
+
+
+# `tunelog` (cli.run) builds only the command it runs: same output and exit code as the whole
+# app. The second item: whether that run gets a reduced app (False: the whole app).
+SAME_AS_THE_WHOLE_APP = [
+    (["--db", "{db}", "stats"], True),
+    (["stats", "--db", "{db}", "--json"], True),
+    (["--db={db}", "--wide", "best", "--knobs"], True),
+    (["--db", "{db}", "best", "--no-such-option"], True),
+    (["--db", "{db}", "workloads", "--sort", "nonsense"], True),
+    (["--db", "{db}", "sources"], True),
+    (["--db", "{db}", "sources", "remove", "-h"], True),
+    (["--db", "{db}", "export", "-"], True),
+    (["--db", "{db}", "export"], True),
+    (["--db", "{db}", "untuned", "-h"], True),
+    (["--db", "{db}", "export-metaschedule", "-h"], True),
+    (["--db", "{db}", "explain", "6"], True),
+    (["--wide=1", "best"], True),
+    (["--db", "{db}", "-h", "best"], False),
+    (["--db", "{db}", "bst"], False),
+    (["--db", "{db}"], False),
+    (["--db"], False),
+    (["--version", "best"], False),
+    ([], False),
+]
+
+
+@pytest.mark.parametrize(("args", "reduced"), SAME_AS_THE_WHOLE_APP, ids=str)
+def test_a_run_builds_only_its_command_and_answers_the_same(
+    db: str, args: list[str], reduced: bool
+) -> None:
+    run("--db", db, "import", str(X86))
+    argv = [arg.replace("{db}", db) for arg in args]
+    one = app_for(argv)
+    assert (one is not app) == reduced
+    whole = runner.invoke(app, argv)
+    alone = runner.invoke(one, argv)
+    assert (alone.exit_code, alone.stdout, alone.stderr) == (
+        whole.exit_code,
+        whole.stdout,
+        whole.stderr,
+    )
 
 
 def test_version() -> None:
