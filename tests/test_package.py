@@ -72,3 +72,77 @@ def test_importing_well_formed_logs_loads_no_pydantic(tmp_path: Path) -> None:
     loaded = _modules_after(code)
     assert "tunelog.store.importer" in loaded
     assert "pydantic" not in loaded
+
+
+# -- what a read command loads (issue 17: start-up) -----------------------------------------------
+# Each module below costs a small command milliseconds of start-up; these tests fail when one is
+# imported eagerly again on the way to a command that does not need it.
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    db = str(tmp_path_factory.mktemp("startup") / "small.db")
+    command = [sys.executable, "-m", "tunelog", "--db", db, "import", str(_SAMPLE)]
+    subprocess.run(command, check=True, capture_output=True)
+    return db
+
+
+def _modules_of_command(*args: str) -> set[str]:
+    """The modules loaded by a whole `tunelog ARGS` run (as the console script runs it)."""
+    code = (
+        "import sys\n"
+        f"sys.argv = ['tunelog', *{list(args)!r}]\n"
+        "from tunelog.cli import run\n"
+        "try:\n"
+        "    run()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "sys.stderr.write('\\nMODULES ' + ' '.join(sys.modules) + '\\n')"
+    )
+    err = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stderr
+    return set(err.rsplit("\nMODULES ", 1)[1].split())
+
+
+_IMPORT_ONLY = {"tunelog.discovery", "tunelog.inputs", "tunelog.store.importer", "msgspec"}
+_WRITES_ONLY = {"tunelog.exporting", "tempfile", "orjson"}
+
+
+@pytest.mark.parametrize("command", ["stats", "sources", "best"])
+def test_store_queries_load_no_layers_hashlib_or_zstandard(small_db: str, command: str) -> None:
+    loaded = _modules_of_command("--db", small_db, command)
+    assert "tunelog.store" in loaded
+    unwanted = {"tunelog.api", "tunelog.layers", "hashlib", "zstandard", "tunelog.ansor"}
+    assert not loaded & (unwanted | _IMPORT_ONLY | _WRITES_ONLY)
+
+
+def test_stats_and_sources_load_no_workloads_or_selection(small_db: str) -> None:
+    for command in ("stats", "sources"):
+        loaded = _modules_of_command("--db", small_db, command)
+        assert not loaded & {"tunelog.workloads", "tunelog.selection", "json"}
+
+
+@pytest.mark.parametrize("command", ["workloads", "untuned", "errors"])
+def test_layer_listings_load_no_import_or_export_machinery(small_db: str, command: str) -> None:
+    loaded = _modules_of_command("--db", small_db, command)
+    assert "tunelog.layers" in loaded
+    unwanted = {"hashlib", "zstandard", "tunelog.ansor", "tunelog.store.removal"}
+    assert not loaded & (unwanted | _IMPORT_ONLY | _WRITES_ONLY)
+
+
+def test_export_loads_no_import_machinery_nor_hashlib(small_db: str, tmp_path: Path) -> None:
+    loaded = _modules_of_command("--db", small_db, "export", "--force", str(tmp_path / "o.log"))
+    assert "tunelog.exporting" in loaded
+    assert not loaded & (_IMPORT_ONLY | {"hashlib", "tunelog.ansor"})
+
+
+def test_json_output_loads_no_tabulate(small_db: str) -> None:
+    assert "tabulate" not in _modules_of_command("--db", small_db, "best", "--json")
+
+
+def test_layers_ansor_version_is_the_ansor_modules() -> None:
+    import importlib
+
+    layers = importlib.import_module("tunelog.layers")  # tunelog.layers is the function
+    assert layers.ANSOR_VERSION == importlib.import_module("tunelog.ansor").ANSOR_VERSION

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tunelog.ansor import ANSOR_VERSION
 from tunelog.convergence import (
     Convergence,
     Progress,
@@ -29,8 +28,6 @@ from tunelog.convergence import (
     summarize,
     trial_order,
 )
-from tunelog.discovery import Discovery, discover
-from tunelog.errorcodes import cause_of_failures, diagnose, error_name
 from tunelog.exceptions import (
     AmbiguousLayerError,
     InputNotFoundError,
@@ -41,22 +38,24 @@ from tunelog.exceptions import (
     UnknownLayerError,
     UnknownSourceError,
 )
-from tunelog.exporting import rewrite_target, write_lines_atomically
-from tunelog.inputs import LogInput, OpenedLog, stored_path
 from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
 from tunelog.models import FileReport, RejectedLine, Source
-from tunelog.selection import METASCHEDULE_VERSION
 from tunelog.store import Filters, Store
-from tunelog.store.removal import RemovedSource
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 
+# Each command needs a few of the modules below: those only some need (discovery and inputs
+# for import, exporting for writes, errorcodes for `errors`) load where they are used, which
+# keeps a read command's start-up short (issue 17).
 if TYPE_CHECKING:
     from tunelog import htmlreport
     from tunelog.diffing import LayerDiff
+    from tunelog.discovery import Discovery
+    from tunelog.inputs import LogInput
     from tunelog.knobs import Coverage, KnobValue
     from tunelog.live import Refresh
     from tunelog.records import ScannedLine
     from tunelog.store.merging import MergeReport
+    from tunelog.store.removal import RemovedSource
     from tunelog.store.trials import TrialRow
 
 
@@ -87,6 +86,9 @@ def import_paths(
     stopped. `follow` (files a tuner is appending to): a last line without line end is left
     for the next import.
     """
+    from tunelog.discovery import discover
+    from tunelog.inputs import OpenedLog
+
     reports: list[FileReport] = []
     own_files = _database_files(store)
     for source in discover(paths, include=include, exclude=exclude).inputs:
@@ -231,6 +233,9 @@ _METASCHEDULE = "metaschedule"  # a database directory, never a log: export --me
 
 
 def _format_of(version: str) -> str:
+    from tunelog.layers import ANSOR_VERSION  # as tunelog.ansor's, without its imports
+    from tunelog.selection import METASCHEDULE_VERSION
+
     if version == METASCHEDULE_VERSION:
         return _METASCHEDULE
     return "auto_scheduler" if version == ANSOR_VERSION else "autotvm"
@@ -271,6 +276,8 @@ def _export(
     winners_only: bool,
     log_format: str | None = None,
 ) -> ExportReport:
+    from tunelog.exporting import rewrite_target, write_lines_atomically
+
     report = ExportReport(path=out)
     winning = _may_be_chosen_workloads(store) if winners_only else None
 
@@ -442,6 +449,8 @@ class ErrorSummary:
     @property
     def error_counts(self) -> dict[str, int]:
         """Error name -> records, failures only, most frequent first."""
+        from tunelog.errorcodes import error_name
+
         failed = [(n, c) for n, c in self.template.errors.items() if n != 0]
         return {error_name(n): c for n, c in sorted(failed, key=lambda nc: (-nc[1], nc[0]))}
 
@@ -458,6 +467,8 @@ def errors(store: Store, filters: Filters | None = None) -> list[ErrorSummary]:
 
 
 def _diagnosis(layer: Layer, template: TemplateResult) -> list[str]:
+    from tunelog.errorcodes import cause_of_failures, diagnose
+
     cause = cause_of_failures(template.errors)
     all_costs: list[float] = []
     if cause is not None and cause in template.all_cost_range:
@@ -840,6 +851,8 @@ def find_logs(
     paths: Sequence[str], *, include: Sequence[str] = (), exclude: Sequence[str] = ()
 ) -> Discovery:
     """What `import_paths` reads for `paths`, and what it skips in directories (and why)."""
+    from tunelog.discovery import discover
+
     return discover(paths, include=include, exclude=exclude)
 
 
@@ -848,6 +861,8 @@ def find_source(store: Store, ref: str) -> Source:
 
     Raises SourceNotFoundError saying where to look.
     """
+    from tunelog.inputs import stored_path
+
     known = store.sources()
     number = ref.removeprefix("#")
     if number.isdigit():
@@ -905,6 +920,7 @@ def write_report(
     untuned layers; the same filters as `layers`. Needs plotly (`pip install 'tunelog[report]'`).
     """
     from tunelog import htmlreport as page
+    from tunelog.exporting import write_lines_atomically
 
     plotly_js = _plotly_js()
     with store.snapshot():  # every part of the page from one state of the database
@@ -1009,6 +1025,7 @@ def export_metaschedule(store: Store, directory: str, *, force: bool = False) ->
     The two files hold the original lines (the workload index rewritten to its new line), in
     the order the records were imported. Existing files are refused unless `force`.
     """
+    from tunelog.exporting import write_lines_atomically
     from tunelog.metaschedule import RECORD_FILE, WORKLOAD_FILE, pruned_database
 
     with store.snapshot():

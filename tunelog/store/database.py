@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -31,7 +29,6 @@ from tunelog.models import (
     SourceImport,
     Stats,
 )
-from tunelog.selection import MODEL_SLOT, query_order, slots_of
 from tunelog.store.codec import LineReader
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS, TOP_CONFIGS_KEPT
 from tunelog.targets import parse_target
@@ -47,7 +44,9 @@ if TYPE_CHECKING:
     from tunelog.store.resume import ResumePoint
 
 # Read commands never parse a line: the importer and the record models (pydantic, msgspec)
-# are imported where a method needs them, which keeps a small command's start-up short.
+# are imported where a method needs them, which keeps a small command's start-up short. So
+# are hashlib (OpenSSL: milliseconds), json and tunelog.selection (which loads json), needed
+# by a few queries only.
 
 BUSY_TIMEOUT_MS = 60_000
 PAGE_SIZE = 16384
@@ -442,6 +441,8 @@ class Store:
         same_size = "SELECT 1 FROM sources WHERE size = ? AND repair = ? LIMIT 1"
         if self.conn.execute(same_size, (size, int(repair))).fetchone() is None:
             return None
+        import hashlib
+
         try:
             with open(opened.source.path, "rb") as file:
                 sha256 = hashlib.file_digest(file, "sha256").hexdigest()
@@ -744,6 +745,10 @@ class Store:
 
     def best(self, filters: Filters | None = None, *, knobs: bool = False) -> list[BestRow]:
         """Slot winners, one row per (workload, winning record), with the slots it holds."""
+        import json
+
+        from tunelog.selection import MODEL_SLOT
+
         where, params = self._slot_filter_sql(filters or Filters())
         rows = self.conn.execute(
             # Trials per (workload, keys, model) summed once: a subquery per row scanned the
@@ -870,6 +875,8 @@ class Store:
     def _layer_inputs(
         self,
     ) -> tuple[list[tuple[int, str]], list[WorkloadInfo], list[Tally], dict[SlotKey, SlotWinner]]:
+        import json
+
         from tunelog.layers import SlotWinner, Tally, WorkloadInfo
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
@@ -948,6 +955,8 @@ class Store:
             params,
         ):
             wanted.setdefault(workload_id, set()).add((kind, name))
+        from tunelog.selection import slots_of
+
         target_slots = {
             target_id: [(s.kind, s.name) for s in slots_of(parse_target(target), "")]
             for target_id, target in self.conn.execute("SELECT id, target FROM targets")
@@ -1017,6 +1026,8 @@ class Store:
             clauses.append(f"s.workload_id IN ({_id_list(ids)})")
         target = filters.query_target
         if target is not None:
+            from tunelog.selection import query_order
+
             order = [(slot.kind, slot.name) for slot in query_order(target, "")]
             ranks = " UNION ALL ".join(["SELECT ?, ?, ?"] * len(order))
             # The answering slot: the held slot of the lowest rank for the same workload.
