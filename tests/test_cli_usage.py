@@ -10,12 +10,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tabulate import tabulate
 from typer.testing import CliRunner
 
 from tests.conftest import REPO, SAMPLE_LOGS, write_mixed_version_log
 from tunelog.cli import app, app_for, hoist_global_options
 from tunelog.discovery import looks_like_log
-from tunelog.tables import fit_table
+from tunelog.tables import fit_table, simple_table
 
 runner = CliRunner()
 EDGE = SAMPLE_LOGS / "edge_cases.log"
@@ -233,6 +236,29 @@ def test_wide_shows_every_character(db: str) -> None:
     wide = run("--db", db, "best", "--wide", columns=80)[1]
     assert wide == run("--db", db, "best")[1]  # a pipe is never cut either
     assert "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4" in wide
+
+
+# Cells as tables hold them (paths, targets, numbers, cut cells) and what tabulate treats
+# specially (spaces around, line breaks, tabs, escape codes, wide characters, numbers).
+_CELL = st.text(alphabet=st.sampled_from("ab -_.:,/[]()=+1e9x…\n\t\x1b漢é "), max_size=12)
+
+
+@given(
+    st.integers(min_value=1, max_value=5).flatmap(
+        lambda n: st.tuples(
+            st.lists(_CELL, min_size=n, max_size=n),
+            st.lists(st.lists(_CELL, min_size=n, max_size=n), max_size=6),
+        )
+    )
+)
+def test_simple_table_is_tabulate_or_declines(table: tuple[list[str], list[list[str]]]) -> None:
+    headers, rows = table
+    text = simple_table(rows, headers)
+    if text is not None:
+        assert text == tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    elif rows:
+        plain = set(map(chr, range(0x20, 0x7F))) | {"…"}
+        assert not all(set(c) <= plain for c in [*headers, *(c for r in rows for c in r)])
 
 
 def test_fit_table_cuts_the_widest_columns_first() -> None:

@@ -113,7 +113,14 @@ _WRITES_ONLY = {"tunelog.exporting", "tempfile", "orjson"}
 def test_store_queries_load_no_layers_hashlib_or_zstandard(small_db: str, command: str) -> None:
     loaded = _modules_of_command("--db", small_db, command)
     assert "tunelog.store" in loaded
-    unwanted = {"tunelog.api", "tunelog.layers", "hashlib", "zstandard", "tunelog.ansor"}
+    unwanted = {
+        "tunelog.api",
+        "tunelog.layers",
+        "hashlib",
+        "zstandard",
+        "tunelog.ansor",
+        "tabulate",
+    }
     assert not loaded & (unwanted | _IMPORT_ONLY | _WRITES_ONLY)
 
 
@@ -127,7 +134,7 @@ def test_stats_and_sources_load_no_workloads_or_selection(small_db: str) -> None
 def test_layer_listings_load_no_import_or_export_machinery(small_db: str, command: str) -> None:
     loaded = _modules_of_command("--db", small_db, command)
     assert "tunelog.layers" in loaded
-    unwanted = {"hashlib", "zstandard", "tunelog.ansor", "tunelog.store.removal"}
+    unwanted = {"hashlib", "zstandard", "tunelog.ansor", "tunelog.store.removal", "tabulate"}
     assert not loaded & (unwanted | _IMPORT_ONLY | _WRITES_ONLY)
 
 
@@ -137,8 +144,10 @@ def test_export_loads_no_import_machinery_nor_hashlib(small_db: str, tmp_path: P
     assert not loaded & (_IMPORT_ONLY | {"hashlib", "tunelog.ansor"})
 
 
-def test_json_output_loads_no_tabulate(small_db: str) -> None:
+def test_tables_of_plain_text_load_no_tabulate(small_db: str) -> None:
+    """tunelog.tables.simple_table writes them; tabulate only for cells it would treat apart."""
     assert "tabulate" not in _modules_of_command("--db", small_db, "best", "--json")
+    assert "tabulate" not in _modules_of_command("--db", small_db, "--wide", "best", "--knobs")
 
 
 def test_layers_ansor_version_is_the_ansor_modules() -> None:

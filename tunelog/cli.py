@@ -259,16 +259,19 @@ def emit_table(
         if empty:
             _err(empty)
         return
-    from tabulate import tabulate
+    from tunelog.tables import fit_table, simple_table
 
     cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
     names = list(headers)
     width = terminal_width()
     if width is not None:
-        from tunelog.tables import fit_table
-
         cells, names = fit_table(cells, names, width)
-    typer.echo(tabulate(cells, headers=names, tablefmt="simple", disable_numparse=True))
+    text = simple_table(cells, names)
+    if text is None:  # characters whose width or treatment only tabulate knows
+        from tabulate import tabulate
+
+        text = tabulate(cells, headers=names, tablefmt="simple", disable_numparse=True)
+    typer.echo(text)
 
 
 def terminal_width() -> int | None:
