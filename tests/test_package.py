@@ -135,19 +135,27 @@ def test_layer_listings_load_no_import_or_export_machinery(small_db: str, comman
     loaded = _modules_of_command("--db", small_db, command)
     assert "tunelog.layers" in loaded
     unwanted = {"hashlib", "zstandard", "tunelog.ansor", "tunelog.store.removal", "tabulate"}
+    unwanted.add("tunelog.results")  # dataclasses of the curve, knobs, report, diff calls
     assert not loaded & (unwanted | _IMPORT_ONLY | _WRITES_ONLY)
 
 
 def test_export_loads_no_import_machinery_nor_hashlib(small_db: str, tmp_path: Path) -> None:
     loaded = _modules_of_command("--db", small_db, "export", "--force", str(tmp_path / "o.log"))
     assert "tunelog.exporting" in loaded
-    assert not loaded & (_IMPORT_ONLY | {"hashlib", "tunelog.ansor"})
+    assert not loaded & (_IMPORT_ONLY | {"hashlib", "tunelog.ansor", "tunelog.results"})
 
 
 def test_tables_of_plain_text_load_no_tabulate(small_db: str) -> None:
     """tunelog.tables.simple_table writes them; tabulate only for cells it would treat apart."""
     assert "tabulate" not in _modules_of_command("--db", small_db, "best", "--json")
     assert "tabulate" not in _modules_of_command("--db", small_db, "--wide", "best", "--knobs")
+
+
+@pytest.mark.parametrize("name", ["CurveRow", "DiffReport", "SourceRejects", "TemplateKnobs"])
+def test_results_defined_apart_are_still_api_names(name: str) -> None:
+    from tunelog import api, results
+
+    assert getattr(api, name) is getattr(results, name)
 
 
 def test_layers_ansor_version_is_the_ansor_modules() -> None:

@@ -39,7 +39,7 @@ from tunelog.exceptions import (
     UnknownSourceError,
 )
 from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
-from tunelog.models import FileReport, RejectedLine, Source
+from tunelog.models import FileReport, Source
 from tunelog.store import Filters, Store
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 
@@ -48,15 +48,42 @@ from tunelog.targets import UNKNOWN_MODEL, parse_target
 # keeps a read command's start-up short (issue 17).
 if TYPE_CHECKING:
     from tunelog import htmlreport
-    from tunelog.diffing import LayerDiff
     from tunelog.discovery import Discovery
     from tunelog.inputs import LogInput
-    from tunelog.knobs import Coverage, KnobValue
     from tunelog.live import Refresh
     from tunelog.records import ScannedLine
+    from tunelog.results import CurveRow as CurveRow
+    from tunelog.results import DiffReport as DiffReport
+    from tunelog.results import MetaScheduleExport as MetaScheduleExport
+    from tunelog.results import ReportSummary as ReportSummary
+    from tunelog.results import SourceRejects as SourceRejects
+    from tunelog.results import TemplateCurve as TemplateCurve
+    from tunelog.results import TemplateKnobs as TemplateKnobs
     from tunelog.store.merging import MergeReport
     from tunelog.store.removal import RemovedSource
     from tunelog.store.trials import TrialRow
+
+# Results of the calls few commands make: tunelog.results defines them, this module exports
+# them (the imports above for type checkers, __getattr__ at run time).
+_RESULTS = frozenset(
+    {
+        "CurveRow",
+        "DiffReport",
+        "MetaScheduleExport",
+        "ReportSummary",
+        "SourceRejects",
+        "TemplateCurve",
+        "TemplateKnobs",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _RESULTS:
+        from tunelog import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module 'tunelog.api' has no attribute {name!r}")
 
 
 class ImportProgress(Protocol):
@@ -631,30 +658,6 @@ def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer
     )
 
 
-@dataclass(frozen=True)
-class CurveRow:
-    """One trial of a template's best-so-far curve, with where it was recorded."""
-
-    trial: int
-    source: str
-    line: int
-    config_index: int
-    cost: float | None
-    error_no: int
-    best: float | None
-    improved: bool
-
-
-@dataclass
-class TemplateCurve:
-    """A template's trials on a layer's target group, in trial order, and their summary."""
-
-    layer: Layer
-    template: TemplateResult
-    rows: list[CurveRow]
-    summary: Convergence
-
-
 def _group_target_ids(store: Store, layer: Layer) -> list[int]:
     from tunelog.store.trials import targets
 
@@ -675,6 +678,7 @@ def _ordered(rows: Sequence[TrialRow]) -> list[TrialRow]:
 
 def curves(store: Store, layer: Layer) -> list[TemplateCurve]:
     """The best-so-far curve of every template of a layer on its target group."""
+    from tunelog.results import CurveRow, TemplateCurve
     from tunelog.store.trials import layer_trials
 
     rows = layer_trials(
@@ -745,18 +749,6 @@ def curve_as_dict(curve: TemplateCurve) -> dict[str, object]:
 # -- knobs and coverage -------------------------------------------------------------------------
 
 
-@dataclass
-class TemplateKnobs:
-    """Knob values tried by one template of a layer on its target group, and its coverage."""
-
-    layer: Layer
-    template: TemplateResult
-    values: list[KnobValue]
-    coverage: Coverage
-    chosen_config: int | None
-    unreadable: int = 0  # stored lines whose knobs could not be read (never expected)
-
-
 def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateKnobs]:
     """Per template of the layer: per knob and value, trials, valid/failed, best and median cost.
 
@@ -766,6 +758,7 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
     from tunelog.knobs import KnobTrial, coverage, knob_values
     from tunelog.recordmodels import TuningRecord
     from tunelog.records import parse_line
+    from tunelog.results import TemplateKnobs
     from tunelog.store.trials import layer_trials
 
     chosen_ids = [t.chosen.record_id for t in layer.templates if t.chosen is not None]
@@ -878,16 +871,10 @@ def find_source(store: Store, ref: str) -> Source:
     )
 
 
-@dataclass
-class SourceRejects:
-    """The rejected lines of one source, by line number."""
-
-    source: Source
-    rejects: list[RejectedLine]
-
-
 def rejects(store: Store, source: str | None = None) -> list[SourceRejects]:
     """Rejected lines with their reasons: of one source (see `find_source`) or of every source."""
+    from tunelog.results import SourceRejects
+
     with store.snapshot():
         chosen = [find_source(store, source)] if source is not None else store.sources()
         return [
@@ -900,17 +887,6 @@ def rejects(store: Store, source: str | None = None) -> list[SourceRejects]:
 # -- report: one self-contained HTML page -------------------------------------------------------
 
 
-@dataclass
-class ReportSummary:
-    """What `report` wrote."""
-
-    path: str
-    layers: int
-    untuned: int
-    failures: int
-    bytes: int
-
-
 def write_report(
     store: Store, out: str, filters: Filters | None = None, *, force: bool = False
 ) -> ReportSummary:
@@ -921,6 +897,7 @@ def write_report(
     """
     from tunelog import htmlreport as page
     from tunelog.exporting import write_lines_atomically
+    from tunelog.results import ReportSummary
 
     plotly_js = _plotly_js()
     with store.snapshot():  # every part of the page from one state of the database
@@ -1010,15 +987,6 @@ METASCHEDULE_TARGET_WARNING = (
 )
 
 
-@dataclass
-class MetaScheduleExport:
-    """What `export_metaschedule` wrote."""
-
-    directory: str
-    workloads: int
-    warnings: list[str]
-
-
 def export_metaschedule(store: Store, directory: str, *, force: bool = False) -> MetaScheduleExport:
     """Write a pruned MetaSchedule database: the best valid record of each workload.
 
@@ -1027,6 +995,7 @@ def export_metaschedule(store: Store, directory: str, *, force: bool = False) ->
     """
     from tunelog.exporting import write_lines_atomically
     from tunelog.metaschedule import RECORD_FILE, WORKLOAD_FILE, pruned_database
+    from tunelog.results import MetaScheduleExport
 
     with store.snapshot():
         winners = store.metaschedule_winners()
@@ -1076,32 +1045,6 @@ LABEL_PREFIX = "label:"
 SOURCE_PREFIX = "source:"
 
 
-@dataclass
-class DiffReport:
-    """Two runs compared per layer and target group (see tunelog.diffing)."""
-
-    a: str
-    b: str
-    threshold_pct: float
-    layers: list[LayerDiff]
-    notes: list[str] = field(default_factory=list)
-
-    def count(self, status: str) -> int:
-        """Layers with this status (one of diffing.STATUSES)."""
-        return sum(1 for d in self.layers if d.status == status)
-
-    @property
-    def winner_changes(self) -> list[LayerDiff]:
-        """Layers whose winning template differs between the runs."""
-        return [d for d in self.layers if d.winner_changed]
-
-    def regressions(self, pct: float) -> list[LayerDiff]:
-        """Layers slower in B by more than `pct` percent, or tuned in A only."""
-        from tunelog.diffing import regressions
-
-        return regressions(self.layers, pct)
-
-
 def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -> DiffReport:
     """Compare run A with run B, layer by layer.
 
@@ -1110,6 +1053,7 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     (one source of `db`, by its id in `tunelog sources`).
     """
     from tunelog.diffing import diff_layers
+    from tunelog.results import DiffReport
 
     report = DiffReport(a, b, threshold_pct, [])
     with (
