@@ -130,6 +130,18 @@ def test_stats_and_sources_load_no_workloads_or_selection(small_db: str) -> None
         assert not loaded & {"tunelog.workloads", "tunelog.selection", "json"}
 
 
+@pytest.mark.parametrize("command", ["stats", "best", "workloads", "sources"])
+def test_read_commands_create_no_import_report_types(small_db: str, command: str) -> None:
+    assert "tunelog.importreport" not in _modules_of_command("--db", small_db, command)
+
+
+def test_import_report_types_are_still_models_names() -> None:
+    from tunelog import importreport, models
+
+    assert models.FileReport is importreport.FileReport
+    assert models.RejectedLine is importreport.RejectedLine
+
+
 @pytest.mark.parametrize("command", ["workloads", "untuned", "errors"])
 def test_layer_listings_load_no_import_or_export_machinery(small_db: str, command: str) -> None:
     loaded = _modules_of_command("--db", small_db, command)

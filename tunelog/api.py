@@ -39,7 +39,7 @@ from tunelog.exceptions import (
     UnknownSourceError,
 )
 from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
-from tunelog.models import FileReport, Source
+from tunelog.models import Source
 from tunelog.store import Filters, Store
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 
@@ -49,6 +49,7 @@ from tunelog.targets import UNKNOWN_MODEL, parse_target
 if TYPE_CHECKING:
     from tunelog import htmlreport
     from tunelog.discovery import Discovery
+    from tunelog.importreport import FileReport
     from tunelog.inputs import LogInput
     from tunelog.live import Refresh
     from tunelog.records import ScannedLine

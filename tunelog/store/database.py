@@ -23,8 +23,6 @@ from tunelog.filters import Filters
 from tunelog.models import (
     REJECTS_KEPT_IN_REPORT,
     BestRow,
-    FileReport,
-    RejectedLine,
     Source,
     SourceImport,
     Stats,
@@ -36,6 +34,7 @@ from tunelog.targets import parse_target
 if TYPE_CHECKING:
     import sqlite_utils
 
+    from tunelog.importreport import FileReport, RejectedLine
     from tunelog.inputs import LineEnd, OpenedLog
     from tunelog.layers import SlotWinner, Tally, WorkloadInfo
     from tunelog.records import ScannedLine
@@ -283,6 +282,7 @@ class Store:
                     progress(known.size)
                 known.report.prefix_changed = prefix_changed
                 return known.report
+        from tunelog.importreport import FileReport
         from tunelog.store.importer import ImportWriter
 
         report = FileReport(path=opened.source.path, prefix_changed=prefix_changed)
@@ -335,6 +335,7 @@ class Store:
         follow: bool,
     ) -> FileReport | None:
         """Import what follows the resume point; None when the file's first bytes changed."""
+        from tunelog.importreport import FileReport
         from tunelog.inputs import OpenedLog
         from tunelog.store.importer import ImportWriter
 
@@ -459,6 +460,8 @@ class Store:
 
     def _known_report(self, source_id: int, path: str, strict: bool) -> FileReport:
         """What re-importing the bytes of a source reports: every record a duplicate."""
+        from tunelog.importreport import FileReport
+
         row = self.conn.execute(
             """SELECT path, lines, records, duplicates, comments, blank, rejected, split,
                       repaired, sha256
@@ -688,6 +691,8 @@ class Store:
 
     def rejects(self, source_id: int, limit: int | None = None) -> list[RejectedLine]:
         """Rejected lines of one source, by line number."""
+        from tunelog.importreport import RejectedLine
+
         sql = "SELECT line, reason FROM rejects WHERE source_id = ? ORDER BY line"
         params: tuple[Any, ...] = (source_id,)
         if limit is not None:
