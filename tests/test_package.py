@@ -151,10 +151,11 @@ def test_layer_listings_load_no_import_or_export_machinery(small_db: str, comman
     assert not loaded & (unwanted | _IMPORT_ONLY | _WRITES_ONLY)
 
 
-def test_export_loads_no_import_machinery_nor_hashlib(small_db: str, tmp_path: Path) -> None:
+def test_export_loads_no_import_machinery_nor_layers(small_db: str, tmp_path: Path) -> None:
     loaded = _modules_of_command("--db", small_db, "export", "--force", str(tmp_path / "o.log"))
     assert "tunelog.exporting" in loaded
-    assert not loaded & (_IMPORT_ONLY | {"hashlib", "tunelog.ansor", "tunelog.results"})
+    unwanted = {"hashlib", "tunelog.ansor", "tunelog.results", "tunelog.layers"}
+    assert not loaded & (_IMPORT_ONLY | unwanted | {"tunelog.convergence", "tunelog.workloads"})
 
 
 def test_tables_of_plain_text_load_no_tabulate(small_db: str) -> None:
@@ -170,8 +171,8 @@ def test_results_defined_apart_are_still_api_names(name: str) -> None:
     assert getattr(api, name) is getattr(results, name)
 
 
-def test_layers_ansor_version_is_the_ansor_modules() -> None:
-    import importlib
+def test_version_constants_agree_with_the_modules_that_define_them() -> None:
+    from tunelog import ansor, selection, versions
 
-    layers = importlib.import_module("tunelog.layers")  # tunelog.layers is the function
-    assert layers.ANSOR_VERSION == importlib.import_module("tunelog.ansor").ANSOR_VERSION
+    assert versions.ANSOR_VERSION == ansor.ANSOR_VERSION
+    assert versions.METASCHEDULE_VERSION == selection.METASCHEDULE_VERSION

@@ -18,16 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tunelog.convergence import (
-    Convergence,
-    Progress,
-    Trial,
-    best_so_far,
-    join_runs,
-    source_starts,
-    summarize,
-    trial_order,
-)
 from tunelog.exceptions import (
     AmbiguousLayerError,
     InputNotFoundError,
@@ -38,19 +28,21 @@ from tunelog.exceptions import (
     UnknownLayerError,
     UnknownSourceError,
 )
-from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
 from tunelog.models import Source
 from tunelog.store import Filters, Store
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 
 # Each command needs a few of the modules below: those only some need (discovery and inputs
-# for import, exporting for writes, errorcodes for `errors`) load where they are used, which
-# keeps a read command's start-up short (issue 17).
+# for import, exporting for writes, errorcodes for `errors`, layers and convergence for the
+# listings of layers) load where they are used, which keeps a read command's start-up short
+# (issue 17).
 if TYPE_CHECKING:
     from tunelog import htmlreport
+    from tunelog.convergence import Convergence
     from tunelog.discovery import Discovery
     from tunelog.importreport import FileReport
     from tunelog.inputs import LogInput
+    from tunelog.layers import Layer, TemplateResult
     from tunelog.live import Refresh
     from tunelog.records import ScannedLine
     from tunelog.results import CurveRow as CurveRow
@@ -261,8 +253,7 @@ _METASCHEDULE = "metaschedule"  # a database directory, never a log: export --me
 
 
 def _format_of(version: str) -> str:
-    from tunelog.layers import ANSOR_VERSION  # as tunelog.ansor's, without its imports
-    from tunelog.selection import METASCHEDULE_VERSION
+    from tunelog.versions import ANSOR_VERSION, METASCHEDULE_VERSION
 
     if version == METASCHEDULE_VERSION:
         return _METASCHEDULE
@@ -363,6 +354,8 @@ def _may_be_chosen_workloads(store: Store) -> set[int]:
     the log never saw (only key slots answer then). A workload left out answers nothing that
     relay would use, so leaving it out keeps relay's choice everywhere.
     """
+    from tunelog.layers import TargetGroup, build_layers, may_be_chosen
+
     inputs = store.layer_inputs()
     found = build_layers(*inputs)
     for keys in {lay.group.keys for lay in found}:
@@ -382,6 +375,8 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     `sort`: "latency" (slowest winner first), "gflops" (least efficient first; unknown last) or
     "trials" (fewest first); default: first seen first.
     """
+    from tunelog.layers import TargetGroup, build_layers
+
     target = filters.query_target if filters is not None else None
     for_group = None
     if target is not None:
@@ -600,6 +595,8 @@ class LayerConvergence:
     def of(self, layer: Layer, template: TemplateResult) -> Convergence:
         """The template's convergence on the layer's group (no trials: too few valid trials)."""
         key = (layer.group.keys, layer.group.model, template.workload.id)
+        from tunelog.convergence import Progress
+
         found = self.by_key.get(key)
         return found if found is not None else Progress().summary()
 
@@ -613,6 +610,7 @@ def layer_convergence(store: Store, found: Sequence[Layer]) -> LayerConvergence:
 
     Reads the trial runs kept on import (`store.trials.trial_runs`), never stored lines.
     """
+    from tunelog.convergence import join_runs
     from tunelog.store.trials import targets, trial_runs
 
     group_of = {
@@ -673,12 +671,15 @@ def _group_target_ids(store: Store, layer: Layer) -> list[int]:
 
 def _ordered(rows: Sequence[TrialRow]) -> list[TrialRow]:
     """Rows of one sequence in trial order (tunelog.convergence: source runs, then lines)."""
+    from tunelog.convergence import source_starts, trial_order
+
     starts = source_starts((r.source_id, r.timestamp) for r in rows)
     return sorted(rows, key=lambda r: trial_order(starts[r.source_id], r.source_id, r.record_id))
 
 
 def curves(store: Store, layer: Layer) -> list[TemplateCurve]:
     """The best-so-far curve of every template of a layer on its target group."""
+    from tunelog.convergence import Trial, best_so_far, summarize
     from tunelog.results import CurveRow, TemplateCurve
     from tunelog.store.trials import layer_trials
 

@@ -26,11 +26,8 @@ from tunelog.machines import cross_machine_warning
 from tunelog.selection import query_slots
 from tunelog.strategies import may_offer, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
+from tunelog.versions import ANSOR_VERSION  # not tunelog.ansor's: it loads hashlib and orjson
 from tunelog.workloads import flops, gflops, layer_key, operator_family, short_args
-
-# tunelog.ansor.ANSOR_VERSION (tests/test_package.py checks): importing tunelog.ansor loads
-# hashlib and orjson, which a layer listing needs only for auto_scheduler workloads.
-ANSOR_VERSION = "ansor"
 
 
 @dataclass(frozen=True, slots=True)
