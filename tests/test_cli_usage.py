@@ -10,12 +10,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tabulate import tabulate
 from typer.testing import CliRunner
 
 from tests.conftest import REPO, SAMPLE_LOGS, write_mixed_version_log
-from tunelog.cli import app, hoist_global_options
+from tunelog.cli import app, app_for, hoist_global_options
 from tunelog.discovery import looks_like_log
-from tunelog.tables import fit_table
+from tunelog.tables import fit_table, simple_table
 
 runner = CliRunner()
 EDGE = SAMPLE_LOGS / "edge_cases.log"
@@ -235,6 +238,29 @@ def test_wide_shows_every_character(db: str) -> None:
     assert "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4" in wide
 
 
+# Cells as tables hold them (paths, targets, numbers, cut cells) and what tabulate treats
+# specially (spaces around, line breaks, tabs, escape codes, wide characters, numbers).
+_CELL = st.text(alphabet=st.sampled_from("ab -_.:,/[]()=+1e9x…\n\t\x1b漢é "), max_size=12)
+
+
+@given(
+    st.integers(min_value=1, max_value=5).flatmap(
+        lambda n: st.tuples(
+            st.lists(_CELL, min_size=n, max_size=n),
+            st.lists(st.lists(_CELL, min_size=n, max_size=n), max_size=6),
+        )
+    )
+)
+def test_simple_table_is_tabulate_or_declines(table: tuple[list[str], list[list[str]]]) -> None:
+    headers, rows = table
+    text = simple_table(rows, headers)
+    if text is not None:
+        assert text == tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    elif rows:
+        plain = set(map(chr, range(0x20, 0x7F))) | {"…"}
+        assert not all(set(c) <= plain for c in [*headers, *(c for r in rows for c in r)])
+
+
 def test_fit_table_cuts_the_widest_columns_first() -> None:
     rows = [["a" * 30, "12", "b" * 20]]
     cut, headers = fit_table(rows, ["text", "n", "more"], 40)
@@ -281,6 +307,48 @@ def test_import_help_usage_line(db: str) -> None:
     out = run("import", "--help")[1]
     assert out.splitlines()[0] == "Usage: tunelog import [OPTIONS] PATH..."
     assert "  --include GLOB" in out
+
+
+# `tunelog` (cli.run) builds only the command it runs: same output and exit code as the whole
+# app. The second item: whether that run gets a reduced app (False: the whole app).
+SAME_AS_THE_WHOLE_APP = [
+    (["--db", "{db}", "stats"], True),
+    (["stats", "--db", "{db}", "--json"], True),
+    (["--db={db}", "--wide", "best", "--knobs"], True),
+    (["--db", "{db}", "best", "--no-such-option"], True),
+    (["--db", "{db}", "workloads", "--sort", "nonsense"], True),
+    (["--db", "{db}", "sources"], True),
+    (["--db", "{db}", "sources", "remove", "-h"], True),
+    (["--db", "{db}", "export", "-"], True),
+    (["--db", "{db}", "export"], True),
+    (["--db", "{db}", "untuned", "-h"], True),
+    (["--db", "{db}", "export-metaschedule", "-h"], True),
+    (["--db", "{db}", "explain", "6"], True),
+    (["--wide=1", "best"], True),
+    (["--db", "{db}", "-h", "best"], False),
+    (["--db", "{db}", "bst"], False),
+    (["--db", "{db}"], False),
+    (["--db"], False),
+    (["--version", "best"], False),
+    ([], False),
+]
+
+
+@pytest.mark.parametrize(("args", "reduced"), SAME_AS_THE_WHOLE_APP, ids=str)
+def test_a_run_builds_only_its_command_and_answers_the_same(
+    db: str, args: list[str], reduced: bool
+) -> None:
+    run("--db", db, "import", str(X86))
+    argv = [arg.replace("{db}", db) for arg in args]
+    one = app_for(argv)
+    assert (one is not app) == reduced
+    whole = runner.invoke(app, argv)
+    alone = runner.invoke(one, argv)
+    assert (alone.exit_code, alone.stdout, alone.stderr) == (
+        whole.exit_code,
+        whole.stdout,
+        whole.stderr,
+    )
 
 
 def test_version() -> None:

@@ -72,3 +72,108 @@ def test_importing_well_formed_logs_loads_no_pydantic(tmp_path: Path) -> None:
     loaded = _modules_after(code)
     assert "tunelog.store.importer" in loaded
     assert "pydantic" not in loaded
+
+
+# -- what a read command loads (issue 17: start-up) -----------------------------------------------
+# Each module below costs a small command milliseconds of start-up; these tests fail when one is
+# imported eagerly again on the way to a command that does not need it.
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    db = str(tmp_path_factory.mktemp("startup") / "small.db")
+    command = [sys.executable, "-m", "tunelog", "--db", db, "import", str(_SAMPLE)]
+    subprocess.run(command, check=True, capture_output=True)
+    return db
+
+
+def _modules_of_command(*args: str) -> set[str]:
+    """The modules loaded by a whole `tunelog ARGS` run (as the console script runs it)."""
+    code = (
+        "import sys\n"
+        f"sys.argv = ['tunelog', *{list(args)!r}]\n"
+        "from tunelog.cli import run\n"
+        "try:\n"
+        "    run()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "sys.stderr.write('\\nMODULES ' + ' '.join(sys.modules) + '\\n')"
+    )
+    err = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stderr
+    return set(err.rsplit("\nMODULES ", 1)[1].split())
+
+
+_IMPORT_ONLY = {"tunelog.discovery", "tunelog.inputs", "tunelog.store.importer", "msgspec"}
+_WRITES_ONLY = {"tunelog.exporting", "tempfile", "orjson"}
+
+
+@pytest.mark.parametrize("command", ["stats", "sources", "best"])
+def test_store_queries_load_no_layers_hashlib_or_zstandard(small_db: str, command: str) -> None:
+    loaded = _modules_of_command("--db", small_db, command)
+    assert "tunelog.store" in loaded
+    unwanted = {
+        "tunelog.api",
+        "tunelog.layers",
+        "hashlib",
+        "zstandard",
+        "tunelog.ansor",
+        "tabulate",
+    }
+    assert not loaded & (unwanted | _IMPORT_ONLY | _WRITES_ONLY)
+
+
+def test_stats_and_sources_load_no_workloads_or_selection(small_db: str) -> None:
+    for command in ("stats", "sources"):
+        loaded = _modules_of_command("--db", small_db, command)
+        assert not loaded & {"tunelog.workloads", "tunelog.selection", "json"}
+
+
+@pytest.mark.parametrize("command", ["stats", "best", "workloads", "sources"])
+def test_read_commands_create_no_import_report_types(small_db: str, command: str) -> None:
+    assert "tunelog.importreport" not in _modules_of_command("--db", small_db, command)
+
+
+def test_import_report_types_are_still_models_names() -> None:
+    from tunelog import importreport, models
+
+    assert models.FileReport is importreport.FileReport
+    assert models.RejectedLine is importreport.RejectedLine
+
+
+@pytest.mark.parametrize("command", ["workloads", "untuned", "errors"])
+def test_layer_listings_load_no_import_or_export_machinery(small_db: str, command: str) -> None:
+    loaded = _modules_of_command("--db", small_db, command)
+    assert "tunelog.layers" in loaded
+    unwanted = {"hashlib", "zstandard", "tunelog.ansor", "tunelog.store.removal", "tabulate"}
+    unwanted.add("tunelog.results")  # dataclasses of the curve, knobs, report, diff calls
+    assert not loaded & (unwanted | _IMPORT_ONLY | _WRITES_ONLY)
+
+
+def test_export_loads_no_import_machinery_nor_layers(small_db: str, tmp_path: Path) -> None:
+    loaded = _modules_of_command("--db", small_db, "export", "--force", str(tmp_path / "o.log"))
+    assert "tunelog.exporting" in loaded
+    unwanted = {"hashlib", "tunelog.ansor", "tunelog.results", "tunelog.layers"}
+    assert not loaded & (_IMPORT_ONLY | unwanted | {"tunelog.convergence", "tunelog.workloads"})
+
+
+def test_tables_of_plain_text_load_no_tabulate(small_db: str) -> None:
+    """tunelog.tables.simple_table writes them; tabulate only for cells it would treat apart."""
+    assert "tabulate" not in _modules_of_command("--db", small_db, "best", "--json")
+    assert "tabulate" not in _modules_of_command("--db", small_db, "--wide", "best", "--knobs")
+
+
+@pytest.mark.parametrize("name", ["CurveRow", "DiffReport", "SourceRejects", "TemplateKnobs"])
+def test_results_defined_apart_are_still_api_names(name: str) -> None:
+    from tunelog import api, results
+
+    assert getattr(api, name) is getattr(results, name)
+
+
+def test_version_constants_have_one_home() -> None:
+    from tunelog import ansor, selection, versions
+
+    assert (versions.ANSOR_VERSION, versions.METASCHEDULE_VERSION) == ("ansor", "metaschedule")
+    assert versions.ANSOR_VERSION is ansor.ANSOR_VERSION
+    assert versions.METASCHEDULE_VERSION is selection.METASCHEDULE_VERSION

@@ -23,10 +23,7 @@ from typing import Any
 import orjson
 
 from tunelog.selection import AnsorKeyError, ansor_workload
-
-# The log version of every auto_scheduler record in the store (workloads.version): the record's
-# own "v" stays in its line, and v0.4 and v0.6 records of one workload compete for one slot.
-ANSOR_VERSION = "ansor"
+from tunelog.versions import ANSOR_VERSION as ANSOR_VERSION
 
 # The config index of an auto_scheduler record: its schedule (the transform steps) has no index
 # in a config space, so it is a 62-bit hash of the steps; equal schedules get equal numbers.

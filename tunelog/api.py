@@ -18,19 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tunelog.ansor import ANSOR_VERSION
-from tunelog.convergence import (
-    Convergence,
-    Progress,
-    Trial,
-    best_so_far,
-    join_runs,
-    source_starts,
-    summarize,
-    trial_order,
-)
-from tunelog.discovery import Discovery, discover
-from tunelog.errorcodes import cause_of_failures, diagnose, error_name
 from tunelog.exceptions import (
     AmbiguousLayerError,
     InputNotFoundError,
@@ -41,23 +28,55 @@ from tunelog.exceptions import (
     UnknownLayerError,
     UnknownSourceError,
 )
-from tunelog.exporting import rewrite_target, write_lines_atomically
-from tunelog.inputs import LogInput, OpenedLog, stored_path
-from tunelog.layers import Layer, TargetGroup, TemplateResult, build_layers, may_be_chosen
-from tunelog.models import FileReport, RejectedLine, Source
-from tunelog.selection import METASCHEDULE_VERSION
+from tunelog.models import Source
 from tunelog.store import Filters, Store
-from tunelog.store.removal import RemovedSource
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 
+# Each command needs a few of the modules below: those only some need (discovery and inputs
+# for import, exporting for writes, errorcodes for `errors`, layers and convergence for the
+# listings of layers) load where they are used, which keeps a read command's start-up short
+# (issue 17).
 if TYPE_CHECKING:
     from tunelog import htmlreport
-    from tunelog.diffing import LayerDiff
-    from tunelog.knobs import Coverage, KnobValue
+    from tunelog.convergence import Convergence
+    from tunelog.discovery import Discovery
+    from tunelog.importreport import FileReport
+    from tunelog.inputs import LogInput
+    from tunelog.layers import Layer, TemplateResult
     from tunelog.live import Refresh
     from tunelog.records import ScannedLine
+    from tunelog.results import CurveRow as CurveRow
+    from tunelog.results import DiffReport as DiffReport
+    from tunelog.results import MetaScheduleExport as MetaScheduleExport
+    from tunelog.results import ReportSummary as ReportSummary
+    from tunelog.results import SourceRejects as SourceRejects
+    from tunelog.results import TemplateCurve as TemplateCurve
+    from tunelog.results import TemplateKnobs as TemplateKnobs
     from tunelog.store.merging import MergeReport
+    from tunelog.store.removal import RemovedSource
     from tunelog.store.trials import TrialRow
+
+# Results of the calls few commands make: tunelog.results defines them, this module exports
+# them (the imports above for type checkers, __getattr__ at run time).
+_RESULTS = frozenset(
+    {
+        "CurveRow",
+        "DiffReport",
+        "MetaScheduleExport",
+        "ReportSummary",
+        "SourceRejects",
+        "TemplateCurve",
+        "TemplateKnobs",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _RESULTS:
+        from tunelog import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module 'tunelog.api' has no attribute {name!r}")
 
 
 class ImportProgress(Protocol):
@@ -87,6 +106,9 @@ def import_paths(
     stopped. `follow` (files a tuner is appending to): a last line without line end is left
     for the next import.
     """
+    from tunelog.discovery import discover
+    from tunelog.inputs import OpenedLog
+
     reports: list[FileReport] = []
     own_files = _database_files(store)
     for source in discover(paths, include=include, exclude=exclude).inputs:
@@ -231,6 +253,8 @@ _METASCHEDULE = "metaschedule"  # a database directory, never a log: export --me
 
 
 def _format_of(version: str) -> str:
+    from tunelog.versions import ANSOR_VERSION, METASCHEDULE_VERSION
+
     if version == METASCHEDULE_VERSION:
         return _METASCHEDULE
     return "auto_scheduler" if version == ANSOR_VERSION else "autotvm"
@@ -271,6 +295,8 @@ def _export(
     winners_only: bool,
     log_format: str | None = None,
 ) -> ExportReport:
+    from tunelog.exporting import rewrite_target, write_lines_atomically
+
     report = ExportReport(path=out)
     winning = _may_be_chosen_workloads(store) if winners_only else None
 
@@ -328,6 +354,8 @@ def _may_be_chosen_workloads(store: Store) -> set[int]:
     the log never saw (only key slots answer then). A workload left out answers nothing that
     relay would use, so leaving it out keeps relay's choice everywhere.
     """
+    from tunelog.layers import TargetGroup, build_layers, may_be_chosen
+
     inputs = store.layer_inputs()
     found = build_layers(*inputs)
     for keys in {lay.group.keys for lay in found}:
@@ -347,6 +375,8 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     `sort`: "latency" (slowest winner first), "gflops" (least efficient first; unknown last) or
     "trials" (fewest first); default: first seen first.
     """
+    from tunelog.layers import TargetGroup, build_layers
+
     target = filters.query_target if filters is not None else None
     for_group = None
     if target is not None:
@@ -442,6 +472,8 @@ class ErrorSummary:
     @property
     def error_counts(self) -> dict[str, int]:
         """Error name -> records, failures only, most frequent first."""
+        from tunelog.errorcodes import error_name
+
         failed = [(n, c) for n, c in self.template.errors.items() if n != 0]
         return {error_name(n): c for n, c in sorted(failed, key=lambda nc: (-nc[1], nc[0]))}
 
@@ -458,6 +490,8 @@ def errors(store: Store, filters: Filters | None = None) -> list[ErrorSummary]:
 
 
 def _diagnosis(layer: Layer, template: TemplateResult) -> list[str]:
+    from tunelog.errorcodes import cause_of_failures, diagnose
+
     cause = cause_of_failures(template.errors)
     all_costs: list[float] = []
     if cause is not None and cause in template.all_cost_range:
@@ -561,6 +595,8 @@ class LayerConvergence:
     def of(self, layer: Layer, template: TemplateResult) -> Convergence:
         """The template's convergence on the layer's group (no trials: too few valid trials)."""
         key = (layer.group.keys, layer.group.model, template.workload.id)
+        from tunelog.convergence import Progress
+
         found = self.by_key.get(key)
         return found if found is not None else Progress().summary()
 
@@ -574,6 +610,7 @@ def layer_convergence(store: Store, found: Sequence[Layer]) -> LayerConvergence:
 
     Reads the trial runs kept on import (`store.trials.trial_runs`), never stored lines.
     """
+    from tunelog.convergence import join_runs
     from tunelog.store.trials import targets, trial_runs
 
     group_of = {
@@ -620,30 +657,6 @@ def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer
     )
 
 
-@dataclass(frozen=True)
-class CurveRow:
-    """One trial of a template's best-so-far curve, with where it was recorded."""
-
-    trial: int
-    source: str
-    line: int
-    config_index: int
-    cost: float | None
-    error_no: int
-    best: float | None
-    improved: bool
-
-
-@dataclass
-class TemplateCurve:
-    """A template's trials on a layer's target group, in trial order, and their summary."""
-
-    layer: Layer
-    template: TemplateResult
-    rows: list[CurveRow]
-    summary: Convergence
-
-
 def _group_target_ids(store: Store, layer: Layer) -> list[int]:
     from tunelog.store.trials import targets
 
@@ -658,12 +671,16 @@ def _group_target_ids(store: Store, layer: Layer) -> list[int]:
 
 def _ordered(rows: Sequence[TrialRow]) -> list[TrialRow]:
     """Rows of one sequence in trial order (tunelog.convergence: source runs, then lines)."""
+    from tunelog.convergence import source_starts, trial_order
+
     starts = source_starts((r.source_id, r.timestamp) for r in rows)
     return sorted(rows, key=lambda r: trial_order(starts[r.source_id], r.source_id, r.record_id))
 
 
 def curves(store: Store, layer: Layer) -> list[TemplateCurve]:
     """The best-so-far curve of every template of a layer on its target group."""
+    from tunelog.convergence import Trial, best_so_far, summarize
+    from tunelog.results import CurveRow, TemplateCurve
     from tunelog.store.trials import layer_trials
 
     rows = layer_trials(
@@ -734,18 +751,6 @@ def curve_as_dict(curve: TemplateCurve) -> dict[str, object]:
 # -- knobs and coverage -------------------------------------------------------------------------
 
 
-@dataclass
-class TemplateKnobs:
-    """Knob values tried by one template of a layer on its target group, and its coverage."""
-
-    layer: Layer
-    template: TemplateResult
-    values: list[KnobValue]
-    coverage: Coverage
-    chosen_config: int | None
-    unreadable: int = 0  # stored lines whose knobs could not be read (never expected)
-
-
 def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateKnobs]:
     """Per template of the layer: per knob and value, trials, valid/failed, best and median cost.
 
@@ -755,6 +760,7 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
     from tunelog.knobs import KnobTrial, coverage, knob_values
     from tunelog.recordmodels import TuningRecord
     from tunelog.records import parse_line
+    from tunelog.results import TemplateKnobs
     from tunelog.store.trials import layer_trials
 
     chosen_ids = [t.chosen.record_id for t in layer.templates if t.chosen is not None]
@@ -840,6 +846,8 @@ def find_logs(
     paths: Sequence[str], *, include: Sequence[str] = (), exclude: Sequence[str] = ()
 ) -> Discovery:
     """What `import_paths` reads for `paths`, and what it skips in directories (and why)."""
+    from tunelog.discovery import discover
+
     return discover(paths, include=include, exclude=exclude)
 
 
@@ -848,6 +856,8 @@ def find_source(store: Store, ref: str) -> Source:
 
     Raises SourceNotFoundError saying where to look.
     """
+    from tunelog.inputs import stored_path
+
     known = store.sources()
     number = ref.removeprefix("#")
     if number.isdigit():
@@ -863,16 +873,10 @@ def find_source(store: Store, ref: str) -> Source:
     )
 
 
-@dataclass
-class SourceRejects:
-    """The rejected lines of one source, by line number."""
-
-    source: Source
-    rejects: list[RejectedLine]
-
-
 def rejects(store: Store, source: str | None = None) -> list[SourceRejects]:
     """Rejected lines with their reasons: of one source (see `find_source`) or of every source."""
+    from tunelog.results import SourceRejects
+
     with store.snapshot():
         chosen = [find_source(store, source)] if source is not None else store.sources()
         return [
@@ -885,17 +889,6 @@ def rejects(store: Store, source: str | None = None) -> list[SourceRejects]:
 # -- report: one self-contained HTML page -------------------------------------------------------
 
 
-@dataclass
-class ReportSummary:
-    """What `report` wrote."""
-
-    path: str
-    layers: int
-    untuned: int
-    failures: int
-    bytes: int
-
-
 def write_report(
     store: Store, out: str, filters: Filters | None = None, *, force: bool = False
 ) -> ReportSummary:
@@ -905,6 +898,8 @@ def write_report(
     untuned layers; the same filters as `layers`. Needs plotly (`pip install 'tunelog[report]'`).
     """
     from tunelog import htmlreport as page
+    from tunelog.exporting import write_lines_atomically
+    from tunelog.results import ReportSummary
 
     plotly_js = _plotly_js()
     with store.snapshot():  # every part of the page from one state of the database
@@ -994,22 +989,15 @@ METASCHEDULE_TARGET_WARNING = (
 )
 
 
-@dataclass
-class MetaScheduleExport:
-    """What `export_metaschedule` wrote."""
-
-    directory: str
-    workloads: int
-    warnings: list[str]
-
-
 def export_metaschedule(store: Store, directory: str, *, force: bool = False) -> MetaScheduleExport:
     """Write a pruned MetaSchedule database: the best valid record of each workload.
 
     The two files hold the original lines (the workload index rewritten to its new line), in
     the order the records were imported. Existing files are refused unless `force`.
     """
+    from tunelog.exporting import write_lines_atomically
     from tunelog.metaschedule import RECORD_FILE, WORKLOAD_FILE, pruned_database
+    from tunelog.results import MetaScheduleExport
 
     with store.snapshot():
         winners = store.metaschedule_winners()
@@ -1059,32 +1047,6 @@ LABEL_PREFIX = "label:"
 SOURCE_PREFIX = "source:"
 
 
-@dataclass
-class DiffReport:
-    """Two runs compared per layer and target group (see tunelog.diffing)."""
-
-    a: str
-    b: str
-    threshold_pct: float
-    layers: list[LayerDiff]
-    notes: list[str] = field(default_factory=list)
-
-    def count(self, status: str) -> int:
-        """Layers with this status (one of diffing.STATUSES)."""
-        return sum(1 for d in self.layers if d.status == status)
-
-    @property
-    def winner_changes(self) -> list[LayerDiff]:
-        """Layers whose winning template differs between the runs."""
-        return [d for d in self.layers if d.winner_changed]
-
-    def regressions(self, pct: float) -> list[LayerDiff]:
-        """Layers slower in B by more than `pct` percent, or tuned in A only."""
-        from tunelog.diffing import regressions
-
-        return regressions(self.layers, pct)
-
-
 def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -> DiffReport:
     """Compare run A with run B, layer by layer.
 
@@ -1093,6 +1055,7 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     (one source of `db`, by its id in `tunelog sources`).
     """
     from tunelog.diffing import diff_layers
+    from tunelog.results import DiffReport
 
     report = DiffReport(a, b, threshold_pct, [])
     with (

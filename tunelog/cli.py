@@ -6,6 +6,7 @@ A user's mistake ends in one `Error: ...` line and exit code 1 (usage errors: 2)
 
 from __future__ import annotations
 
+import copy
 import functools
 import io
 import os
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, Protocol, TypeVar
 import typer
 from typer import _click as click  # typer < 0.29 vendors click: its classes, not click's
 from typer.core import TyperArgument, TyperGroup, TyperOption
+from typer.models import CommandInfo
 
 from tunelog.exceptions import TunelogError
 from tunelog.filters import Filters
@@ -257,16 +259,19 @@ def emit_table(
         if empty:
             _err(empty)
         return
-    from tabulate import tabulate
+    from tunelog.tables import fit_table, simple_table
 
     cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
     names = list(headers)
     width = terminal_width()
     if width is not None:
-        from tunelog.tables import fit_table
-
         cells, names = fit_table(cells, names, width)
-    typer.echo(tabulate(cells, headers=names, tablefmt="simple", disable_numparse=True))
+    text = simple_table(cells, names)
+    if text is None:  # characters whose width or treatment only tabulate knows
+        from tabulate import tabulate
+
+        text = tabulate(cells, headers=names, tablefmt="simple", disable_numparse=True)
+    typer.echo(text)
 
 
 def terminal_width() -> int | None:
@@ -1585,10 +1590,46 @@ def _watch_table(refresh: Any) -> Any:
     return table
 
 
+def _command_name(info: CommandInfo) -> str:
+    """The name a registered command answers to (typer's own rule when it has none)."""
+    if info.name:
+        return info.name
+    assert info.callback is not None  # every command here is a decorated function
+    return typer.main.get_command_name(info.callback.__name__)
+
+
+def app_for(args: Sequence[str]) -> typer.Typer:
+    """`app`, or a copy holding only the command `args` run (same options, help and errors).
+
+    typer turns every registered command into a click command on each run, reading each
+    function's signature and evaluating its annotations: a fifth of a small command's start-up.
+    A run that names a command after global options only (`--db PATH`, `--wide`) needs that
+    one command; anything else (no command, an unknown one, `-h`/`--version` before it: the
+    group's help lists every command) gets the whole app.
+    """
+    i = 0
+    while i < len(args):
+        key, value, _ = args[i].partition("=")
+        if key not in GLOBAL_OPTIONS:
+            break
+        i += 2 if GLOBAL_OPTIONS[key] and not value else 1  # `--db=PATH`: one argument
+    if i >= len(args):
+        return app
+    name = args[i]
+    commands = [c for c in app.registered_commands if _command_name(c) == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not commands and not groups:
+        return app
+    reduced = copy.copy(app)
+    reduced.registered_commands = commands
+    reduced.registered_groups = groups
+    return reduced
+
+
 def run() -> None:
     """Console-script entry point."""
     try:
-        app()
+        app_for(sys.argv[1:])()
     except BrokenPipeError:  # pragma: no cover - a pipe closed outside any command
         _silence_stdout()
         sys.exit(0)

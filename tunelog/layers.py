@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tunelog.ansor import ANSOR_VERSION, ansor_shapes
 from tunelog.machines import cross_machine_warning
 from tunelog.selection import query_slots
 from tunelog.strategies import may_offer, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
+from tunelog.versions import ANSOR_VERSION  # not tunelog.ansor's: it loads hashlib and orjson
 from tunelog.workloads import flops, gflops, layer_key, operator_family, short_args
 
 
@@ -288,6 +288,8 @@ def _layer(
 def _shapes(workload: WorkloadInfo) -> str:
     """Short text of a workload's arguments; an auto_scheduler key's items after its hash."""
     if workload.version == ANSOR_VERSION and workload.spelling is not None:
+        from tunelog.ansor import ansor_shapes
+
         return ansor_shapes(workload.spelling)
     return short_args(workload.task_name, workload.args)
 

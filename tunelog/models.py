@@ -9,10 +9,24 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 REJECTS_KEPT_IN_REPORT = 20
 """A FileReport lists its first rejected lines only; the database keeps all of them."""
+
+if TYPE_CHECKING:
+    from tunelog.importreport import FileReport as FileReport
+    from tunelog.importreport import RejectedLine as RejectedLine
+
+
+def __getattr__(name: str) -> object:
+    # FileReport and RejectedLine: defined in tunelog.importreport, which only imports and
+    # `rejects` load, so that the other commands do not create them at start-up.
+    if name in ("FileReport", "RejectedLine"):
+        from tunelog import importreport
+
+        return getattr(importreport, name)
+    raise AttributeError(f"module 'tunelog.models' has no attribute {name!r}")
 
 
 class _Dumpable:
@@ -38,56 +52,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list) and value and isinstance(value[0], _Dumpable):
         return [_plain(item) for item in value]
     return value
-
-
-@dataclass(slots=True)
-class RejectedLine(_Dumpable):
-    """A line that was not imported, and why."""
-
-    line: int
-    reason: str
-
-
-@dataclass(slots=True)
-class FileReport(_Dumpable):
-    """What importing one file did.
-
-    `lines + split == new + duplicates + discarded + comments + blank + rejected`: with
-    `--repair`, a line holding k records run together counts k entries (`split` = k - 1);
-    otherwise `split` is 0. A resumed import counts only the lines it read (after
-    `skipped_lines`). `repaired` counts the records recovered by `--repair`. `discarded`
-    counts the new records of a file that `--strict` rolled back (nothing of it is stored).
-    """
-
-    path: str
-    lines: int = 0
-    split: int = 0
-    new: int = 0
-    duplicates: int = 0
-    discarded: int = 0
-    comments: int = 0
-    blank: int = 0
-    rejected: int = 0
-    repaired: int = 0
-    rejects: list[RejectedLine] = field(default_factory=list)
-    sha256: str | None = None
-    source_id: int | None = None
-    already_imported_as: str | None = None
-    rolled_back: bool = False
-    # Resumed imports (a file grown since it was imported from the same path): the counts
-    # above are for the lines read; `skipped_lines` earlier lines were not read again.
-    skipped_lines: int = 0
-    # Bytes of an unterminated last line left for the next import (`follow`: a tuner mid-write).
-    held_back_bytes: int = 0
-    # The file no longer starts with the bytes imported from its path before: read in full.
-    prefix_changed: bool = False
-
-    @property
-    def accounted(self) -> bool:
-        """True when every line read is counted exactly once."""
-        stored_or_not = self.new + self.duplicates + self.discarded
-        entries = stored_or_not + self.comments + self.blank + self.rejected
-        return self.lines + self.split == entries
 
 
 @dataclass(slots=True)

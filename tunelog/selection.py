@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Generic, NamedTuple, TypeVar
 
 from tunelog.targets import UNKNOWN_MODEL, Target, parse_target
+from tunelog.versions import METASCHEDULE_VERSION as METASCHEDULE_VERSION
 
 Ref = TypeVar("Ref")
 
@@ -26,7 +27,6 @@ MODEL_SLOT = "model"
 # MetaSchedule's database answers a workload whatever the target (apache/tvm#15549): one slot.
 ANY_TARGET_SLOT = "any_target"
 ANY_TARGET = "*"
-METASCHEDULE_VERSION = "metaschedule"
 
 
 # NamedTuples, not frozen dataclasses: an import builds and hashes one per slot of each

@@ -1,9 +1,12 @@
-"""Fitting a plain-text table into a terminal width. Pure: no printing, no tabulate.
+"""Plain-text tables: tabulate's "simple" format, fitted into a terminal width. No printing.
 
 The CLI prints tabulate's "simple" format: columns as wide as their widest cell, two spaces
-apart. When that is wider than the terminal, the widest columns are cut to one common width
-(never below MIN_WIDTH, so narrow columns such as counts stay whole), and each cell or header
-longer than that ends with "…". Every row stays one line, so `grep` and `wc -l` keep working.
+apart. `simple_table` writes it without importing tabulate (whose import, with html's, costs
+every listing milliseconds of start-up) for the cells tabulate prints as they are.
+
+When that is wider than the terminal, the widest columns are cut to one common width (never
+below MIN_WIDTH, so narrow columns such as counts stay whole), and each cell or header longer
+than that ends with "…". Every row stays one line, so `grep` and `wc -l` keep working.
 """
 
 from __future__ import annotations
@@ -14,6 +17,38 @@ MIN_WIDTH = 6  # "dense…": below this a cut cell says nothing
 SEPARATOR = 2  # spaces between columns in tabulate's "simple" format
 HEADER_PADDING = 2  # tabulate makes a column at least its header's width plus 2
 ELLIPSIS = "…"
+# Characters whose width is one column whatever tabulate measures with (len, or wcwidth when
+# installed) and that tabulate prints as they are (no line breaks, tabs or escape codes).
+_PLAIN = frozenset(map(chr, range(0x20, 0x7F))) | {ELLIPSIS}
+
+
+def simple_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str | None:
+    """`tabulate(rows, headers, tablefmt="simple", disable_numparse=True)`, for string cells.
+
+    None when a cell or header holds anything but printable ASCII and "…", or a row has not
+    one cell per header (callers ask tabulate then): tabulate treats those specially.
+    """
+    if not rows or not all(_PLAIN.issuperset(h) for h in headers):
+        return None
+    cells: list[list[str]] = []
+    for row in rows:
+        if len(row) != len(headers) or not all(_PLAIN.issuperset(cell) for cell in row):
+            return None
+        cells.append([cell.strip() for cell in row])  # tabulate strips cells, not headers
+    widths = [len(h) + HEADER_PADDING for h in headers]
+    for row in cells:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    gap = " " * SEPARATOR
+    lines = [
+        gap.join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
+        gap.join("-" * w for w in widths).rstrip(),
+    ]
+    lines += [
+        gap.join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in cells
+    ]
+    return "\n".join(lines)
 
 
 def fit_table(

@@ -60,8 +60,7 @@ import math
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["flops", "gflops", "layer_key", "operator_family", "short_args"]
 
@@ -191,8 +190,9 @@ _INT64_MAX = 2**63 - 1
 _SAFE_DIGITS = sys.int_info.str_digits_check_threshold
 
 
-@dataclass(frozen=True, slots=True)
-class _NameInfo:
+# NamedTuples, not frozen dataclasses: a dataclass costs about 1 ms of start-up to create
+# (its methods are compiled from source), and every listing of layers imports this module.
+class _NameInfo(NamedTuple):
     """What a task name says: family and the conventions its argument list follows."""
 
     family: str
@@ -203,14 +203,12 @@ class _NameInfo:
     old_x86: bool  # TVM <= 0.6 x86 / intel_graphics conv2d argument list
 
 
-@dataclass(frozen=True, slots=True)
-class _Tensor:
+class _Tensor(NamedTuple):
     shape: tuple[int, ...]
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Conv:
+class _Conv(NamedTuple):
     """One convolution call, normalised: padding is begins then ends (top, left, bottom, right)."""
 
     family: str
@@ -227,8 +225,7 @@ class _Conv:
     out_dtype: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Matmul:
+class _Matmul(NamedTuple):
     """dense (`x @ w.T`), matmul or batch_matmul, with TOPI's transpose flags made explicit."""
 
     family: str

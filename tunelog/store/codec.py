@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 import xxhash
-import zstandard
+
+if TYPE_CHECKING:
+    import zstandard
+
+# zstandard is imported where a block is (de)compressed: a query that reads no stored line
+# (best without --knobs, stats, workloads) does not load it.
 
 BLOCK_LINES = 128
 COMPRESSION_LEVEL = 1
@@ -50,6 +56,8 @@ class BlockPacker:
     """Compresses blocks with one reusable compression context (cheaper than one per block)."""
 
     def __init__(self) -> None:
+        import zstandard
+
         self._compressor = zstandard.ZstdCompressor(level=COMPRESSION_LEVEL)
 
     def pack(self, lines: list[bytes]) -> bytes:
@@ -70,7 +78,7 @@ class LineReader:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self._decompressor = zstandard.ZstdDecompressor()
+        self._decompressor: zstandard.ZstdDecompressor | None = None  # made on first read
         # First id -> (end id, lines); the block answers for first <= id < end.
         self._blocks: OrderedDict[int, tuple[int, list[bytes]]] = OrderedDict()
 
@@ -85,6 +93,10 @@ class LineReader:
         if row is None:
             raise LookupError(f"no stored line for record {record_id}")
         first = int(row[0])
+        if self._decompressor is None:
+            import zstandard
+
+            self._decompressor = zstandard.ZstdDecompressor()
         lines = self._decompressor.decompress(row[1]).split(b"\n")
         following = self.conn.execute(
             "SELECT min(id) FROM blocks WHERE id > ?", (first,)
@@ -110,6 +122,8 @@ class SequentialLineReader:
         self._blocks = conn.execute(
             "SELECT id, data FROM blocks WHERE id >= ? AND id < ? ORDER BY id", (first, end)
         )
+        import zstandard
+
         self._decompress = zstandard.ZstdDecompressor().decompress
         self._next: tuple[int, bytes] | None = self._blocks.fetchone()
         self._first = -1

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,13 +23,10 @@ from tunelog.filters import Filters
 from tunelog.models import (
     REJECTS_KEPT_IN_REPORT,
     BestRow,
-    FileReport,
-    RejectedLine,
     Source,
     SourceImport,
     Stats,
 )
-from tunelog.selection import MODEL_SLOT, query_order, slots_of
 from tunelog.store.codec import LineReader
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS, TOP_CONFIGS_KEPT
 from tunelog.targets import parse_target
@@ -39,6 +34,7 @@ from tunelog.targets import parse_target
 if TYPE_CHECKING:
     import sqlite_utils
 
+    from tunelog.importreport import FileReport, RejectedLine
     from tunelog.inputs import LineEnd, OpenedLog
     from tunelog.layers import SlotWinner, Tally, WorkloadInfo
     from tunelog.records import ScannedLine
@@ -47,7 +43,9 @@ if TYPE_CHECKING:
     from tunelog.store.resume import ResumePoint
 
 # Read commands never parse a line: the importer and the record models (pydantic, msgspec)
-# are imported where a method needs them, which keeps a small command's start-up short.
+# are imported where a method needs them, which keeps a small command's start-up short. So
+# are hashlib (OpenSSL: milliseconds), json and tunelog.selection (which loads json), needed
+# by a few queries only.
 
 BUSY_TIMEOUT_MS = 60_000
 PAGE_SIZE = 16384
@@ -59,8 +57,8 @@ class _StaleResumePoint(Exception):
     """The resume point changed between reading it and taking the write lock."""
 
 
-@dataclass(frozen=True)
-class _ReadUpTo:
+# A NamedTuple, not a dataclass: creating one would cost every command ~0.5 ms of start-up.
+class _ReadUpTo(NamedTuple):
     """Where an import of a plain file stopped: the last line end parsed (`end`; None when the
     file gets no resume point), the bytes read, and whether a partial last line was held back."""
 
@@ -287,6 +285,7 @@ class Store:
                     progress(known.size)
                 known.report.prefix_changed = prefix_changed
                 return known.report
+        from tunelog.importreport import FileReport
         from tunelog.records import scan_content
         from tunelog.store.importer import ImportWriter
 
@@ -357,6 +356,7 @@ class Store:
         follow: bool,
     ) -> FileReport | None:
         """Import what follows the resume point; None when the file's first bytes changed."""
+        from tunelog.importreport import FileReport
         from tunelog.inputs import OpenedLog
         from tunelog.store.importer import ImportWriter
 
@@ -465,6 +465,8 @@ class Store:
         same_size = "SELECT 1 FROM sources WHERE size = ? AND repair = ? LIMIT 1"
         if self.conn.execute(same_size, (size, int(repair))).fetchone() is None:
             return None
+        import hashlib
+
         try:
             with open(opened.source.path, "rb") as file:
                 sha256 = hashlib.file_digest(file, "sha256").hexdigest()
@@ -481,6 +483,8 @@ class Store:
 
     def _known_report(self, source_id: int, path: str, strict: bool) -> FileReport:
         """What re-importing the bytes of a source reports: every record a duplicate."""
+        from tunelog.importreport import FileReport
+
         row = self.conn.execute(
             """SELECT path, lines, records, duplicates, comments, blank, rejected, split,
                       repaired, sha256
@@ -712,6 +716,8 @@ class Store:
 
     def rejects(self, source_id: int, limit: int | None = None) -> list[RejectedLine]:
         """Rejected lines of one source, by line number."""
+        from tunelog.importreport import RejectedLine
+
         sql = "SELECT line, reason FROM rejects WHERE source_id = ? ORDER BY line"
         params: tuple[Any, ...] = (source_id,)
         if limit is not None:
@@ -769,6 +775,10 @@ class Store:
 
     def best(self, filters: Filters | None = None, *, knobs: bool = False) -> list[BestRow]:
         """Slot winners, one row per (workload, winning record), with the slots it holds."""
+        import json
+
+        from tunelog.selection import MODEL_SLOT
+
         where, params = self._slot_filter_sql(filters or Filters())
         rows = self.conn.execute(
             # Trials per (workload, keys, model) summed once: a subquery per row scanned the
@@ -895,6 +905,8 @@ class Store:
     def _layer_inputs(
         self,
     ) -> tuple[list[tuple[int, str]], list[WorkloadInfo], list[Tally], dict[SlotKey, SlotWinner]]:
+        import json
+
         from tunelog.layers import SlotWinner, Tally, WorkloadInfo
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
@@ -973,6 +985,8 @@ class Store:
             params,
         ):
             wanted.setdefault(workload_id, set()).add((kind, name))
+        from tunelog.selection import slots_of
+
         target_slots = {
             target_id: [(s.kind, s.name) for s in slots_of(parse_target(target), "")]
             for target_id, target in self.conn.execute("SELECT id, target FROM targets")
@@ -1042,6 +1056,8 @@ class Store:
             clauses.append(f"s.workload_id IN ({_id_list(ids)})")
         target = filters.query_target
         if target is not None:
+            from tunelog.selection import query_order
+
             order = [(slot.kind, slot.name) for slot in query_order(target, "")]
             ranks = " UNION ALL ".join(["SELECT ?, ?, ?"] * len(order))
             # The answering slot: the held slot of the lowest rank for the same workload.

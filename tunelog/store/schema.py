@@ -11,8 +11,6 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-import zstandard
-
 from tunelog.store.codec import (
     BLOCK_LINES,
     BlockPacker,
@@ -207,6 +205,8 @@ def _probe_colliding_hashes(conn: sqlite3.Connection) -> None:
 
 def _move_lines_into_blocks(conn: sqlite3.Connection) -> None:
     """Copy schema-1 records into records_v2, their lines into blocks of consecutive ids."""
+    import zstandard  # here, not on top: only old databases need it (every open loads schema)
+
     decompressors: dict[int, zstandard.ZstdDecompressor] = {}
     packer = BlockPacker()
     pending: list[tuple[Any, ...]] = []
@@ -262,6 +262,8 @@ def _migration_3(conn: sqlite3.Connection) -> None:
     next_id = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM records").fetchone()[0])
     last_block = conn.execute("SELECT id, data FROM blocks ORDER BY id DESC LIMIT 1").fetchone()
     if last_block is not None:
+        import zstandard
+
         lines = zstandard.ZstdDecompressor().decompress(last_block[1]).count(b"\n") + 1
         next_id = max(next_id, int(last_block[0]) + lines)
     conn.execute("INSERT INTO counters VALUES ('next_record_id', ?)", (next_id,))

