@@ -13,6 +13,7 @@ Issue 17. Usage: .venv/bin/python bench/commands.py [--runs R] [--startup-runs R
 - **Each size N** (synthetic logs of bench/generate.py): tunelog import, the `json.loads` loop,
   `export`, `export --top-k 3`, `best`, `workloads`; with `--baseline COMMIT`, the import of
   that commit too, paired with this one back to back (the import-speed regression check).
+  At 1M lines also the log grown by 1,000 lines imported again from its path (issue 11).
   Logs of 5M lines and their databases are deleted afterwards (3 GB + 1 GB).
 
 Medians of R runs; results go to stdout (markdown), bench/out/commands-<date>.json and, with
@@ -47,6 +48,8 @@ CORPUS_RATIO_LIMIT = 0.7  # corpus lines/s over synthetic lines/s
 TOP_K_LIMIT = 1.0  # s for `export --top-k 3` at 1M records
 REGRESSION_LIMIT = 1.05  # import time over the baseline commit's
 DELETE_FROM = 5_000_000  # logs this large are deleted after the run
+GROWN_SIZE = 1_000_000  # the size whose log is also imported grown (issue 11)
+GROWN_LIMIT = 0.5  # s for that import
 
 
 def release_venv() -> Path:
@@ -198,10 +201,42 @@ def one_size(n: int, runs: int, seed: int, baseline: str | None, work: Path) -> 
     if env_base is not None:
         pairs = zip(samples["import"], samples["import (baseline)"], strict=True)
         result["paired_regression"] = statistics.median(a.seconds / b.seconds for a, b in pairs)
+    if n == GROWN_SIZE:
+        result["grown"] = grown_reimport(path, runs, work)
     run.remove_db(db)
     if n >= DELETE_FROM:
         path.unlink()
     return result
+
+
+def grown_reimport(path: Path, runs: int, work: Path) -> list[float]:
+    """Seconds to import the log again from the same path after a tuner appended
+    run.GROWN_BY lines (issue 11), as bench/run.py times it: a copy of the log imported once
+    (not timed); before each run that database is copied and the lines appended (not timed)."""
+    tunelog = str(run.BIN / "tunelog")
+    grown, base, scratch = work / "grown.log", work / "grown-base.db", work / "grown.db"
+    shutil.copyfile(path, grown)
+    size = grown.stat().st_size
+    run.remove_db(base)
+    subprocess.run(
+        [tunelog, "--db", str(base), "import", str(grown)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env=run.options.env,
+    )
+    extra = run.ensure_log(run.GROWN_BY, 1)  # another seed than the log's: new lines
+    seconds = []
+    for _ in range(runs):
+        run.copy_db(base, scratch)
+        os.truncate(grown, size)
+        with open(grown, "ab") as out, open(extra, "rb") as source:
+            shutil.copyfileobj(source, out)
+        log(f"N={size:,} bytes grown by {run.GROWN_BY:,} lines: import")
+        seconds.append(measure([tunelog, "--db", str(scratch), "import", str(grown)]).seconds)
+    for db in (base, scratch):
+        run.remove_db(db)
+    grown.unlink()
+    return seconds
 
 
 # -- reporting --------------------------------------------------------------------------------
@@ -268,6 +303,13 @@ def render(results: dict[str, Any]) -> str:
                 lines.append(
                     f"- N=1,000,000: `export --top-k 3` {top_k:.2f} s "
                     f"(target < {TOP_K_LIMIT} s: {_verdict(top_k < TOP_K_LIMIT)})"
+                )
+            if "grown" in size:
+                grown = statistics.median(size["grown"])
+                lines.append(
+                    f"- N={size['n']:,}: the log grown by {run.GROWN_BY:,} lines, imported again "
+                    f"from its path: {grown:.2f} s (median of {len(size['grown'])}; target < "
+                    f"{GROWN_LIMIT} s: {_verdict(grown < GROWN_LIMIT)})"
                 )
             if "paired_regression" in size:
                 ratio = size["paired_regression"]
