@@ -129,10 +129,13 @@ class HashingReader(io.RawIOBase):
         self.sha256.update(data)
         last = data.rfind(b"\n")
         if last >= 0:
-            at_end = self._running.copy()
-            at_end.update(memoryview(data)[: last + 1])
-            self._at_line_end = (self.size + last + 1, at_end)
-        self._running.update(data)
+            # Each byte hashed once: up to the line end, a copy of the state there, the rest.
+            view = memoryview(data)
+            self._running.update(view[: last + 1])
+            self._at_line_end = (self.size + last + 1, self._running.copy())
+            self._running.update(view[last + 1 :])
+        else:
+            self._running.update(data)
         self.size += n
         return n
 
