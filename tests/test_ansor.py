@@ -275,3 +275,11 @@ def test_workloads_shows_the_key_with_its_shapes(tmp_path: Path) -> None:
         (layer,) = tunelog.layers(store)
     assert (layer.family, layer.shapes) == ("h1", "[1, 8], [8, 8]")
     assert layer.templates[0].name == "h1 (auto_scheduler)"
+
+
+@pytest.mark.parametrize("error_no", [2**64, -(2**63) - 1, 2**63])
+def test_error_numbers_beyond_64_bits_are_refused_as_the_checks_refuse_them(error_no: int) -> None:
+    """orjson reads integers outside [-2**63, 2**64) as floats: not an integer to parse_ansor."""
+    raw = ansor_line(error_no=error_no).encode()
+    assert isinstance(parse_line(raw), Rejected)
+    assert scan_line(raw) == parse_line(raw)

@@ -346,18 +346,30 @@ def test_clean_v01_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -
     )
 
 
-@pytest.mark.parametrize("line", [V02, V01], ids=["v0.2", "v0.1"])
-def test_usual_records_need_no_nesting_check(line: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The shallow schemas bound the depth themselves: the usual line is never counted."""
+@pytest.mark.parametrize(("line", "key"), [(V02, "input"), (V01, "i")], ids=["v0.2", "v0.1"])
+def test_a_deep_value_under_a_repeated_key_is_rejected_by_both_parsers(
+    line: bytes, key: str
+) -> None:
+    """JSON readers keep the last of repeated keys, but must still read the first one."""
+    text = line.decode()
+    first = json.loads(text)[key]
+    first[2] = _nested(120)
+    raw = text.replace("{", "{" + json.dumps(key) + ": " + json.dumps(first) + ", ", 1).encode()
+    assert records.nesting_depth(raw) > records.MAX_NESTING
+    for parse in (parse_line, scan_line):
+        assert parse(raw) == Rejected("lists or objects nested more than 100 levels deep")
 
-    def no_check(line: bytes) -> None:
-        raise AssertionError(f"nesting checked for {line[:40]!r}")
 
-    monkeypatch.setattr(records, "_too_deep", no_check)
-    monkeypatch.setattr(records, "_fallback", no_check)
-    records._ARGS_JSON.clear()
-    records._SHALLOW_WORKLOADS.clear()
-    assert isinstance(scan_line(line), Measurement)
+def test_a_comment_with_many_brackets_is_a_comment() -> None:
+    raw = b"# " + b"[" * 150
+    assert scan_line(raw) == parse_line(raw) == Comment()
+
+
+def test_a_v01_record_mentioning_input_is_read_as_parse_line_reads_it() -> None:
+    """parse_line tries the v0.2 layout first when "input" appears anywhere in the line."""
+    raw = V01.replace(b'"topi_nn_conv2d"', b'"input"')
+    assert isinstance(parse_line(raw), Rejected)
+    assert scan_line(raw) == parse_line(raw)
 
 
 def _nested(levels: int) -> object:

@@ -8,7 +8,7 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import zstandard
@@ -720,3 +720,20 @@ def test_the_slot_upsert_keeps_the_holders_history_best_keeps(
         for kind, name, workload, record_id, mean in conn.execute("SELECT * FROM slots")
     }
     assert stored == {slot: (h.mean_cost, h.ref) for slot, h in best.slots.items()}
+
+
+def test_a_read_error_leaves_the_resume_line_at_the_last_line_end(store: Store) -> None:
+    """The pseudo-line reporting the error has no line end: the resume point's line number
+    counts only the lines that ended."""
+    good = X86.read_bytes().splitlines(keepends=True)[:2]
+
+    def lines() -> Iterator[bytes]:
+        yield from good
+        raise OSError(5, "Input/output error")
+
+    report = tunelog.FileReport(path="broken.log")
+    store.conn.execute("BEGIN")
+    writer = importer.ImportWriter(store.conn, report, repair=False)
+    writer.run(lines(), cast(OpenedLog, None), None)
+    store.conn.execute("ROLLBACK")
+    assert (report.lines, report.rejected, writer.terminated_lines) == (3, 1, 2)

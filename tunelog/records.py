@@ -206,11 +206,14 @@ def scan_line(raw: bytes) -> ScannedLine:
 def scan_content(line: bytes) -> ScannedLine:
     """`scan_line` for a line already stripped of its BOM and line end (see `strip_line`).
 
-    The usual line is decoded by a shallow schema (see `_ShallowRecordV02`), which needs no
-    nesting check of its own; anything both refuse takes `_scan_any_depth`. They refuse unknown
-    keys, so a line fits at most one of them and the wrong one fails at its first key: cheaper
-    than looking for a key in the bytes, which costs a tenth of the decode.
+    The usual line is decoded by a shallow schema (see `_ShallowRecordV02`); anything both
+    refuse takes `_scan_other`. They refuse unknown keys, so a v0.2 line fails the v0.1 schema
+    at its first key and the other way round.
     """
+    # First, as parse_line does: a schema cannot see a deep value under a repeated key (msgspec
+    # keeps the last), which only a look at every byte finds.
+    if _too_deep(line):
+        return _fallback(line)  # a comment may hold any brackets
     try:
         fast = _SHALLOW_V02.decode(line)
     except (ValueError, RecursionError):  # msgspec.DecodeError, UnicodeDecodeError
@@ -252,20 +255,21 @@ def scan_content(line: bytes) -> ScannedLine:
                 ),
             )
         return _v02_measurement(fast, line)
+    if b'"v"' not in line or b'"input"' in line:  # the layout parse_line tries first is v0.2
+        return _scan_other(line)
     try:
         fast01 = _SHALLOW_V01.decode(line)
     except (ValueError, RecursionError):
-        return _scan_any_depth(line)
+        return _scan_other(line)
     workload = bytes(fast01.i[4])
-    if workload not in _SHALLOW_WORKLOADS and not _shallow_workload(workload):
-        return _scan_any_depth(line)
+    if workload not in _VALID_WORKLOADS and not _valid_workload(workload):
+        return _scan_other(line)
     return _v01_measurement(fast01, line)
 
 
-def _scan_any_depth(line: bytes) -> ScannedLine:
-    """Lines the shallow schemas refuse: nested values, unknown keys, other formats, errors."""
-    if _too_deep(line):
-        return _TOO_DEEP
+def _scan_other(line: bytes) -> ScannedLine:
+    """Lines (not too deep) the shallow schemas refuse: nested values, unknown keys, other
+    formats, errors."""
     if b'"v"' in line and b'"input"' not in line:  # the v0.1 layout first, as parse_line
         if b'"v0.' in line:
             ansor = _ansor_fast(line) or _ansor(line)
@@ -427,6 +431,8 @@ class _FastAnsorRecord(msgspec.Struct, gc=False, forbid_unknown_fields=True):
 
 
 _FAST_ANSOR = msgspec.json.Decoder(_FastAnsorRecord)
+# The integers orjson reads as integers (it reads larger ones as floats).
+_ORJSON_INTS = (-(1 << 63), 1 << 64)
 # Per raw task text: (workload key, target, target host) if parse_ansor accepts it, else None.
 _ANSOR_TASKS: dict[bytes, tuple[str, str, str] | None] = {}
 
@@ -444,6 +450,8 @@ def _ansor_fast(line: bytes) -> tuple[AnsorRecord, Measurement] | Rejected | Non
     except (ValueError, RecursionError):
         return None
     raw_task, (_stages, steps) = fast.i
+    if not _ORJSON_INTS[0] <= fast.r[1] < _ORJSON_INTS[1]:
+        return None  # orjson reads such an error number as a float: let parse_ansor say so
     task_text = bytes(raw_task)
     task = _ANSOR_TASKS.get(task_text) if task_text in _ANSOR_TASKS else _ansor_task(task_text)
     costs, error_no, all_cost, timestamp = fast.r
@@ -496,13 +504,12 @@ _ARGS_JSON_KEPT = 4096
 
 
 def _args_json(raw: bytes) -> str | None:
-    """Canonical JSON of raw argument text not yet cached; None if not a valid list, or if the
-    line would nest too deep with it (the arguments sit two levels down in either layout)."""
+    """Canonical JSON of raw argument text not yet cached; None if not a valid list."""
     try:
         value = msgspec.json.decode(raw)
     except (ValueError, RecursionError):  # raw text skips UTF-8 checks inside its strings
         return None
-    if not isinstance(value, list) or 2 + nesting_depth(raw) > MAX_NESTING:
+    if not isinstance(value, list):
         return None
     canonical = canonical_json(value)
     if len(_ARGS_JSON) >= _ARGS_JSON_KEPT:
@@ -511,20 +518,19 @@ def _args_json(raw: bytes) -> str | None:
     return canonical
 
 
-# The raw v0.1 workload texts (the fifth item of "i") known to be JSON shallow enough; bounded.
-_SHALLOW_WORKLOADS: set[bytes] = set()
+# The raw v0.1 workload texts (the fifth item of "i") known to be valid JSON (raw text skips
+# the UTF-8 checks inside its strings); bounded.
+_VALID_WORKLOADS: set[bytes] = set()
 
 
-def _shallow_workload(raw: bytes) -> bool:
+def _valid_workload(raw: bytes) -> bool:
     try:
         msgspec.json.decode(raw)
     except (ValueError, RecursionError):
         return False
-    if 2 + nesting_depth(raw) > MAX_NESTING:
-        return False
-    if len(_SHALLOW_WORKLOADS) >= _ARGS_JSON_KEPT:
-        _SHALLOW_WORKLOADS.clear()
-    _SHALLOW_WORKLOADS.add(raw)
+    if len(_VALID_WORKLOADS) >= _ARGS_JSON_KEPT:
+        _VALID_WORKLOADS.clear()
+    _VALID_WORKLOADS.add(raw)
     return True
 
 
@@ -564,9 +570,7 @@ _VALID_TARGETS_KEPT = 4096
 # The msgspec mirrors of the models. The shallow ones type every value that could nest as a
 # scalar or a list of scalars (what knobs and keyword arguments hold in every known log), keep
 # the arguments and v0.1's workload as raw text (each distinct text checked once), and refuse
-# unknown keys; so a line they accept nests at most a few levels plus its raw texts, and needs
-# no per-line nesting check (counting brackets costs a tenth of the decode). The general ones
-# take any JSON value there, after the nesting check.
+# unknown keys; the general ones take any JSON value there.
 _Scalar: TypeAlias = int | float | str | bool | None
 _KnobValue: TypeAlias = _Scalar | list[_Scalar]
 

@@ -143,6 +143,7 @@ class ImportWriter:
                 # Only reading is guarded: an error while handling a line must surface.
                 self._reject(line_no + 1, f"unreadable input after line {line_no}: {exc}")
                 line_no += 1
+                raw = b""  # that line has no line end
                 break
             line_no += 1
             # strip_line, inline: this loop runs once per line of every log.
