@@ -17,6 +17,7 @@ from tests.conftest import (
     undo_migrations,
     write_mixed_version_log,
 )
+from tunelog import exporting
 from tunelog.exceptions import NothingToExportError, OutputExistsError
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest
@@ -251,3 +252,18 @@ def test_a_schema_3_database_gets_its_top_configs_on_migration(
         assert _top_k_ids(store, 5, monkeypatch, scan=False) == _top_k_ids(
             store, 5, monkeypatch, scan=True
         )
+
+
+def test_the_temporary_file_takes_a_name_nobody_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A taken temporary name (another export's) is skipped, never opened or replaced."""
+    draws = iter([b"\x00" * 6, b"\x00" * 6, b"\x01" * 6])
+    monkeypatch.setattr("tunelog.exporting.os.urandom", lambda n: next(draws))
+    taken = tmp_path / ".best.log.000000000000.tmp"
+    taken.write_bytes(b"someone else's")
+    out = tmp_path / "best.log"
+    assert exporting.write_lines_atomically(str(out), [b"a", b"b"]) == 2
+    assert out.read_bytes() == b"a\nb\n"
+    assert taken.read_bytes() == b"someone else's"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [taken.name, "best.log"]

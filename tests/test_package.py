@@ -156,6 +156,8 @@ def test_export_loads_no_import_machinery_nor_layers(small_db: str, tmp_path: Pa
     assert "tunelog.exporting" in loaded
     unwanted = {"hashlib", "tunelog.ansor", "tunelog.results", "tunelog.layers"}
     assert not loaded & (_IMPORT_ONLY | unwanted | {"tunelog.convergence", "tunelog.workloads"})
+    # The temporary file is made without tempfile; orjson only rewrites targets (--fix-targets).
+    assert not loaded & {"tempfile", "random", "orjson"}
 
 
 def test_tables_of_plain_text_load_no_tabulate(small_db: str) -> None:
