@@ -206,16 +206,15 @@ def scan_line(raw: bytes) -> ScannedLine:
 def scan_content(line: bytes) -> ScannedLine:
     """`scan_line` for a line already stripped of its BOM and line end (see `strip_line`).
 
-    The usual line is decoded by a shallow schema (see `_ShallowRecordV02`); anything both
-    refuse takes `_scan_other`. They refuse unknown keys, so a v0.2 line fails the v0.1 schema
-    at its first key and the other way round.
+    The usual line is decoded by a strict schema (see `_StrictRecordV02`); anything both
+    refuse takes `_scan_other`.
     """
-    # First, as parse_line does: a schema cannot see a deep value under a repeated key (msgspec
-    # keeps the last), which only a look at every byte finds.
+    # First, as parse_line does (no schema bounds the depth, and msgspec does not even look into
+    # the first of two repeated keys): lines nested past MAX_NESTING are rejected.
     if _too_deep(line):
         return _fallback(line)  # a comment may hold any brackets
     try:
-        fast = _SHALLOW_V02.decode(line)
+        fast = _STRICT_V02.decode(line)
     except (ValueError, RecursionError):  # msgspec.DecodeError, UnicodeDecodeError
         pass
     else:
@@ -258,7 +257,7 @@ def scan_content(line: bytes) -> ScannedLine:
     if b'"v"' not in line or b'"input"' in line:  # the layout parse_line tries first is v0.2
         return _scan_other(line)
     try:
-        fast01 = _SHALLOW_V01.decode(line)
+        fast01 = _STRICT_V01.decode(line)
     except (ValueError, RecursionError):
         return _scan_other(line)
     workload = bytes(fast01.i[4])
@@ -268,8 +267,7 @@ def scan_content(line: bytes) -> ScannedLine:
 
 
 def _scan_other(line: bytes) -> ScannedLine:
-    """Lines (not too deep) the shallow schemas refuse: nested values, unknown keys, other
-    formats, errors."""
+    """Lines (not too deep) the strict schemas refuse: unknown keys, other formats, errors."""
     if b'"v"' in line and b'"input"' not in line:  # the v0.1 layout first, as parse_line
         if b'"v0.' in line:
             ansor = _ansor_fast(line) or _ansor(line)
@@ -287,7 +285,7 @@ def _scan_other(line: bytes) -> ScannedLine:
     return _v02_measurement(fast, line)
 
 
-def _v02_measurement(fast: _ShallowRecordV02 | _FastRecordV02, line: bytes) -> ScannedLine:
+def _v02_measurement(fast: _StrictRecordV02 | _FastRecordV02, line: bytes) -> ScannedLine:
     target, task_name, raw_args, _kwargs = fast.input
     args_json = _ARGS_JSON.get(raw_text := bytes(raw_args)) or _args_json(raw_text)
     if args_json is None:  # not a list, or nested too deep: let the models say what is wrong
@@ -315,7 +313,7 @@ def _v02_measurement(fast: _ShallowRecordV02 | _FastRecordV02, line: bytes) -> S
     )
 
 
-def _v01_measurement(fast: _ShallowRecordV01 | _FastRecordV01, line: bytes) -> ScannedLine:
+def _v01_measurement(fast: _StrictRecordV01 | _FastRecordV01, line: bytes) -> ScannedLine:
     if fast.v != 0.1:
         return _fallback(line)
     target, task_name, raw_args, _kwargs, _workload, config = fast.i
@@ -567,47 +565,8 @@ _INT64_LIMIT = 1 << 63
 _VALID_TARGETS: set[str] = set()
 _VALID_TARGETS_KEPT = 4096
 
-# The msgspec mirrors of the models. The shallow ones type every value that could nest as a
-# scalar or a list of scalars (what knobs and keyword arguments hold in every known log), keep
-# the arguments and v0.1's workload as raw text (each distinct text checked once), and refuse
-# unknown keys; the general ones take any JSON value there.
-_Scalar: TypeAlias = int | float | str | bool | None
-_KnobValue: TypeAlias = _Scalar | list[_Scalar]
 
-
-class _ShallowConfigV02(msgspec.Struct, gc=False, forbid_unknown_fields=True):
-    index: int
-    code_hash: str | None
-    entity: list[tuple[str, KnobType, _KnobValue]]
-
-
-class _ShallowRecordV02(msgspec.Struct, gc=False, forbid_unknown_fields=True):
-    input: tuple[str, str, msgspec.Raw, dict[str, _Scalar]]
-    config: _ShallowConfigV02
-    result: tuple[tuple[float, ...], int, float, float]
-    version: float | None = None
-    tvm_version: str | None = None
-
-
-_SHALLOW_V02 = msgspec.json.Decoder(_ShallowRecordV02)
-
-
-class _ShallowConfigV01(msgspec.Struct, gc=False, forbid_unknown_fields=True):
-    i: int
-    e: list[tuple[str, KnobType, _KnobValue]]
-    t: str = ""
-    c: str | None = None
-
-
-class _ShallowRecordV01(msgspec.Struct, gc=False, forbid_unknown_fields=True):
-    i: tuple[str, str, msgspec.Raw, dict[str, _Scalar], msgspec.Raw, _ShallowConfigV01]
-    r: tuple[tuple[float, ...], int, float, float]
-    v: float
-
-
-_SHALLOW_V01 = msgspec.json.Decoder(_ShallowRecordV01)
-
-
+# The msgspec mirrors of the models: the same fields and strictness (ints pass as floats).
 class _FastConfigV02(msgspec.Struct, gc=False):
     index: int
     code_hash: str | None
@@ -644,6 +603,29 @@ class _FastRecordV01(msgspec.Struct, gc=False):
 
 
 _FAST_V01 = msgspec.json.Decoder(_FastRecordV01)
+
+
+# The same layouts refusing any other key (`scan_content` tries them first): a v0.2 line fails
+# the v0.1 schema at its first key and the other way round, so no byte test picks the layout.
+# v0.1's workload stays raw text (each distinct text checked once, see _valid_workload).
+class _StrictRecordV02(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    input: tuple[str, str, msgspec.Raw, dict[str, JsonValue]]
+    config: _FastConfigV02
+    result: tuple[tuple[float, ...], int, float, float]
+    version: float | None = None
+    tvm_version: str | None = None
+
+
+_STRICT_V02 = msgspec.json.Decoder(_StrictRecordV02)
+
+
+class _StrictRecordV01(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    i: tuple[str, str, msgspec.Raw, dict[str, JsonValue], msgspec.Raw, _FastConfigV01]
+    r: tuple[tuple[float, ...], int, float, float]
+    v: float
+
+
+_STRICT_V01 = msgspec.json.Decoder(_StrictRecordV01)
 
 
 # Quote characters a web page or word processor substitutes for ASCII `"`.

@@ -313,6 +313,11 @@ class Store:
             self._finish_import(writer, opened, report, label, strict, _ReadUpTo(end, read, follow))
         return report
 
+    def _commit(self, writer: ImportWriter) -> None:
+        """Commit the file's import; only then are its workload ids known (_known_workloads)."""
+        self.conn.execute("COMMIT")
+        self._workload_ids.update(writer.workload_ids)
+
     def _known_workloads(self) -> dict[tuple[str, str, str, str], int]:
         """Workload ids this connection has committed or read, for the next file's import.
 
@@ -439,8 +444,7 @@ class Store:
             resume.ResumePoint(point.real_path, point.source_id, read.end, read.tail, point.repair),
         )
         self._record_import(point.source_id, report.path)  # the file grew: imported again
-        conn.execute("COMMIT")
-        self._workload_ids.update(writer.workload_ids)
+        self._commit(writer)
         report.source_id = point.source_id
 
     def _source_name(self, source_id: int) -> str:
@@ -603,8 +607,7 @@ class Store:
                 writer.repair,
             )
             resume.save(conn, point)
-        conn.execute("COMMIT")
-        self._workload_ids.update(writer.workload_ids)
+        self._commit(writer)
         report.source_id = writer.source_id
 
     # -- sources: selecting and removing ----------------------------------------------------
