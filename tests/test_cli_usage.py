@@ -341,7 +341,14 @@ def test_a_run_builds_only_its_command_and_answers_the_same(
     run("--db", db, "import", str(X86))
     argv = [arg.replace("{db}", db) for arg in args]
     one = app_for(argv)
-    assert (one is not app) == reduced
+    built = one.registered_commands + one.registered_groups
+    if reduced:
+        assert len(built) == 1
+    else:  # the listing: every command, none of them real
+        assert len(one.registered_commands) == len(app.registered_commands)
+        assert not {c.callback for c in one.registered_commands} & {
+            c.callback for c in app.registered_commands
+        }
     whole = runner.invoke(app, argv)
     alone = runner.invoke(one, argv)
     assert (alone.exit_code, alone.stdout, alone.stderr) == (
@@ -349,6 +356,20 @@ def test_a_run_builds_only_its_command_and_answers_the_same(
         whole.stdout,
         whole.stderr,
     )
+
+
+def test_a_command_named_where_no_run_expects_one_still_runs(
+    db: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tunelog.cli import run as console_script
+
+    run("--db", db, "import", str(X86))
+    expected = run("--db", db, "best")
+    monkeypatch.setattr(sys, "argv", ["tunelog", "--db", db, "--", "best"])
+    with pytest.raises(SystemExit) as exited:
+        console_script()
+    out, err = capsys.readouterr()
+    assert (exited.value.code, out, err) == expected
 
 
 def test_version() -> None:
