@@ -9,7 +9,8 @@ Issue 17. Usage: .venv/bin/python bench/commands.py [--runs R] [--startup-runs R
   it: the editable install's import finder alone costs tens of milliseconds per process.
   Commands run round-robin, so drift in the machine's speed hits each alike.
 - **Corpus import**: `tunelog import ../shared/corpus` into a fresh database, lines read per
-  second (from the import report), against the synthetic log of the first size in the same run.
+  second (from the import report), against the synthetic log of the first size in the same run;
+  also its TopHub packages alone and the rest alone (see TOPHUB).
 - **Each size N** (synthetic logs of bench/generate.py): tunelog import, the `json.loads` loop,
   `export`, `export --top-k 3`, `best`, `workloads`; with `--baseline COMMIT`, the import of
   that commit too, paired with this one back to back (the import-speed regression check).
@@ -124,39 +125,60 @@ def startup(runs: int, work: Path) -> dict[str, list[Sample]]:
 # -- the corpus -------------------------------------------------------------------------------
 
 
-def corpus_import(runs: int, synthetic: Path, work: Path) -> dict[str, Any]:
-    """Lines/s importing the corpus and the synthetic log, alternately into fresh databases."""
-    tunelog = str(run.BIN / "tunelog")
-    db = work / "corpus.db"
+# The corpus's TopHub packages hold one best record per (target, workload): every line is a
+# new group (workload lookups, tallies, slots, top configs, a trial run each), unlike a tuning
+# run's log. They are timed apart from the rest as well as within the whole corpus.
+TOPHUB = CORPUS / "tophub"
+
+
+def corpus_parts() -> dict[str, list[Path]]:
+    """The inputs timed: the whole corpus, its TopHub packages, and everything else."""
+    rest = sorted(p for p in CORPUS.iterdir() if p != TOPHUB and p.name != "MANIFEST.md")
+    return {"corpus": [CORPUS], "tophub": [TOPHUB], "rest": rest}
+
+
+def lines_read(tunelog: str, paths: list[Path], db: Path) -> tuple[int, int]:
+    """Files and lines an import of `paths` reads (by its --json report)."""
     run.remove_db(db)
     report = subprocess.run(
-        [tunelog, "--db", str(db), "import", "--json", str(CORPUS)],
+        [tunelog, "--db", str(db), "import", "--json", *map(str, paths)],
         capture_output=True,
         env=run.options.env,
     ).stdout
     files = json.loads(report)["files"]
-    lines = sum(int(f["lines"]) for f in files)
-    synthetic_lines = sum(1 for _ in synthetic.open("rb"))
+    return len(files), sum(int(f["lines"]) for f in files)
+
+
+def corpus_import(runs: int, synthetic: Path, work: Path) -> dict[str, Any]:
+    """Lines/s importing the corpus (whole, TopHub, the rest) and the synthetic log,
+    alternately into fresh databases."""
+    tunelog = str(run.BIN / "tunelog")
+    db = work / "corpus.db"
+    parts = corpus_parts()
+    counts = {name: lines_read(tunelog, paths, db) for name, paths in parts.items()}
+    inputs = {**parts, "synthetic": [synthetic]}
+    counts["synthetic"] = (1, sum(1 for _ in synthetic.open("rb")))
     samples: dict[str, list[Sample]] = {}
     for _ in range(runs):
-        for name, path in (("corpus", CORPUS), ("synthetic", synthetic)):
+        for name, paths in inputs.items():
             run.remove_db(db)
             samples.setdefault(name, []).append(
-                measure([tunelog, "--db", str(db), "import", str(path)], allowed=(0, 1))
+                measure([tunelog, "--db", str(db), "import", *map(str, paths)], allowed=(0, 1))
             )
     run.remove_db(db)
-    corpus_rate = lines / median(samples, "corpus")
-    synthetic_rate = synthetic_lines / median(samples, "synthetic")
-    return {
-        "files": len(files),
-        "lines": lines,
-        "synthetic_lines": synthetic_lines,
-        "corpus_s": median(samples, "corpus"),
-        "synthetic_s": median(samples, "synthetic"),
-        "corpus_lines_per_s": corpus_rate,
-        "synthetic_lines_per_s": synthetic_rate,
-        "ratio": corpus_rate / synthetic_rate,
-    }
+    synthetic_rate = counts["synthetic"][1] / median(samples, "synthetic")
+    result: dict[str, Any] = {"synthetic_lines_per_s": synthetic_rate}
+    for name in inputs:
+        files, lines = counts[name]
+        rate = lines / median(samples, name)
+        result[name] = {
+            "files": files,
+            "lines": lines,
+            "s": median(samples, name),
+            "lines_per_s": rate,
+            "ratio": rate / synthetic_rate,
+        }
+    return result
 
 
 # -- sizes ------------------------------------------------------------------------------------
@@ -270,18 +292,29 @@ def render(results: dict[str, Any]) -> str:
         lines.append("")
     corpus = results.get("corpus")
     if corpus:
+        labels = {
+            "corpus": "../shared/corpus",
+            "tophub": "its TopHub packages (one record per workload)",
+            "rest": "the rest (tuning runs, Ansor, MetaSchedule, bad files)",
+            "synthetic": "synthetic",
+        }
         lines += [
             "### Corpus import (lines read per second, fresh database each run)",
             "",
-            "| input | lines | median s | lines/s |",
-            "| --- | ---: | ---: | ---: |",
-            f"| ../shared/corpus ({corpus['files']} files) | {corpus['lines']:,} | "
-            f"{corpus['corpus_s']:.2f} | {corpus['corpus_lines_per_s']:,.0f} |",
-            f"| synthetic | {corpus['synthetic_lines']:,} | {corpus['synthetic_s']:.2f} | "
-            f"{corpus['synthetic_lines_per_s']:,.0f} |",
+            "| input | files | lines | median s | lines/s | / synthetic |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for name, label in labels.items():
+            part = corpus[name]
+            lines.append(
+                f"| {label} | {part['files']} | {part['lines']:,} | {part['s']:.2f} | "
+                f"{part['lines_per_s']:,.0f} | {part['ratio']:.2f}x |"
+            )
+        ratio = corpus["corpus"]["ratio"]
+        lines += [
             "",
-            f"Corpus / synthetic: **{corpus['ratio']:.2f}x** (target >= {CORPUS_RATIO_LIMIT}x: "
-            f"{_verdict(corpus['ratio'] >= CORPUS_RATIO_LIMIT)}).",
+            f"Corpus / synthetic: **{ratio:.2f}x** (target >= {CORPUS_RATIO_LIMIT}x: "
+            f"{_verdict(ratio >= CORPUS_RATIO_LIMIT)}).",
             "",
         ]
     sizes = results.get("sizes", [])
