@@ -7,6 +7,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -358,18 +359,31 @@ def test_a_run_builds_only_its_command_and_answers_the_same(
     )
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["best"], ["best", "--json"], ["best", "-h"], ["explain", "6"], ["sources", "--json"]],
+    ids=str,
+)
 def test_a_command_named_where_no_run_expects_one_still_runs(
-    db: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    db: str,
+    args: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from tunelog.cli import run as console_script
 
+    def console(*argv: str) -> tuple[int | str | None, str, str]:
+        monkeypatch.setattr(sys, "argv", ["tunelog", *argv])
+        with pytest.raises(SystemExit) as exited:
+            console_script()
+        return (exited.value.code, *capsys.readouterr())
+
+    # Usage lines name the program from `__main__` (here pytest's) or else from argv[0].
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     run("--db", db, "import", str(X86))
-    expected = run("--db", db, "best")
-    monkeypatch.setattr(sys, "argv", ["tunelog", "--db", db, "--", "best"])
-    with pytest.raises(SystemExit) as exited:
-        console_script()
-    out, err = capsys.readouterr()
-    assert (exited.value.code, out, err) == expected
+    named = console("--db", db, *args)  # app_for builds this command alone
+    assert named[0] == 0
+    assert console("--db", db, "--", *args) == named
 
 
 def test_version() -> None:

@@ -1613,6 +1613,9 @@ def _stand_in(info: CommandInfo) -> CommandInfo:
     stand_in.__doc__ = info.callback.__doc__
     listed = copy.copy(info)
     listed.callback = stand_in
+    # Whatever follows the name reaches the stand-in, which hands it all to the real command.
+    listed.add_help_option = False
+    listed.context_settings = {"ignore_unknown_options": True, "allow_extra_args": True}
     return listed
 
 
