@@ -148,19 +148,17 @@ def assert_invariants(store: Store) -> None:
     assert sorted(
         (s.kind, s.name, int(s.workload), h.ref, h.mean_cost) for s, h in expected.slots.items()
     ) == sorted(c.execute("SELECT kind, name, workload_id, record_id, mean_cost FROM slots"))
-    ranked = c.execute(
-        """SELECT target_id, workload_id, config_index, id, mean_cost FROM (
-               SELECT *, row_number() OVER (
-                   PARTITION BY target_id, workload_id ORDER BY mean_cost, id) AS rank
-               FROM (SELECT target_id, workload_id, config_index, id, mean_cost,
-                            row_number() OVER (
-                                PARTITION BY target_id, workload_id, config_index
-                                ORDER BY mean_cost, id) AS per_config
-                     FROM records WHERE error_no = 0)
-               WHERE per_config = 1)
-           WHERE rank <= ? ORDER BY 1, 2, 3""",
-        (TOP_CONFIGS_KEPT,),
-    ).fetchall()
+    # The best record of each config, the TOP_CONFIGS_KEPT best configs per group, ranked by
+    # (mean cost, record id).
+    kept: dict[tuple[int, int], dict[int, tuple[int, int, int, int, float]]] = {}
+    for row in c.execute(
+        """SELECT target_id, workload_id, config_index, id, mean_cost FROM records
+           WHERE error_no = 0 ORDER BY target_id, workload_id, mean_cost, id"""
+    ):
+        configs = kept.setdefault((row[0], row[1]), {})
+        if row[2] not in configs and len(configs) < TOP_CONFIGS_KEPT:
+            configs[row[2]] = row
+    ranked = sorted(row for configs in kept.values() for row in configs.values())
     assert ranked == c.execute("SELECT * FROM top_configs ORDER BY 1, 2, 3").fetchall()
     (next_id,) = c.execute("SELECT value FROM counters").fetchone()
     assert c.execute("SELECT coalesce(max(id), 0) FROM records").fetchone()[0] < next_id

@@ -56,26 +56,16 @@ if TYPE_CHECKING:
     from tunelog.store.removal import RemovedSource
     from tunelog.store.trials import TrialRow
 
-# Results of the calls few commands make: tunelog.results defines them, this module exports
-# them (the imports above for type checkers, __getattr__ at run time).
-_RESULTS = frozenset(
-    {
-        "CurveRow",
-        "DiffReport",
-        "MetaScheduleExport",
-        "ReportSummary",
-        "SourceRejects",
-        "TemplateCurve",
-        "TemplateKnobs",
-    }
-)
+# Results of the calls few commands make: tunelog.results defines them (its __all__), this
+# module exports them (the imports above for type checkers, __getattr__ at run time).
 
 
 def __getattr__(name: str) -> object:
-    if name in _RESULTS:
+    if not name.startswith("__"):  # not a probe for module dunders: no need to load results
         from tunelog import results
 
-        return getattr(results, name)
+        if name in results.__all__:
+            return getattr(results, name)
     raise AttributeError(f"module 'tunelog.api' has no attribute {name!r}")
 
 

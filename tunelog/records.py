@@ -285,7 +285,7 @@ def _scan_other(line: bytes) -> ScannedLine:
     return _v02_measurement(fast, line)
 
 
-def _v02_measurement(fast: _StrictRecordV02 | _FastRecordV02, line: bytes) -> ScannedLine:
+def _v02_measurement(fast: _FastRecordV02, line: bytes) -> ScannedLine:
     target, task_name, raw_args, _kwargs = fast.input
     args_json = _ARGS_JSON.get(raw_text := bytes(raw_args)) or _args_json(raw_text)
     if args_json is None:  # not a list, or nested too deep: let the models say what is wrong
@@ -608,12 +608,8 @@ _FAST_V01 = msgspec.json.Decoder(_FastRecordV01)
 # The same layouts refusing any other key (`scan_content` tries them first): a v0.2 line fails
 # the v0.1 schema at its first key and the other way round, so no byte test picks the layout.
 # v0.1's workload stays raw text (each distinct text checked once, see _valid_workload).
-class _StrictRecordV02(msgspec.Struct, gc=False, forbid_unknown_fields=True):
-    input: tuple[str, str, msgspec.Raw, dict[str, JsonValue]]
-    config: _FastConfigV02
-    result: tuple[tuple[float, ...], int, float, float]
-    version: float | None = None
-    tvm_version: str | None = None
+class _StrictRecordV02(_FastRecordV02, forbid_unknown_fields=True):
+    """_FastRecordV02 refusing any other key."""
 
 
 _STRICT_V02 = msgspec.json.Decoder(_StrictRecordV02)
