@@ -74,6 +74,28 @@ def test_importing_well_formed_logs_loads_no_pydantic(tmp_path: Path) -> None:
     assert "pydantic" not in loaded
 
 
+def test_lines_that_are_not_json_are_rejected_without_pydantic(tmp_path: Path) -> None:
+    """A text line or a forum paste in a directory of logs: its reason needs no models."""
+    stray = tmp_path / "stray.log"
+    stray.write_text(
+        "ConfigSpace (len=10454400, space_map=\n"
+        "{\u201cinput\u201d: [\u201ccuda\u201d]}\n" + _V01_LINE + "\n",
+        encoding="utf-8",
+    )
+    code = (
+        "from tunelog import api\n"
+        f"from tunelog.store import Store\n"
+        f"store = Store({str(tmp_path / 't.db')!r}, create=True)\n"
+        f"[report] = api.import_paths(store, [{str(stray)!r}])\n"
+        "assert (report.new, report.rejected) == (1, 2), report\n"
+        "assert [r.reason for r in report.rejects] == [\n"
+        "    'not JSON (text line)',\n"
+        "    'typographic quotes (pasted from a web page?): use --repair',\n"
+        "], report.rejects"
+    )
+    assert "pydantic" not in _modules_after(code)
+
+
 # -- what a read command loads (issue 17: start-up) -----------------------------------------------
 # Each module below costs a small command milliseconds of start-up; these tests fail when one is
 # imported eagerly again on the way to a command that does not need it.

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tunelog import records
+from tunelog import recordmodels, records
 from tunelog.records import (
     Blank,
     Comment,
@@ -215,6 +215,63 @@ def test_damaged_records_are_rejected_or_parsed_never_raise(position: int, noise
 @given(st.integers(min_value=1, max_value=len(V02) - 1))
 def test_truncated_records_are_rejected(cut: int) -> None:
     assert isinstance(parse_line(V02[:cut]), Rejected)
+
+
+# Lines that start as no JSON can: text, pastes, pickles, binary (parse_line names them without
+# the models), and some that start like JSON, which the models must still see.
+_NOT_JSON_STARTS = st.sampled_from(
+    [
+        b"",
+        b" ",
+        b"\t",
+        b"\x0c",
+        b"{",
+        b"{ ",
+        b"[",
+        b"-",
+        b"t",
+        b"n",
+        b"N",
+        b"I",
+        b"\xff",
+        b"\xef\xbb\xbf",
+    ]
+)
+_NOT_JSON_PIECES = st.lists(
+    st.sampled_from(
+        [
+            b"x",
+            b"9",
+            b'"',
+            "\u201c".encode(),
+            "\u201d".encode(),
+            b"\t",
+            b"\x00",
+            b"\xc3",
+            b"{",
+            b"}",
+            b"} {",
+            b'{"i"',
+            b'{"input"',
+            b"QUJDREVGR0g=",
+            b"true",
+            b"Infinity",
+            b" ",
+        ]
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=600)
+@given(_NOT_JSON_STARTS, _NOT_JSON_PIECES, st.booleans())
+def test_lines_named_without_the_models_get_the_models_reason(
+    start: bytes, pieces: list[bytes], v01_first: bool
+) -> None:
+    line = start + b"".join(pieces)
+    shape = records.non_json_shape(line)
+    if line.strip() and records._surely_not_json(line) and shape is not None:
+        assert recordmodels.validate(line, v01_first) == Rejected(shape)
 
 
 def test_sample_log_lines_all_parse() -> None:

@@ -22,6 +22,7 @@ from tunelog.records import (
     Rejected,
     canonical_json,
     check_values,
+    non_json_shape,
     numpy_mean,
     workload_json,
 )
@@ -29,7 +30,6 @@ from tunelog.records import (
 # defer_build: the models are built on first use, not when this module is imported.
 _STRICT = ConfigDict(strict=True, frozen=True, extra="ignore", defer_build=True)
 
-_BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")
 _JSON_COLUMN = re.compile(r"column (\d+)")
 
 # Under strict mode a float field takes JSON ints and floats, never strings or booleans.
@@ -321,23 +321,9 @@ def _foreign_format(value: JsonValue) -> str | None:
 
 
 def _non_json_reason(line: bytes, detail: str) -> str:
-    if "“".encode() in line or "”".encode() in line:
-        return "typographic quotes (pasted from a web page?): use --repair"
-    if line.count(b'{"input"') + line.count(b'{"i"') > 1 or b"} {" in line:
-        return "several records run together on one line: use --repair"
-    if b"\t" in line:
-        fields = line.split(b"\t")
-        if len(fields) >= 2 and all(_BASE64_FIELD.match(f.strip()) for f in fields if f.strip()):
-            return "pickle-protocol record (never unpickled)"
-        return "tab-separated text, not a JSON record"
-    if b"\x00" in line:
-        return "NUL byte in line (binary data?)"
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"invalid UTF-8 at byte {exc.start + 1}"
-    if not line.lstrip().startswith((b"{", b"[")):
-        return "not JSON (text line)"
+    shape = non_json_shape(line)
+    if shape is not None:
+        return shape
     match = _JSON_COLUMN.search(detail)
     if match:
         return f"invalid JSON at column {match.group(1)}"

@@ -3,7 +3,8 @@
 Pure: bytes in, a `ParsedLine` or `ScannedLine` out, never an exception. Well-formed lines are
 decoded by msgspec against mirrors of the pydantic models of `tunelog.recordmodels` (the JSON
 AutoTVM writes, tvm-reference §1); every other line goes through those models, imported only
-then, and is rejected with a reason a person can act on.
+then (a line that is plainly not JSON is named from its bytes), and is rejected with a reason
+a person can act on.
 """
 
 from __future__ import annotations
@@ -188,9 +189,61 @@ def parse_line(raw: bytes) -> ParsedLine:
         ansor = _ansor(line)
         if ansor is not None:
             return ansor if isinstance(ansor, Rejected) else ansor[0]
+    if _surely_not_json(line):
+        # Text, a forum paste: what the models would say, without loading pydantic (a tenth
+        # of a second) for the one stray line of a directory of logs.
+        shape = non_json_shape(line)
+        if shape is not None:
+            return Rejected(shape)
     from tunelog import recordmodels
 
     return recordmodels.validate(line, v01_first)
+
+
+_JSON_WHITESPACE = b" \t\r\n"
+# How a JSON value can start; NaN and the infinities are read by some parsers (pydantic's).
+_JSON_LITERALS = (b"true", b"false", b"null", b"NaN", b"Infinity", b"-Infinity")
+_BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")
+
+
+def _surely_not_json(line: bytes) -> bool:
+    """True when no JSON parser can read the line: its first bytes already break the grammar.
+
+    False is no verdict (the line may still be malformed further on).
+    """
+    text = line.lstrip(_JSON_WHITESPACE)
+    first = text[:1]
+    if first == b"{":
+        return text[1:].lstrip(_JSON_WHITESPACE)[:1] not in (b'"', b"}")
+    if first == b"[" or first == b'"' or first.isdigit():
+        return False
+    if first == b"-" and text[1:2].isdigit():
+        return False
+    return not text.startswith(_JSON_LITERALS)
+
+
+def non_json_shape(line: bytes) -> str | None:
+    """What a line that is not JSON looks like, from its bytes alone; None for a line that
+    starts like JSON and shows nothing else (the parser's error then says where it breaks).
+    """
+    if "\u201c".encode() in line or "\u201d".encode() in line:
+        return "typographic quotes (pasted from a web page?): use --repair"
+    if line.count(b'{"input"') + line.count(b'{"i"') > 1 or b"} {" in line:
+        return "several records run together on one line: use --repair"
+    if b"\t" in line:
+        fields = line.split(b"\t")
+        if len(fields) >= 2 and all(_BASE64_FIELD.match(f.strip()) for f in fields if f.strip()):
+            return "pickle-protocol record (never unpickled)"
+        return "tab-separated text, not a JSON record"
+    if b"\x00" in line:
+        return "NUL byte in line (binary data?)"
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"invalid UTF-8 at byte {exc.start + 1}"
+    if not line.lstrip().startswith((b"{", b"[")):
+        return "not JSON (text line)"
+    return None
 
 
 def scan_line(raw: bytes) -> ScannedLine:
