@@ -14,11 +14,11 @@ database as it was before that file, and concurrent importers queue on SQLite's 
 from typing import TYPE_CHECKING, Any
 
 from tunelog.filters import Filters
-from tunelog.store.codec import LineReader, content_hash
 from tunelog.store.database import ExportLine, SlotHolder, Store, open_store
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 
 if TYPE_CHECKING:
+    from tunelog.store.codec import LineReader, content_hash
     from tunelog.store.importer import BATCH_SIZE, ProgressCallback
 
 
@@ -28,6 +28,11 @@ def __getattr__(name: str) -> Any:
         from tunelog.store import importer
 
         return getattr(importer, name)
+    # The codec loads xxhash: only the commands that read stored lines need it.
+    if name in ("LineReader", "content_hash"):
+        from tunelog.store import codec
+
+        return getattr(codec, name)
     raise AttributeError(f"module 'tunelog.store' has no attribute {name!r}")
 
 

@@ -27,7 +27,6 @@ from tunelog.models import (
     SourceImport,
     Stats,
 )
-from tunelog.store.codec import LineReader
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS, TOP_CONFIGS_KEPT
 from tunelog.targets import parse_target
 
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
     from tunelog.inputs import LineEnd, OpenedLog
     from tunelog.layers import SlotWinner, Tally, WorkloadInfo
     from tunelog.records import ScannedLine
+    from tunelog.store.codec import LineReader
     from tunelog.store.importer import ImportWriter, ProgressCallback
     from tunelog.store.removal import RemovedSource
     from tunelog.store.resume import ResumePoint
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 # Read commands never parse a line: the importer and the record models (pydantic, msgspec)
 # are imported where a method needs them, which keeps a small command's start-up short. So
 # are hashlib (OpenSSL: milliseconds), json and tunelog.selection (which loads json), needed
-# by a few queries only.
+# by a few queries only, and the codec (xxhash), needed by those that read stored lines.
 
 BUSY_TIMEOUT_MS = 60_000
 PAGE_SIZE = 16384
@@ -806,7 +806,11 @@ class Store:
         ).fetchall()
         grouped: dict[int, BestRow] = {}
         workload_of: dict[int, int] = {}
-        reader = LineReader(self.conn)
+        reader: LineReader | None = None
+        if knobs:
+            from tunelog.store.codec import LineReader
+
+            reader = LineReader(self.conn)
         for row in rows:
             kind, name, record_id = row[0], row[1], row[2]
             label = f"model={name}" if kind == MODEL_SLOT else name
@@ -827,7 +831,7 @@ class Store:
                 log_version=row[11],
                 record_id=record_id,
                 trials=row[12],
-                knobs=_knobs(reader.line(record_id)) if knobs else None,
+                knobs=_knobs(reader.line(record_id)) if reader is not None else None,
             )
             workload_of[record_id] = int(row[13])
         self._warn_across_machines(grouped, workload_of, filters)
@@ -879,6 +883,8 @@ class Store:
                       JOIN targets t ON t.id = r.target_id
                       JOIN workloads w ON w.id = s.workload_id
                       {where} ORDER BY r.id"""
+            from tunelog.store.codec import LineReader
+
             reader = LineReader(self.conn)
             for rid, wid, target, version in self.conn.execute(sql, params):
                 yield ExportLine(rid, wid, target, version, reader.line(rid))
@@ -945,6 +951,7 @@ class Store:
     def metaschedule_winners(self) -> list[tuple[bytes, bytes]]:
         """(workload line, record line) of each MetaSchedule workload's best valid record."""
         from tunelog.selection import ANY_TARGET_SLOT
+        from tunelog.store.codec import LineReader
 
         reader = LineReader(self.conn)
         return [
@@ -1017,6 +1024,8 @@ class Store:
                     seen.add(config_index)
                     chosen.append(record_id)
         ordered = sorted(set(chosen))
+        from tunelog.store.codec import LineReader
+
         reader = LineReader(self.conn)
         for start in range(0, len(ordered), 500):
             chunk = ordered[start : start + 500]

@@ -11,13 +11,8 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from tunelog.store.codec import (
-    BLOCK_LINES,
-    BlockPacker,
-    content_hash,
-    improvements_text,
-    next_hash,
-)
+# The codec (xxhash) is imported by the migrations that rewrite stored lines: opening a
+# database at the current schema, as every command does, does not load it.
 
 APPLICATION_ID = 0x54554E4C  # "TUNL": marks the file as a tunelog database
 TOP_CONFIGS_KEPT = 16  # best distinct configs kept per (target, workload), see migration 4
@@ -191,6 +186,8 @@ def _migration_2(conn: sqlite3.Connection) -> None:
 
 def _probe_colliding_hashes(conn: sqlite3.Connection) -> None:
     """Give each record whose new hash is taken (schema 1 lines are distinct) a free one."""
+    from tunelog.store.codec import next_hash
+
     unplaced = conn.execute(
         """SELECT id, workload_id, hash FROM records r
            WHERE NOT EXISTS (SELECT 1 FROM content_hashes h WHERE h.record_id = r.id)"""
@@ -206,6 +203,8 @@ def _probe_colliding_hashes(conn: sqlite3.Connection) -> None:
 def _move_lines_into_blocks(conn: sqlite3.Connection) -> None:
     """Copy schema-1 records into records_v2, their lines into blocks of consecutive ids."""
     import zstandard  # here, not on top: only old databases need it (every open loads schema)
+
+    from tunelog.store.codec import BLOCK_LINES, BlockPacker, content_hash
 
     decompressors: dict[int, zstandard.ZstdDecompressor] = {}
     packer = BlockPacker()
@@ -437,6 +436,8 @@ def _migration_8(conn: sqlite3.Connection) -> None:
     (JSON `[[trial, mean_cost], ...]`), plus where the run starts (earliest timestamp, first
     and last record id). Filled here from the stored records, in id order.
     """
+    from tunelog.store.codec import improvements_text
+
     conn.execute(
         """
         CREATE TABLE trial_runs (

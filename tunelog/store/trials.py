@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from tunelog.convergence import Progress, SourceRun
-from tunelog.store.codec import LineReader
 from tunelog.store.database import Store
+
+if TYPE_CHECKING:
+    from tunelog.store.codec import LineReader
 
 K = TypeVar("K", bound=Hashable)
 
@@ -126,7 +128,11 @@ def layer_trials(
                    OR r.id IN ({xids})
                 ORDER BY r.id"""
         ).fetchall()
-        reader = LineReader(store.conn) if with_lines else None
+        reader: LineReader | None = None
+        if with_lines:  # the codec loads xxhash: convergence alone reads no line
+            from tunelog.store.codec import LineReader
+
+            reader = LineReader(store.conn)
         found: list[TrialRow] = []
         for rid, sid, path, line, tid, wid, index, error_no, cost, timestamp in rows:
             raw = reader.line(rid) if reader is not None else None
