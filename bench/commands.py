@@ -46,8 +46,8 @@ SAMPLE_LOGS = ROOT / "sample_logs"
 MD_START = "<!-- commands:start (rewritten by bench/commands.py --write-md) -->"
 MD_END = "<!-- commands:end -->"
 STARTUP_LIMIT = 0.15  # s above `python -c pass` (issue 17)
-# The libraries every command imports, timed alone: the part of start-up that is theirs (no
-# command above loads tabulate: plain cells are written by tunelog.tables).
+# The libraries every command imports, timed alone: the part of start-up that is theirs (none
+# of the commands timed in `startup` loads tabulate: tunelog.tables writes plain cells).
 LIBRARIES = "import typer, sqlite3"
 CORPUS_RATIO_LIMIT = 0.7  # corpus lines/s over synthetic lines/s
 TOP_K_LIMIT = 1.0  # s for `export --top-k 3` at 1M records
@@ -289,14 +289,14 @@ def render(results: dict[str, Any]) -> str:
             "| command | median | over `python -c pass` | over the libraries | target |",
             "| --- | ---: | ---: | ---: | ---: |",
         ]
-        libraries = statistics.median(up[LIBRARIES]) if LIBRARIES in up else bare
+        libraries = statistics.median(up[LIBRARIES])
         for name, secs in up.items():
             m = statistics.median(secs)
             over = m - bare
             baseline = name in ("python -c pass", LIBRARIES)
             verdict = "" if baseline else _verdict(over <= STARTUP_LIMIT)
-            mine = "" if baseline else f"{m - libraries:+.3f}"
-            lines.append(f"| `{name}` | {m:.3f} | {over:+.3f} | {mine} | {verdict} |")
+            over_libraries = "" if baseline else f"{m - libraries:+.3f}"
+            lines.append(f"| `{name}` | {m:.3f} | {over:+.3f} | {over_libraries} | {verdict} |")
         lines += [
             "",
             f"`{LIBRARIES}` alone takes {libraries - bare:+.3f} s over bare Python: the part of",

@@ -84,7 +84,7 @@ def test_lines_that_are_not_json_are_rejected_without_pydantic(tmp_path: Path) -
     )
     code = (
         "from tunelog import api\n"
-        f"from tunelog.store import Store\n"
+        "from tunelog.store import Store\n"
         f"store = Store({str(tmp_path / 't.db')!r}, create=True)\n"
         f"[report] = api.import_paths(store, [{str(stray)!r}])\n"
         "assert (report.new, report.rejected) == (1, 2), report\n"
@@ -169,8 +169,14 @@ def test_import_report_types_are_still_models_names() -> None:
 def test_layer_listings_load_no_import_or_export_machinery(small_db: str, command: str) -> None:
     loaded = _modules_of_command("--db", small_db, command)
     assert "tunelog.layers" in loaded
-    unwanted = {"hashlib", "zstandard", "xxhash", "tunelog.ansor", "tunelog.store.removal"}
-    unwanted.add("tabulate")
+    unwanted = {
+        "hashlib",
+        "zstandard",
+        "xxhash",
+        "tunelog.ansor",
+        "tunelog.store.removal",
+        "tabulate",
+    }
     unwanted.add("tunelog.results")  # dataclasses of the curve, knobs, report, diff calls
     assert not loaded & (unwanted | _IMPORT_ONLY | _WRITES_ONLY)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -270,7 +271,7 @@ def test_lines_named_without_the_models_get_the_models_reason(
 ) -> None:
     line = start + b"".join(pieces)
     shape = records.non_json_shape(line)
-    if line.strip() and records._surely_not_json(line) and shape is not None:
+    if line.strip() and records._models_cannot_start_reading(line) and shape is not None:
         assert recordmodels.validate(line, v01_first) == Rejected(shape)
 
 
@@ -304,6 +305,37 @@ _JSON_VALUES = st.recursive(
     ),
     max_leaves=8,
 )
+_JSON_PADDING = st.text(alphabet=" \t\r\n", max_size=3)
+
+
+@settings(max_examples=400)
+@given(_JSON_PADDING, _JSON_VALUES | st.just(math.nan), _JSON_PADDING)
+def test_json_texts_are_always_left_to_the_models(before: str, value: object, after: str) -> None:
+    text = (before + json.dumps(value) + after).encode()
+    assert not records._models_cannot_start_reading(text)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"NaN",
+        b"null",
+        b"false",
+        b"true",
+        b"-5",
+        b"-Infinity",
+        b"Infinity",
+        b"{}\t",
+        b'{ "a": 1}',
+        b'"text"',
+        b"[1]",
+        b"\t" + V02,
+    ],
+)
+def test_lines_that_start_like_json_are_left_to_the_models(line: bytes) -> None:
+    assert not records._models_cannot_start_reading(line)
+
+
 _PATHS = [
     ["input"],
     ["input", 0],

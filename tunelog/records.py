@@ -189,9 +189,10 @@ def parse_line(raw: bytes) -> ParsedLine:
         ansor = _ansor(line)
         if ansor is not None:
             return ansor if isinstance(ansor, Rejected) else ansor[0]
-    if _surely_not_json(line):
+    if _models_cannot_start_reading(line):
         # Text, a forum paste: what the models would say, without loading pydantic (a tenth
-        # of a second) for the one stray line of a directory of logs.
+        # of a second) for the one stray line of a directory of logs. The shape alone is not
+        # enough: a valid record may hold a tab or a typographic quote inside a string.
         shape = non_json_shape(line)
         if shape is not None:
             return Rejected(shape)
@@ -200,26 +201,20 @@ def parse_line(raw: bytes) -> ParsedLine:
     return recordmodels.validate(line, v01_first)
 
 
-_JSON_WHITESPACE = b" \t\r\n"
-# How a JSON value can start; NaN and the infinities are read by some parsers (pydantic's).
-_JSON_LITERALS = (b"true", b"false", b"null", b"NaN", b"Infinity", b"-Infinity")
+# How a JSON value can start, after JSON's own whitespace, as pydantic's parser reads JSON
+# (it also reads NaN and the infinities); an object's first key is a string.
+_JSON_START = re.compile(
+    rb'[ \t\r\n]*(?:\{[ \t\r\n]*["}]|[\["0-9]|-[0-9]|true|false|null|NaN|-?Infinity)'
+)
 _BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")
 
 
-def _surely_not_json(line: bytes) -> bool:
-    """True when no JSON parser can read the line: its first bytes already break the grammar.
+def _models_cannot_start_reading(line: bytes) -> bool:
+    """True when the models' JSON parser fails on the line's first bytes (`_JSON_START`).
 
-    False is no verdict (the line may still be malformed further on).
+    False is no verdict: the line may still be malformed further on.
     """
-    text = line.lstrip(_JSON_WHITESPACE)
-    first = text[:1]
-    if first == b"{":
-        return text[1:].lstrip(_JSON_WHITESPACE)[:1] not in (b'"', b"}")
-    if first == b"[" or first == b'"' or first.isdigit():
-        return False
-    if first == b"-" and text[1:2].isdigit():
-        return False
-    return not text.startswith(_JSON_LITERALS)
+    return _JSON_START.match(line) is None
 
 
 def non_json_shape(line: bytes) -> str | None:
@@ -241,6 +236,8 @@ def non_json_shape(line: bytes) -> str | None:
         line.decode("utf-8")
     except UnicodeDecodeError as exc:
         return f"invalid UTF-8 at byte {exc.start + 1}"
+    # Python's whitespace here, not JSON's: `\x0b{...}` has always been "invalid JSON at
+    # column 1" (a None here leaves the reason to the parser's error).
     if not line.lstrip().startswith((b"{", b"[")):
         return "not JSON (text line)"
     return None

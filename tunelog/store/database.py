@@ -875,6 +875,8 @@ class Store:
         self, filters: Filters | None = None, *, top_k: int = 1
     ) -> Iterator[ExportLine]:
         """Every slot winner (or the top-k configs of each slot) with its line, by record id."""
+        from tunelog.store.codec import LineReader
+
         where, params = self._slot_filter_sql(filters or Filters())
         if top_k <= 1:
             sql = f"""SELECT DISTINCT r.id, r.workload_id, t.target, w.version
@@ -883,13 +885,11 @@ class Store:
                       JOIN targets t ON t.id = r.target_id
                       JOIN workloads w ON w.id = s.workload_id
                       {where} ORDER BY r.id"""
-            from tunelog.store.codec import LineReader
-
             reader = LineReader(self.conn)
             for rid, wid, target, version in self.conn.execute(sql, params):
                 yield ExportLine(rid, wid, target, version, reader.line(rid))
             return
-        yield from self._top_k_lines(where, params, top_k)
+        yield from self._top_k_lines(where, params, top_k, LineReader(self.conn))
 
     def slot_holders(self) -> list[SlotHolder]:
         """Every slot and the record holding it (the two ApplyHistoryBest dictionaries)."""
@@ -984,7 +984,9 @@ class Store:
         for target_id, workload_id, error_no, mean_cost in rows:
             yield targets[target_id], workload_id, error_no, mean_cost
 
-    def _top_k_lines(self, where: str, params: tuple[Any, ...], top_k: int) -> Iterator[ExportLine]:
+    def _top_k_lines(
+        self, where: str, params: tuple[Any, ...], top_k: int, reader: LineReader
+    ) -> Iterator[ExportLine]:
         # One pass over the valid records of the wanted workloads, best first: each slot keeps
         # the first (best, earliest) measurement of a config until it has K distinct configs.
         wanted: dict[int, set[tuple[str, str]]] = {}
@@ -1024,9 +1026,6 @@ class Store:
                     seen.add(config_index)
                     chosen.append(record_id)
         ordered = sorted(set(chosen))
-        from tunelog.store.codec import LineReader
-
-        reader = LineReader(self.conn)
         for start in range(0, len(ordered), 500):
             chunk = ordered[start : start + 500]
             marks = ",".join("?" * len(chunk))

@@ -11,8 +11,8 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-# The codec (xxhash) is imported by the migrations that rewrite stored lines: opening a
-# database at the current schema, as every command does, does not load it.
+# The codec (it loads xxhash) is imported inside the migrations that use it (2 and 8): opening
+# a database at the current schema, as every command does, does not load it.
 
 APPLICATION_ID = 0x54554E4C  # "TUNL": marks the file as a tunelog database
 TOP_CONFIGS_KEPT = 16  # best distinct configs kept per (target, workload), see migration 4
