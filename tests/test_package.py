@@ -178,13 +178,14 @@ def test_layer_listings_load_no_import_or_export_machinery(small_db: str, comman
         "tabulate",
     }
     unwanted.add("tunelog.results")  # dataclasses of the curve, knobs, report, diff calls
+    unwanted.add("tunelog.models")  # those of best, sources, stats
     assert not loaded & (unwanted | _IMPORT_ONLY | _WRITES_ONLY)
 
 
 def test_export_loads_no_import_machinery_nor_layers(small_db: str, tmp_path: Path) -> None:
     loaded = _modules_of_command("--db", small_db, "export", "--force", str(tmp_path / "o.log"))
     assert "tunelog.exporting" in loaded
-    unwanted = {"hashlib", "tunelog.ansor", "tunelog.results", "tunelog.layers"}
+    unwanted = {"hashlib", "tunelog.ansor", "tunelog.results", "tunelog.layers", "tunelog.models"}
     assert not loaded & (_IMPORT_ONLY | unwanted | {"tunelog.convergence", "tunelog.workloads"})
     # The temporary file is made without tempfile; orjson only rewrites targets (--fix-targets).
     assert not loaded & {"tempfile", "random", "orjson"}

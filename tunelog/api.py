@@ -28,7 +28,6 @@ from tunelog.exceptions import (
     UnknownLayerError,
     UnknownSourceError,
 )
-from tunelog.models import Source
 from tunelog.store import Filters, Store
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer, TemplateResult
     from tunelog.live import Refresh
+    from tunelog.models import Source
     from tunelog.records import ScannedLine
     from tunelog.results import CurveRow as CurveRow
     from tunelog.results import DiffReport as DiffReport

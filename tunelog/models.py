@@ -118,3 +118,26 @@ class BestRow(_Dumpable):
     # A target asked about (--for-target, or one that measured the workload and queries the
     # same slot) that the winner was not measured on, machine-wise (see tunelog.machines).
     warnings: list[str] = dataclasses.field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SlotHolder:
+    """One slot (`kind` "key" or "model", its `name`, the workload) and its holder."""
+
+    kind: str
+    name: str
+    task_name: str
+    template_key: str
+    args_json: str
+    record_id: int
+    source_id: int
+    line: int
+    config_index: int
+    mean_cost: float
+
+    @property
+    def workload_json(self) -> str:
+        """`[task_name, *args]` as compact JSON (the golden files' form)."""
+        from tunelog.records import workload_json
+
+        return workload_json(self.task_name, self.args_json)

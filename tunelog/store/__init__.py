@@ -14,10 +14,11 @@ database as it was before that file, and concurrent importers queue on SQLite's 
 from typing import TYPE_CHECKING, Any
 
 from tunelog.filters import Filters
-from tunelog.store.database import ExportLine, SlotHolder, Store, open_store
+from tunelog.store.database import ExportLine, Store, open_store
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 
 if TYPE_CHECKING:
+    from tunelog.models import SlotHolder
     from tunelog.store.codec import LineReader, content_hash
     from tunelog.store.importer import BATCH_SIZE, ProgressCallback
 
@@ -33,6 +34,10 @@ def __getattr__(name: str) -> Any:
         from tunelog.store import codec
 
         return getattr(codec, name)
+    if name == "SlotHolder":  # a result type, created only when asked for (see tunelog.models)
+        from tunelog.models import SlotHolder
+
+        return SlotHolder
     raise AttributeError(f"module 'tunelog.store' has no attribute {name!r}")
 
 

@@ -6,7 +6,6 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -20,13 +19,6 @@ from tunelog.exceptions import (
     UnknownSourceError,
 )
 from tunelog.filters import Filters
-from tunelog.models import (
-    REJECTS_KEPT_IN_REPORT,
-    BestRow,
-    Source,
-    SourceImport,
-    Stats,
-)
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS, TOP_CONFIGS_KEPT
 from tunelog.targets import parse_target
 
@@ -36,6 +28,7 @@ if TYPE_CHECKING:
     from tunelog.importreport import FileReport, RejectedLine
     from tunelog.inputs import LineEnd, OpenedLog
     from tunelog.layers import SlotWinner, Tally, WorkloadInfo
+    from tunelog.models import BestRow, SlotHolder, Source, SourceImport, Stats
     from tunelog.records import ScannedLine
     from tunelog.store.codec import LineReader
     from tunelog.store.importer import ImportWriter, ProgressCallback
@@ -95,29 +88,6 @@ class ExportLine(NamedTuple):
     target: str
     version: str
     raw: bytes
-
-
-@dataclass(frozen=True)
-class SlotHolder:
-    """One slot (`kind` "key" or "model", its `name`, the workload) and its holder."""
-
-    kind: str
-    name: str
-    task_name: str
-    template_key: str
-    args_json: str
-    record_id: int
-    source_id: int
-    line: int
-    config_index: int
-    mean_cost: float
-
-    @property
-    def workload_json(self) -> str:
-        """`[task_name, *args]` as compact JSON (the golden files' form)."""
-        from tunelog.records import workload_json
-
-        return workload_json(self.task_name, self.args_json)
 
 
 class Store:
@@ -488,6 +458,7 @@ class Store:
     def _known_report(self, source_id: int, path: str, strict: bool) -> FileReport:
         """What re-importing the bytes of a source reports: every record a duplicate."""
         from tunelog.importreport import FileReport
+        from tunelog.models import REJECTS_KEPT_IN_REPORT
 
         row = self.conn.execute(
             """SELECT path, lines, records, duplicates, comments, blank, rejected, split,
@@ -702,6 +673,8 @@ class Store:
 
     def sources(self) -> list[Source]:
         """Imported files, oldest first."""
+        from tunelog.models import Source, SourceImport
+
         with self.snapshot():
             rows = self.conn.execute(
                 """SELECT id, path, label, sha256, size, lines, records, duplicates, comments,
@@ -746,6 +719,8 @@ class Store:
         one: Callable[[str], int],
         table: Callable[[str, Sequence[str]], list[dict[str, object]]],
     ) -> Stats:
+        from tunelog.models import Stats
+
         # From the tallies kept on import: a scan of records took 1.4 s at 1M records.
         return Stats(
             records=one("SELECT coalesce(sum(records), 0) FROM tallies"),
@@ -780,6 +755,7 @@ class Store:
         """Slot winners, one row per (workload, winning record), with the slots it holds."""
         import json
 
+        from tunelog.models import BestRow
         from tunelog.selection import MODEL_SLOT
 
         where, params = self._slot_filter_sql(filters or Filters())
@@ -893,6 +869,8 @@ class Store:
 
     def slot_holders(self) -> list[SlotHolder]:
         """Every slot and the record holding it (the two ApplyHistoryBest dictionaries)."""
+        from tunelog.models import SlotHolder
+
         rows = self.conn.execute(
             """SELECT s.kind, s.name, w.task_name, w.template_key, w.args, r.id, r.source_id,
                       r.line, r.config_index, r.mean_cost
