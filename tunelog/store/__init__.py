@@ -11,6 +11,7 @@ Writes happen in one transaction per file (BEGIN IMMEDIATE), so an interrupted i
 database as it was before that file, and concurrent importers queue on SQLite's write lock.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from tunelog.filters import Filters
@@ -23,22 +24,23 @@ if TYPE_CHECKING:
     from tunelog.store.importer import BATCH_SIZE, ProgressCallback
 
 
+# Names loaded on first use, each from its module: the importer loads the record parsers,
+# the codec xxhash, tunelog.models the result dataclasses; a command that needs none of them
+# (a read command, mostly) does not pay their start-up.
+_LOADED_ON_USE = {
+    "BATCH_SIZE": "tunelog.store.importer",
+    "ProgressCallback": "tunelog.store.importer",
+    "LineReader": "tunelog.store.codec",
+    "content_hash": "tunelog.store.codec",
+    "SlotHolder": "tunelog.models",
+}
+
+
 def __getattr__(name: str) -> Any:
-    # The importer loads the record parsers; read-only users of the store never need it.
-    if name in ("BATCH_SIZE", "ProgressCallback"):
-        from tunelog.store import importer
-
-        return getattr(importer, name)
-    # The codec loads xxhash: only the commands that read stored lines need it.
-    if name in ("LineReader", "content_hash"):
-        from tunelog.store import codec
-
-        return getattr(codec, name)
-    if name == "SlotHolder":  # a result type, created only when asked for (see tunelog.models)
-        from tunelog.models import SlotHolder
-
-        return SlotHolder
-    raise AttributeError(f"module 'tunelog.store' has no attribute {name!r}")
+    module = _LOADED_ON_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tunelog.store' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [
