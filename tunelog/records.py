@@ -173,6 +173,14 @@ def strip_line(raw: bytes) -> bytes:
     return raw.rstrip(b"\r\n")
 
 
+def _v01_layout_first(line: bytes) -> bool:
+    """Whether the v0.1 layout is tried before v0.2: the line has a "v" key and no "input" key.
+
+    The one rule of which layout a line looks like, for parse_line and the fast paths alike.
+    """
+    return b'"v"' in line and b'"input"' not in line
+
+
 def parse_line(raw: bytes) -> ParsedLine:
     """Classify one line of a log (line end and BOM allowed); records come back as models."""
     line = strip_line(raw)
@@ -183,8 +191,7 @@ def parse_line(raw: bytes) -> ParsedLine:
         return COMMENT
     if _too_deep(line):
         return _TOO_DEEP
-    # The layout the line looks like is tried first, as for the fast paths.
-    v01_first = b'"v"' in line and b'"input"' not in line
+    v01_first = _v01_layout_first(line)
     if v01_first and b'"v0.' in line:  # auto_scheduler writes "v": "v0.6"
         ansor = _ansor(line)
         if ansor is not None:
@@ -304,7 +311,7 @@ def scan_content(line: bytes) -> ScannedLine:
                 ),
             )
         return _v02_measurement(fast, line)
-    if b'"v"' not in line or b'"input"' in line:  # the layout parse_line tries first is v0.2
+    if not _v01_layout_first(line):
         return _scan_other(line)
     try:
         fast01 = _STRICT_V01.decode(line)
@@ -318,7 +325,7 @@ def scan_content(line: bytes) -> ScannedLine:
 
 def _scan_other(line: bytes) -> ScannedLine:
     """Lines (not too deep) the strict schemas refuse: unknown keys, other formats, errors."""
-    if b'"v"' in line and b'"input"' not in line:  # the v0.1 layout first, as parse_line
+    if _v01_layout_first(line):
         if b'"v0.' in line:
             ansor = _ansor_fast(line) or _ansor(line)
             if ansor is not None:
