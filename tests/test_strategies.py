@@ -11,8 +11,6 @@ import tunelog
 from tests.conftest import CORPUS, SHARED, require_shared
 from tunelog import api
 from tunelog.machines import cross_machine_warning, machine_differences
-from tunelog.records import TuningRecord, parse_line
-from tunelog.selection import HistoryBest
 from tunelog.store import Store
 from tunelog.strategies import (
     KNOWN_TEMPLATES,
@@ -23,7 +21,6 @@ from tunelog.strategies import (
     strategy_note,
 )
 from tunelog.targets import parse_target
-from tunelog.workloads import layer_key
 
 TOPHUB = CORPUS / "tophub"
 
@@ -176,56 +173,6 @@ def test_cuda_groups_name_only_cuda_templates_beside_adreno_logs(tmp_path: Path)
         assert layer.winner is not None
     adreno = [lay for lay in found if "adreno" in lay.group.keys]
     assert any(lay.winner and lay.winner.name.endswith(".image2d") for lay in adreno)
-
-
-def _target_strings(store: Store) -> list[str]:
-    targets = [t for (t,) in store.conn.execute("SELECT target FROM targets ORDER BY id")]
-    unseen = []
-    for target in targets:
-        parsed = parse_target(target)
-        options = " ".join(f"-{n}={v}" for n, v in parsed.options if n != "model")
-        unseen.append(f"{parsed.kind} {options} -model=unseen".replace("  ", " "))
-    return targets + unseen
-
-
-def _relay_choices(lines: list[bytes], targets: list[str]) -> dict[tuple[str, str], object]:
-    """Per (target string, layer): relay's choice among the offered templates, from the lines."""
-    history: HistoryBest[int] = HistoryBest()
-    layers: dict[str, set[tuple[str, str]]] = {}
-    for n, raw in enumerate(lines):
-        record = parse_line(raw)
-        assert isinstance(record, TuningRecord)
-        if record.error_no == 0:
-            history.add(record.target, record.workload_json, record.mean_cost, n)
-        key = layer_key(record.task_name, record.template_key, record.args)
-        layers.setdefault(key, set()).add((record.task_name, record.workload_json))
-    choices: dict[tuple[str, str], object] = {}
-    for target in targets:
-        keys = parse_target(target).keys
-        for key, members in layers.items():
-            answers = []
-            for task, workload in members:
-                holder = history.query(target, workload) if may_offer(keys, task) else None
-                if holder is not None:
-                    answers.append((holder.mean_cost, workload, lines[holder.ref]))
-            if answers:
-                best = min(cost for cost, _, _ in answers)
-                choices[(target, key)] = sorted((w, r) for c, w, r in answers if c == best)
-    return choices
-
-
-def test_winners_only_keeps_relays_choice_for_every_target_of_cuda_and_adreno_logs(
-    tmp_path: Path,
-) -> None:
-    require_shared()
-    out = tmp_path / "winners.log"
-    with _both(tmp_path) as store:
-        everything = [line.raw for line in store.winner_lines()]
-        report = api.export(store, str(out), winners_only=True)
-        targets = _target_strings(store)
-    kept = out.read_bytes().splitlines()
-    assert report.skipped_losing_templates > 0  # something was left out ...
-    assert _relay_choices(kept, targets) == _relay_choices(everything, targets)  # ... safely
 
 
 def test_no_layer_of_the_whole_corpus_names_a_winner_its_strategy_cannot_offer(

@@ -11,9 +11,12 @@ whose tuned config has the strictly lowest cost, skipping untuned ones (tvm-refe
   key competes too, exactly as in TVM;
 * ties between templates keep the first one in import order (the order relay's strategy lists
   implementations in is not in the log);
-* only the templates relay's strategy offers the group's targets compete (`strategies.may_offer`;
+* only the templates relay's strategy offers this layer under the group's keys compete
+  (`strategies.relay_offers`, which reads the strategy's conditions on the layer's arguments;
   unknown targets and templates keep every template); a template tuned on the group but never
-  offered to it is listed, marked, and never chosen;
+  offered to it is listed, marked, and never chosen. A template offered only under a condition
+  on the compile target (-libs, CPU features, tensor cores) competes, marked as conditional,
+  and `may_be_chosen` never lets it push another template out;
 * a winner measured on another machine than a target of the group (`machines`) is warned about.
 """
 
@@ -24,10 +27,10 @@ from dataclasses import dataclass, field
 
 from tunelog.machines import cross_machine_warning
 from tunelog.selection import query_slots
-from tunelog.strategies import may_offer, strategy_note
+from tunelog.strategies import Offer, relay_offers, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.versions import ANSOR_VERSION  # not tunelog.ansor's: it loads hashlib and orjson
-from tunelog.workloads import flops, gflops, layer_key, operator_family, short_args
+from tunelog.workloads import flops, gflops, layer_facts, layer_key, operator_family, short_args
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,9 @@ class TemplateResult:
     all_cost_range: dict[int, tuple[float, float]] = field(default_factory=dict)
     chosen: SlotWinner | None = None
     offered: bool = True  # False: relay's strategy never queries it for the group's targets
+    # False: offered only if the compile target has what `offer_note` names (-libs, features)
+    certain: bool = True
+    offer_note: str | None = None
 
     @property
     def trials(self) -> int:
@@ -222,9 +228,11 @@ def build_layers(
             min(low, tally.min_all_cost),
             max(high, tally.max_all_cost),
         )
+    offers = _Offers()
     if for_group is not None:
         found = (
-            _layer(for_group, key, ids, by_id, results, slots) for key, ids in same_layer.items()
+            _layer(for_group, key, ids, by_id, results, slots, offers)
+            for key, ids in same_layer.items()
         )
         return [layer for layer in found if layer is not None]
     by_key = {(g.keys, g.model): g for g in groups.values()}
@@ -234,10 +242,30 @@ def build_layers(
         layer_id = keys[workload_id]
         if (group, layer_id) in layers:
             continue
-        layer = _layer(group, layer_id, same_layer[layer_id], by_id, results, slots)
+        layer = _layer(group, layer_id, same_layer[layer_id], by_id, results, slots, offers)
         if layer is not None:
             layers[(group, layer_id)] = layer
     return list(layers.values())
+
+
+class _Offers:
+    """relay_offers per (keys, workload), reading each workload's facts once."""
+
+    def __init__(self) -> None:
+        self._facts: dict[int, dict[str, object]] = {}
+        self._offers: dict[tuple[tuple[str, ...], int], Offer] = {}
+
+    def of(self, keys: tuple[str, ...], workload: WorkloadInfo) -> Offer:
+        """Whether relay offers this workload's template for its layer under these keys."""
+        found = self._offers.get((keys, workload.id))
+        if found is None:
+            facts = self._facts.get(workload.id)
+            if facts is None:
+                facts = self._facts[workload.id] = layer_facts(workload.task_name, workload.args)
+            found = self._offers[(keys, workload.id)] = relay_offers(
+                keys, workload.task_name, facts
+            )
+        return found
 
 
 def _layer(
@@ -247,10 +275,12 @@ def _layer(
     by_id: Mapping[int, WorkloadInfo],
     results: Mapping[tuple[GroupKey, int], TemplateResult],
     slots: Mapping[tuple[str, str, int], SlotWinner],
+    offers: _Offers,
 ) -> Layer | None:
     templates: list[TemplateResult] = []
     for workload_id in workload_ids:
-        offered = may_offer(group.keys, by_id[workload_id].task_name)
+        offer = offers.of(group.keys, by_id[workload_id])
+        offered = offer.offered
         chosen = query(slots, group, workload_id) if offered else None
         tuned_here = results.get(((group.keys, group.model), workload_id))
         if tuned_here is None and chosen is None:
@@ -258,6 +288,8 @@ def _layer(
         template = tuned_here or TemplateResult(by_id[workload_id])
         template.chosen = chosen
         template.offered = offered
+        template.certain = offer.certain
+        template.offer_note = offer.note
         templates.append(template)
     if not templates:
         return None
@@ -317,17 +349,21 @@ def may_be_chosen(layer: Layer) -> list[TemplateResult]:
     """The tuned templates relay could pick for this layer, whichever spellings it queries.
 
     Relay compares one spelling per template. A tuned spelling w can lose for sure only to
-    another template all of whose spellings here are tuned and strictly faster than w (equal
-    costs keep relay's implementation order, which the log does not hold); otherwise some
-    choice of spellings lets w win. Keeping every such spelling is what keeps relay's choice.
+    another template, surely offered, all of whose spellings here are tuned and strictly faster
+    than w (equal costs keep relay's implementation order, which the log does not hold; a
+    template offered only with some -libs or CPU feature is not asked without them); otherwise
+    some choice of spellings and targets lets w win. Keeping every such spelling is what keeps
+    relay's choice.
     """
     spellings: dict[tuple[str, str, str], list[TemplateResult]] = {}
     for template in layer.templates:
         spellings.setdefault(template_identity(template.workload), []).append(template)
-    # The slowest spelling of each template, or None when one of them is untuned.
+    # The slowest spelling of each template, or None when one of them is untuned or when the
+    # template is offered only under a target condition the log does not hold (without it,
+    # relay does not ask the template, and the slower ones must still answer).
     slowest: dict[tuple[str, str, str], float | None] = {
         identity: None
-        if any(t.chosen is None for t in group)
+        if any(t.chosen is None or not t.certain for t in group)
         else max(t.chosen.mean_cost for t in group if t.chosen is not None)
         for identity, group in spellings.items()
     }

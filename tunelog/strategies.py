@@ -36,7 +36,12 @@ name the table does not know (v0.1 names such as `topi_nn_conv2d`, `conv2d_packe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import NamedTuple
+
+from tunelog.conditions import holds, unknowns
+from tunelog.strategy_conditions import CONDITIONS
 
 # Strategy key -> relay operator (strategy name without `_strategy`) -> tuning task names.
 # An empty tuple: the key registers the operator (so later keys are not asked) but offers no
@@ -191,7 +196,12 @@ _MALI: dict[str, tuple[str, ...]] = {
 }
 
 _BIFROST: dict[str, tuple[str, ...]] = {
-    "conv2d": ("conv2d_nchw_spatial_pack.bifrost", "conv2d_nchw_winograd.bifrost"),
+    "conv2d": (
+        "conv2d_nchw_spatial_pack.bifrost",
+        "conv2d_nchw_winograd.bifrost",
+        "conv2d_nhwc_spatial_pack.mali",  # bifrost.py:68-75 computes NHWC with topi.mali
+        "depthwise_conv2d_nhwc.mali",  # bifrost.py:86-92 likewise
+    ),
     "conv2d_winograd_without_weight_transform": ("conv2d_nchw_winograd.bifrost",),
     "dense": ("dense.bifrost",),
 }
@@ -226,6 +236,7 @@ _ADRENO_CONV2D = (
     "depthwise_conv2d_nchwc.image2d",
     "depthwise_conv2d_nhwc.image2d",
     "group_conv2d_nchw.cuda",
+    "group_conv2d_nchwc.image2d",
 )
 _ADRENO: dict[str, tuple[str, ...]] = {
     "conv2d": _ADRENO_CONV2D,
@@ -367,3 +378,64 @@ def strategy_note(keys: tuple[str, ...]) -> str | None:
         f"no relay strategy table for target keys {','.join(keys) or '(none)'}: "
         "every template competes, as before"
     )
+
+
+class Offer(NamedTuple):
+    """Whether relay's strategy offers a template for one layer under some target keys."""
+
+    offered: bool  # False: relay never queries the template for this layer and these keys
+    certain: bool = True  # False: offered only if the compile target has `depends_on`
+    depends_on: tuple[str, ...] = ()
+
+    @property
+    def note(self) -> str | None:
+        """`offered only with -libs=cudnn, ...` for a conditional offer, else None."""
+        if self.certain:
+            return None
+        return "offered only with " + ", ".join(self.depends_on)
+
+
+OFFERED = Offer(True)
+NEVER_OFFERED = Offer(False)
+
+
+@lru_cache(maxsize=1024)
+def _deciding_keys(keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(operator, key) pairs: per operator, the first key that registered a strategy for it."""
+    pairs: list[tuple[str, str]] = []
+    operators = sorted({op for table in STRATEGIES.values() for op in table})
+    for op in operators:
+        key = next((k for k in keys if op in STRATEGIES.get(k, {})), None)
+        if key is not None:
+            pairs.append((op, key))
+    return tuple(pairs)
+
+
+def relay_offers(keys: tuple[str, ...], task_name: str, facts: Mapping[str, object]) -> Offer:
+    """Whether relay's strategy for these keys offers `task_name` for the layer with `facts`.
+
+    The one rule every listing and export uses to tell relay's candidates for a (target,
+    layer). `facts` are the workload's own (`workloads.layer_facts`). Per operator the deciding
+    key's condition (CONDITIONS) is read; the template is offered when some operator offers it,
+    conditionally when an operator's condition depends on what the log does not hold (-libs,
+    CPU features, tensor cores); unknown keys and task names keep every template (OFFERED).
+    """
+    if not may_offer(keys, task_name) or task_name not in KNOWN_TEMPLATES:
+        return OFFERED if task_name not in KNOWN_TEMPLATES else NEVER_OFFERED
+    if offered_templates(keys) is None:
+        return OFFERED
+    open_questions: list[str] = []
+    for op, key in _deciding_keys(keys):
+        if task_name not in STRATEGIES[key][op]:
+            continue
+        cond = CONDITIONS.get(key, {}).get(op, {}).get(task_name)
+        if cond is None:
+            return OFFERED
+        answer = holds(cond, facts, keys)
+        if answer:
+            return OFFERED
+        if answer is None:
+            open_questions += [u for u in unknowns(cond, facts, keys) if u not in open_questions]
+    if open_questions:
+        return Offer(True, False, tuple(open_questions))
+    return NEVER_OFFERED
