@@ -540,6 +540,7 @@ def _layer_dict(layer: Layer) -> dict[str, object]:
                 "source": f"{t.chosen.source}:{t.chosen.line}" if t.chosen else None,
                 "measured_on": t.chosen.target if t.chosen else None,
                 "offered": t.offered,
+                "offer_condition": t.offer_note,
             }
             for t in layer.templates
         ],

@@ -121,7 +121,9 @@ def unknowns(cond: Cond, facts: Mapping[str, object], keys: tuple[str, ...]) -> 
     if isinstance(cond, Target):
         return [cond.what]
     if isinstance(cond, Test):
-        return [] if holds(cond, facts, keys) is not None else [f"{cond.fact} unknown"]
+        if holds(cond, facts, keys) is not None:
+            return []
+        return ["the target kind" if cond.fact == "kind" else f"{cond.fact} (not in the arguments)"]
     parts = (cond.part,) if isinstance(cond, Not) else cond.parts
     found: list[str] = []
     for part in parts:

@@ -97,7 +97,7 @@ class TemplateResult:
     all_cost_range: dict[int, tuple[float, float]] = field(default_factory=dict)
     chosen: SlotWinner | None = None
     offered: bool = True  # False: relay's strategy never queries it for the group's targets
-    # False: offered only if the compile target has what `offer_note` names (-libs, features)
+    # False: offered or not depending on what `offer_note` names (-libs, CPU features)
     certain: bool = True
     offer_note: str | None = None
 

@@ -384,15 +384,15 @@ class Offer(NamedTuple):
     """Whether relay's strategy offers a template for one layer under some target keys."""
 
     offered: bool  # False: relay never queries the template for this layer and these keys
-    certain: bool = True  # False: offered only if the compile target has `depends_on`
+    certain: bool = True  # False: offered or not depending on `depends_on` of the target
     depends_on: tuple[str, ...] = ()
 
     @property
     def note(self) -> str | None:
-        """`offered only with -libs=cudnn, ...` for a conditional offer, else None."""
+        """`offered depending on -libs=cudnn, ...` for a conditional offer, else None."""
         if self.certain:
             return None
-        return "offered only with " + ", ".join(self.depends_on)
+        return "offered depending on " + ", ".join(self.depends_on)
 
 
 OFFERED = Offer(True)

@@ -27,6 +27,7 @@ _GROUPED = all_of(test("groups", "!=", 1), Not(_DEPTHWISE))  # relay's group_con
 _NCHW = test("layout", "==", "NCHW")
 _NHWC = test("layout", "==", "NHWC")
 _KERNEL4 = test("kernel_rank", "==", 4)
+_KERNEL5 = test("kernel_rank", "==", 5)
 _STRIDE1 = all_of(test("stride_h", "==", 1), test("stride_w", "==", 1))
 _DILATION1 = all_of(test("dilation_h", "==", 1), test("dilation_w", "==", 1))
 _INT8 = ("int8", "uint8")
@@ -376,6 +377,8 @@ _ARM_CONDITIONS: dict[str, dict[str, Cond]] = {
         "conv2d_NCHWc.x86": all_of(_PACKED, Not(_ARM_INT8)),
     },
     "depthwise_conv2d_NCHWc": {"depthwise_conv2d_NCHWc.x86": _PACKED},  # arm_cpu.py:449-460
+    # arm_cpu.py:477-500: after alter_op_layout, a kernel already transformed to 5-D
+    "conv2d_winograd_without_weight_transform": {"conv2d_nchw_winograd.arm_cpu": _KERNEL5},
     "conv2d_transpose": {"conv2d_transpose_nchw.arm_cpu": _NCHW},  # arm_cpu.py:625-640
     "dense": {  # arm_cpu.py:677-765: has_dsp with int8/int16 data returns dense_dsp alone
         "dense_dsp.arm_cpu": all_of(
@@ -393,6 +396,8 @@ _ARM_CONDITIONS: dict[str, dict[str, Cond]] = {
 }
 
 _MALI_CONDITIONS: dict[str, dict[str, Cond]] = {
+    # mali.py:170-188: after alter_op_layout, a kernel already transformed to 5-D
+    "conv2d_winograd_without_weight_transform": {"conv2d_nchw_winograd.mali": _KERNEL5},
     "conv2d": {  # mali.py:29-167
         "conv2d_nchw_spatial_pack.mali": all_of(_G1, _NCHW),  # 43-71
         "conv2d_nchw_winograd.mali": all_of(_G1, _NCHW, _KERNEL4, _WINOGRAD_3X3),  # 51-65
@@ -403,6 +408,11 @@ _MALI_CONDITIONS: dict[str, dict[str, Cond]] = {
 }
 
 _BIFROST_CONDITIONS: dict[str, dict[str, Cond]] = {
+    # bifrost.py:101-120: after alter_op_layout, a kernel already transformed (4-D, but its
+    # second axis is not the input channels)
+    "conv2d_winograd_without_weight_transform": {
+        "conv2d_nchw_winograd.bifrost": test("kernel_fits_data", "==", False)
+    },
     "conv2d": {  # bifrost.py:25-98
         "conv2d_nchw_spatial_pack.bifrost": all_of(_G1, _NCHW),  # 39-67
         "conv2d_nchw_winograd.bifrost": all_of(_G1, _NCHW, _KERNEL4, _WINOGRAD_3X3),  # 47-61

@@ -775,6 +775,9 @@ def _conv_facts(call: _Conv) -> dict[str, object]:
             facts["out_per_group"] = channels[1] // groups
     if call.family != "depthwise_conv2d" or channels is not None:
         facts["groups"] = groups
+    if call.family in ("conv2d", "group_conv2d") and call.layout == "NCHW":
+        # False for a winograd kernel already transformed ([alpha, alpha, O, I] and the like)
+        facts["kernel_fits_data"] = call.kernel.shape[1] * call.groups == call.data.shape[1]
     if call.family == "depthwise_conv2d" and call.layout.startswith("NC"):
         facts["multiplier"] = call.kernel.shape[1]
     return facts
