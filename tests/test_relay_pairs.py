@@ -12,6 +12,7 @@ choice (template and config) over the exported file must be its choice over the 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -25,8 +26,10 @@ from tunelog.store import Store
 from tunelog.targets import parse_target
 
 TOPHUB = CORPUS / "tophub"
+OTHER_GPU_KINDS = ("adreno", "mali", "intel_graphics", "rocm", "amd_apu", "opencl")
 
-# Pairs of packages of different device kinds that share a key (their newest versions).
+# Pairs of packages of different device kinds that share a key: the newest versions, or with
+# TUNELOG_ALL_TOPHUB_PAIRS=1 every pair of versions holding v0.2 records (133 pairs, ~2 min).
 PAIRS = [
     ("cuda_v0.10.log", "adreno_v0.02.log"),
     ("cuda_v0.10.log", "adreno_v0.01.log"),
@@ -37,6 +40,19 @@ PAIRS = [
     ("cuda_v0.10.log", "opencl_v0.04.log"),
     ("llvm_v0.04.log", "arm_cpu_v0.08.log"),
 ]
+NEWEST = list(PAIRS)
+if os.environ.get("TUNELOG_ALL_TOPHUB_PAIRS") == "1":
+
+    def _versions(kind: str) -> list[str]:
+        return sorted(path.name for path in TOPHUB.glob(f"{kind}_v*.log"))
+
+    PAIRS = [
+        (first, second)
+        for kinds in [("cuda", k) for k in OTHER_GPU_KINDS] + [("llvm", "arm_cpu")]
+        for first in _versions(kinds[0])
+        for second in _versions(kinds[1])
+        if b'{"input"' in (TOPHUB / first).read_bytes() + (TOPHUB / second).read_bytes()
+    ]
 
 
 class Record(NamedTuple):
@@ -55,6 +71,8 @@ def _records(lines: Iterable[bytes]) -> list[Record]:
         if not text or text.startswith("#"):
             continue
         row = json.loads(text)
+        if "input" not in row:
+            continue  # a v0.1 line ({"i": ...}): TVM >= 0.7 skips it
         target, task, args = row["input"][0], row["input"][1], row["input"][2]
         costs, error_no = row["result"][0], row["result"][1]
         if error_no != 0 or row.get("version") == 0.1 or not task.count("."):
@@ -254,7 +272,9 @@ def test_winners_only_keeps_relays_template_and_config_for_every_target_and_laye
     with Store(tmp_path / "pair.db") as store:
         tunelog.import_paths(store, [str(p) for p in paths])
         report = api.export(store, str(out), winners_only=True)
-    assert report.skipped_losing_templates > 0  # something was left out ...
+    if (first, second) in NEWEST:
+        assert report.skipped_losing_templates > 0  # something was left out ...
     expected = _choices(full, targets, calls)
-    assert sum(1 for choice in expected.values() if choice is not None) > 100
+    answered = sum(1 for choice in expected.values() if choice is not None)
+    assert answered > (100 if (first, second) in NEWEST else 0)
     assert _choices(out.read_bytes().splitlines(), targets, calls) == expected  # ... safely

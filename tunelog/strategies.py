@@ -21,12 +21,16 @@ cuda `conv2d_hwnc_tensorcore_direct.cuda` as `conv2d_HWNCnc_tensorcore.cuda`,
 `correlation_nchw.cuda`, arm_cpu's `conv1d_dsp.arm_cpu` as `conv1d_nwc_dsp.arm_cpu`, arm_cpu's
 bitserial NCHW as `bitserial_conv2d_nchw.x86`; the table holds the task names.
 
-Simplifications (documented, deliberate): a strategy offers many templates only under
-conditions on shapes, dtypes, layouts, target features or `-libs` (cuda winograd only for
-3x3 stride-1 NCHW kernels, tensorcore only for some shapes and dtypes, cuDNN/cuBLAS/MKL/DNNL
-only with `-libs`, arm_cpu DSP and SVE templates only with those features, the image2d
-templates only for some channel counts...). The table lists every template an operator's
-strategy can offer under *some* condition: it only rules out what a target can never use.
+Per layer (`relay_offers`, the one rule listings and exports use): a strategy offers many
+templates only under an `if` on the layer (cuda winograd only for 3x3..7x7 stride-1 NCHW
+kernels; adreno's textures only from 4 output channels, cuda's templates below; int8 templates
+for int8 dtypes...). Those conditions are `strategy_conditions.CONDITIONS`, read against the
+facts of the workload's own arguments: a template is offered for a layer when, for some
+operator listing it, the deciding key's condition holds. A condition on what the log does not
+hold (`-libs`, CPU features, tensor cores, the target kind when the keys leave it open) leaves
+the offer conditional: the template competes, but never pushes another template out of an
+export (`layers.may_be_chosen`). The table below (STRATEGIES) still lists, per key and
+operator, every template offered under *some* condition; `may_offer` reads it alone.
 
 Unknown combinations keep tunelog's earlier behaviour (every template competes): a target
 with a key TVM v0.19 attaches no strategy to and that is no target kind's default key (e.g.
