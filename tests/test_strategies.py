@@ -214,6 +214,71 @@ def test_a_template_tuned_on_a_target_that_never_offers_it_is_listed_but_never_w
     assert data["templates"][0]["offered"] is False  # type: ignore[index]
 
 
+def test_an_adreno_target_asks_cuda_templates_only_below_4_output_channels(tmp_path: Path) -> None:
+    """The issue's case: CUDA records of the same shapes must not win Adreno's layers."""
+    require_shared()
+    with _both(tmp_path) as store:
+        found = api.layers(store, tunelog.Filters(for_target="opencl -device=adreno -model=x"))
+    cuda_wins = [lay for lay in found if lay.winner and lay.winner.name == "conv2d_nchw.cuda"]
+    texture_wins = [lay for lay in found if lay.winner and lay.winner.name.endswith(".image2d")]
+    assert len(texture_wins) > 400
+    assert cuda_wins  # the 2-channel heads: only conv2d_nchw.cuda is asked
+    for layer in cuda_wins:
+        (kernel, *_) = layer.key.split("|")[3:]
+        assert int(kernel.split("x")[0]) < 4, layer.key
+        assert not any(t.offered for t in layer.templates if t.name.endswith(".image2d"))
+
+
+def _conv_record(task: str, extra: list[object], cost: float, index: int) -> str:
+    args = [
+        ["TENSOR", [1, 16, 8, 8], "float32"],
+        ["TENSOR", [16, 16, 3, 3], "float32"],
+        [1, 1],
+        [1, 1, 1, 1],
+        [1, 1],
+        *extra,
+        "float32",
+    ]
+    return json.dumps({
+        "input": ["cuda -model=t4", task, args, {}],
+        "config": {"index": index, "code_hash": None, "entity": []},
+        "result": [[cost], 0, 1.0, 1.6e9], "version": 0.2, "tvm_version": "0.9.dev0",
+    })  # fmt: skip
+
+
+def test_a_template_offered_only_with_some_libs_never_drops_another_from_winners_only(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "cudnn.log"
+    log.write_text(
+        "\n".join(
+            [
+                _conv_record("conv2d_nchw.cuda", [], 3e-5, 1),
+                _conv_record("conv2d_nchw_winograd.cuda", [], 2e-5, 2),
+                _conv_record("conv2d_cudnn.cuda", [1, "NCHW"], 1e-5, 3),
+            ]
+        )
+        + "\n"
+    )
+    out = tmp_path / "w.log"
+    with Store(tmp_path / "c.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        (layer,) = api.layers(store)
+        data = api.layer_as_dict(layer)
+        report = api.export(store, str(out), winners_only=True)
+    assert layer.winner is not None and layer.winner.name == "conv2d_cudnn.cuda"
+    conditions = {t["template"]: t["offer_condition"] for t in data["templates"]}  # type: ignore[attr-defined]
+    assert conditions == {
+        "conv2d_cudnn.cuda": "offered depending on the target kind, -libs=cudnn",
+        "conv2d_nchw_winograd.cuda": None,
+        "conv2d_nchw.cuda": None,
+    }
+    # without -libs=cudnn relay picks winograd, which stays; the slower direct one goes
+    kept = {json.loads(line)["input"][1] for line in out.read_text().splitlines()}
+    assert kept == {"conv2d_cudnn.cuda", "conv2d_nchw_winograd.cuda"}
+    assert report.skipped_losing_templates == 1
+
+
 def _dense_record(target: str, cost: float, index: int) -> str:
     return json.dumps(
         {
