@@ -30,7 +30,7 @@ from tunelog.selection import query_slots
 from tunelog.strategies import Offer, relay_offers, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.versions import ANSOR_VERSION  # not tunelog.ansor's: it loads hashlib and orjson
-from tunelog.workloads import flops, gflops, layer_facts, layer_key, operator_family, short_args
+from tunelog.workloads import flops, gflops, layer_key_and_facts, operator_family, short_args
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +212,8 @@ def build_layers(
     """
     groups = group_targets(targets)
     by_id = {w.id: w for w in workloads}
-    keys = {w.id: layer_key(w.task_name, w.template_key, w.args) for w in workloads}
+    identities = {w.id: layer_key_and_facts(w.task_name, w.template_key, w.args) for w in workloads}
+    keys = {workload_id: key for workload_id, (key, _) in identities.items()}
     same_layer: dict[str, list[int]] = {}
     for w in workloads:
         same_layer.setdefault(keys[w.id], []).append(w.id)
@@ -228,7 +229,7 @@ def build_layers(
             min(low, tally.min_all_cost),
             max(high, tally.max_all_cost),
         )
-    offers = _Offers()
+    offers = _Offers({workload_id: facts for workload_id, (_, facts) in identities.items()})
     if for_group is not None:
         found = (
             _layer(for_group, key, ids, by_id, results, slots, offers)
@@ -249,22 +250,18 @@ def build_layers(
 
 
 class _Offers:
-    """relay_offers per (keys, workload), reading each workload's facts once."""
+    """relay_offers per (keys, workload), from each workload's facts (read with its key)."""
 
-    def __init__(self) -> None:
-        self._facts: dict[int, dict[str, object]] = {}
+    def __init__(self, facts: Mapping[int, Mapping[str, object]]) -> None:
+        self._facts = facts
         self._offers: dict[tuple[tuple[str, ...], int], Offer] = {}
 
     def of(self, keys: tuple[str, ...], workload: WorkloadInfo) -> Offer:
         """Whether relay offers this workload's template for its layer under these keys."""
         found = self._offers.get((keys, workload.id))
         if found is None:
-            facts = self._facts.get(workload.id)
-            if facts is None:
-                facts = self._facts[workload.id] = layer_facts(workload.task_name, workload.args)
-            found = self._offers[(keys, workload.id)] = relay_offers(
-                keys, workload.task_name, facts
-            )
+            found = relay_offers(keys, workload.task_name, self._facts[workload.id])
+            self._offers[(keys, workload.id)] = found
         return found
 
 

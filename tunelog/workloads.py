@@ -62,7 +62,15 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-__all__ = ["flops", "gflops", "layer_facts", "layer_key", "operator_family", "short_args"]
+__all__ = [
+    "flops",
+    "gflops",
+    "layer_facts",
+    "layer_key",
+    "layer_key_and_facts",
+    "operator_family",
+    "short_args",
+]
 
 _V01_PREFIX = "topi_"
 # v0.1 task names put the TOPI namespace after `topi_`; longest first so `intel_graphics` wins.
@@ -810,12 +818,24 @@ def layer_facts(task_name: str, args: list[Any]) -> dict[str, object]:
     dilation_h/w, dtype, kernel_dtype, out_dtype, batch, depthwise...); a fact the arguments do
     not give is left out (and a condition on it stays undecided). Never raises.
     """
-    call = _parse(_name_info(task_name), args)
+    return _facts(_parse(_name_info(task_name), args))
+
+
+def _facts(call: _Call | None) -> dict[str, object]:
     if isinstance(call, _Conv):
         return _conv_facts(call)
     if isinstance(call, _Matmul):
         return _matmul_facts(call)
     return {}
+
+
+def layer_key_and_facts(
+    task_name: str, template_key: str, args: list[Any]
+) -> tuple[str, dict[str, object]]:
+    """`layer_key` and `layer_facts` from one reading of the arguments."""
+    call = _parse(_name_info(task_name), args)
+    key = _call_key(call) if call is not None else _fallback_key(task_name, args)
+    return key, _facts(call)
 
 
 # ---------------------------------------------------------------------------------------------
