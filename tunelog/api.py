@@ -38,6 +38,7 @@ from tunelog.targets import UNKNOWN_MODEL, parse_target
 if TYPE_CHECKING:
     from tunelog import htmlreport
     from tunelog.convergence import Convergence
+    from tunelog.diagnosis import DiagnoseReport
     from tunelog.discovery import Discovery
     from tunelog.importreport import FileReport
     from tunelog.inputs import LogInput
@@ -412,6 +413,18 @@ def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
         for lay in layers(store, filters)
         if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked))
     ]
+
+
+def diagnose_untuned(store: Store, text: str, *, target: str | None = None) -> DiagnoseReport:
+    """Why the database does not answer each workload TVM reported untuned (`tunelog diagnose`).
+
+    `text`: TVM's console output ("Cannot find tuning records for" / "Cannot find config for"
+    messages, any logging prefix), or a task list (`[[task_name, *args], ...]` JSON) compiled
+    for `target`. One reason per (target, workload): see `tunelog.diagnosis`.
+    """
+    from tunelog.diagnosis import RecordIndex, diagnose_text
+
+    return diagnose_text(RecordIndex(*store.layer_inputs()), text, target=target)
 
 
 def _answered_elsewhere(layer: Layer, asked: str | None) -> bool:
