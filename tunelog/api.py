@@ -415,16 +415,24 @@ def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
     ]
 
 
-def diagnose_untuned(store: Store, text: str, *, target: str | None = None) -> DiagnoseReport:
+def diagnose_untuned(
+    store: Store,
+    text: str,
+    *,
+    target: str | None = None,
+    show_path: Callable[[str], str] = str,
+) -> DiagnoseReport:
     """Why the database does not answer each workload TVM reported untuned (`tunelog diagnose`).
 
     `text`: TVM's console output ("Cannot find tuning records for" / "Cannot find config for"
     messages, any logging prefix), or a task list (`[[task_name, *args], ...]` JSON) compiled
-    for `target`. One reason per (target, workload): see `tunelog.diagnosis`.
+    for `target`. One reason per (target, workload): see `tunelog.diagnosis`. `show_path`
+    writes a stored source path in the details (the CLI shows it relative).
     """
     from tunelog.diagnosis import RecordIndex, diagnose_text
 
-    return diagnose_text(RecordIndex(*store.layer_inputs()), text, target=target)
+    index = RecordIndex(*store.layer_inputs(), show_path=show_path)
+    return diagnose_text(index, text, target=target)
 
 
 def _answered_elsewhere(layer: Layer, asked: str | None) -> bool:

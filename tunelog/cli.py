@@ -29,6 +29,7 @@ from tunelog.filters import Filters
 if TYPE_CHECKING:
     from tunelog import api
     from tunelog.convergence import Convergence
+    from tunelog.diagnosis import Diagnosis
     from tunelog.diffing import LayerDiff
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer, TemplateResult
@@ -915,6 +916,71 @@ def _errors_text(counts: dict[int, int]) -> str:
 
     failed = sorted(((c, n) for n, c in counts.items() if n != 0), reverse=True)
     return ", ".join(f"{error_name(n)} x{c}" for c, n in failed)
+
+
+@app.command(epilog=example("tunelog diagnose build_output.txt --check"))
+@handles_errors
+def diagnose(
+    file: Annotated[
+        str,
+        typer.Argument(
+            metavar="FILE|-",
+            help="TVM's console output (or a task list, JSON); - or nothing for stdin.",
+        ),
+    ] = "-",
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            "--for-target",
+            metavar="TARGET",
+            help="The target a task list is compiled for (console output names its own).",
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Exit 1 when a workload is not answered (for scripts, CI)."),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Why each operator TVM reported untuned is not answered by the database.
+
+    Reads relay's "Cannot find tuning records for" (DEBUG) and the fallback context's "Cannot
+    find config for" messages, or a task list; one reason per (target, workload): no_record
+    (with the nearest tuned layers), other_target, all_failed, v01_only, not_offered, packed (the
+    NCHW[x]c form of another layer) or answered (the build read another file).
+    """
+    from tunelog import api
+
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(errors="replace")
+    with opened_store() as store:
+        report = api.diagnose_untuned(store, text, target=target, show_path=display_path)
+    for unread in report.unread[:WARNINGS_SHOWN]:
+        _err(f"warning: {display_path(file)}:{unread.line}: message not read: {unread.reason}")
+    if as_json:
+        emit_json([d.as_dict() for d in report.diagnoses])
+    else:
+        _print_diagnoses(report.diagnoses)
+    if check and report.unanswered:
+        raise typer.Exit(1)
+
+
+def _print_diagnoses(found: Sequence[Diagnosis]) -> None:
+    from tunelog.diagnosis import verdict, workload_text
+
+    several = len({d.target for d in found}) > 1
+    rows = []
+    for d in found:
+        row = [d.line or "", d.target] if several else [d.line or ""]
+        rows.append([*row, d.reason, workload_text(d.workload), d.detail])
+    headers = ["line", "target"] if several else ["line"]
+    emit_table(
+        rows,
+        [*headers, "reason", "workload", "detail"],
+        empty="no 'Cannot find tuning records' or 'Cannot find config' message found",
+    )
+    if found:
+        typer.echo(f"\n{verdict(found)}")
 
 
 @app.command(epilog=example("tunelog errors --target-key cuda"))

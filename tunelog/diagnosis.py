@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tunelog.errorcodes import cause_of_failures, diagnose, error_name, lookup_error_code
@@ -150,6 +150,20 @@ def packed_original(workload: Workload) -> Workload | None:
     return None
 
 
+def workload_text(workload: Workload) -> str:
+    """Short text of a workload: template and call (`conv2d_NCHWc.x86 1x64x56x56 * ...`).
+
+    A layout-rewritten form shows its blocked shapes and layout, not a call it does not parse as.
+    """
+    task = str(workload[0])
+    if packed_original(workload) is not None:
+        shapes = [s for s in (_tensor_shape(a) for a in workload[1:3]) if s is not None]
+        blocked = " * ".join("x".join(map(str, shape)) for shape in shapes)
+        layout = workload[6] if task != "dense_pack.x86" else "packed weight"
+        return f"{task} {blocked} {layout}"
+    return f"{task} {short_args(task, list(as_json_list(workload[1:])))}"  # type: ignore[call-overload]
+
+
 def _tensor_shape(value: object) -> tuple[int, ...] | None:
     if (
         isinstance(value, tuple)
@@ -182,7 +196,10 @@ class RecordIndex:
         workloads: Sequence[WorkloadInfo],
         tallies: Iterable[Tally],
         slots: Mapping[tuple[str, str, int], SlotWinner],
+        *,
+        show_path: Callable[[str], str] = str,
     ) -> None:
+        self.show_path = show_path  # how a stored source path is written in details
         self.targets = dict(targets)
         self.slots = slots
         self.recorded = {w.id: _Recorded(w) for w in workloads}
@@ -281,9 +298,10 @@ def _answered(
         if holder is None:
             continue
         how = "" if wid == exact else f" through {info.task_name} (same layer)"
+        where = f"{index.show_path(holder.source)}:{holder.line}"
         detail = (
             f"apply_history_best answers it{how}: config {holder.config_index} from "
-            f"{holder.source}:{holder.line} ({_seconds(holder.mean_cost)}, tuned on "
+            f"{where} ({_seconds(holder.mean_cost)}, tuned on "
             f"{holder.target}); a build that printed it read another file: export this database "
             f"(tunelog export --for-target '{asked.raw}' tuned.log) and build with that"
         )
@@ -297,13 +315,13 @@ def _packed(index: RecordIndex, asked: Target, workload: Workload, original: Wor
     text = short_args(str(original[0]), list(as_json_list(original[1:])))  # type: ignore[call-overload]
     if layer.answered:
         detail = (
-            f"the {layout} form of layer {text}, which the database answers (relay registers "
-            f"the layer's config for this form): {layer.detail}"
+            f"the {layout} form of layer {text}, which the database answers (relay uses the "
+            f"layer's config for this form): {layer.detail}"
         )
         return _result(asked, workload, ANSWERED, detail, original=original)
     detail = (
-        f"the {layout} form relay's layout rewrite derives from layer {text}; untuned because "
-        f"that layer is ({layer.reason}): tune the layer, not this form"
+        f"the {layout} form of layer {text}, untuned because that layer is "
+        f"({layer.reason}): tune the layer"
     )
     return _result(asked, workload, PACKED, detail, original=original)
 
@@ -422,7 +440,7 @@ def _no_record(
     nearest = nearest_tuned(index, asked, task, args, exclude=set(same_layer))
     detail = "no record of this layer for any target"
     if nearest:
-        detail += "; nearest tuned: " + "; ".join(", ".join(n.differs) for n in nearest)
+        detail += "; nearest tuned: " + " | ".join(", ".join(n.differs) for n in nearest)
     return _result(asked, workload, NO_RECORD, detail, nearest=tuple(nearest))
 
 

@@ -104,13 +104,22 @@ def _message_chunks(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
                 yield start, line
                 pending = []
         elif pending:
-            pending.append(line.strip())
+            pending.append(_after_prefix(line))
             joined = " ".join(pending)
             if _complete(joined) or len(pending) > _CONTINUATION_LINES:
                 yield start, joined
                 pending = []
     if pending:
         yield start, " ".join(pending)
+
+
+def _after_prefix(line: str) -> str:
+    """A continuation line from its `target=` or `key=` on: a logger may prefix each line."""
+    for mark in (_TARGET_MARK, _KEY_MARK):
+        at = line.find(mark)
+        if at >= 0:
+            return line[at:]
+    return line.strip()
 
 
 def _complete(text: str) -> bool:
