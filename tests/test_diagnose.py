@@ -278,3 +278,31 @@ def test_workload_text_shows_blocked_forms_by_their_layout() -> None:
     )
     assert workload_text(packed) == "conv2d_NCHWc.x86 1x8x56x56x8 * 8x8x3x3x8x8 NCHW8c"
     assert workload_text(original) == "conv2d_NCHWc.x86 1x3x224x224 * 64x3x7x7 s2 p3"
+
+
+def test_what_diagnose_calls_answered_is_what_real_tvm_did_not_print(tmp_path: Path) -> None:
+    """Against a corpus log (resnet-50 records): diagnosing the untuned build's messages
+    predicts exactly the messages a real build under that log printed."""
+    from tests.conftest import CORPUS, require_shared
+
+    require_shared()
+    log = CORPUS / "WANNA959__tvm_learning/resnet50-v2-7-autotuner_records.json"
+    with Store(tmp_path / "d.db") as store:
+        api.import_paths(store, [str(log)])
+        predicted = api.diagnose_untuned(store, (FIXTURES / "empty224.txt").read_text())
+    printed = read_messages((FIXTURES / "corpus_resnet50.out").read_text().splitlines())
+    unanswered = {(d.target, d.workload) for d in predicted.unanswered}
+    assert unanswered == {(m.target, m.workload) for m in printed.messages}
+    assert len(unanswered) == 14 and len(predicted.diagnoses) == 26
+
+
+@pytest.mark.parametrize("log", ["partial224", "cuda_only", "tuned112", "full224"])
+def test_diagnosing_the_untuned_build_predicts_what_tvm_printed_under_the_log(
+    tmp_path: Path, log: str
+) -> None:
+    """empty224.txt names every workload resnet-18 queries; under each log, the ones diagnose
+    leaves unanswered are exactly those real TVM printed (full224.out: none)."""
+    predicted = _diagnose(tmp_path, f"{log}.log", "empty224.txt")
+    printed = read_messages((FIXTURES / f"{log}.out").read_text().splitlines()).messages
+    unanswered = {(d.target, d.workload) for d in predicted if not d.answered}
+    assert unanswered == {(m.target, m.workload) for m in printed}
