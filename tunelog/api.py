@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from tunelog.store.merging import MergeReport
     from tunelog.store.removal import RemovedSource
     from tunelog.store.trials import TrialRow
+    from tunelog.tasklist import TaskProgress
 
 # Results of the calls few commands make: tunelog.results defines them (its __all__), this
 # module exports them (the imports above for type checkers, __getattr__ at run time).
@@ -433,6 +434,35 @@ def diagnose_untuned(
 
     index = RecordIndex(*store.layer_inputs(), show_path=show_path)
     return diagnose_text(index, text, target=target)
+
+
+def tuning_progress(
+    store: Store,
+    tasks: str | Sequence[tuple[object, ...]],
+    target: str,
+    *,
+    need_trials: int | None = None,
+) -> list[TaskProgress]:
+    """Trials already done per task of a task list on `target` (`tunelog tasks`).
+
+    `tasks`: the task list's JSON text, or its workloads as tuples. With `need_trials`, only
+    the tasks with fewer valid trials than that (what a tuning script still has to tune).
+    Raises NotATaskListError, TargetParseError.
+    """
+    from tunelog.store.trials import trial_runs
+    from tunelog.tasklist import needing_trials, task_progress
+    from tunelog.tvmmessages import read_task_list
+
+    workloads = read_task_list(tasks) if isinstance(tasks, str) else list(tasks)
+    asked = parse_target(target)
+    known, infos, _, _ = store.layer_inputs()
+    group_of = {
+        target_id: (parsed.keys, parsed.model)
+        for target_id, text in known
+        for parsed in (parse_target(text),)
+    }
+    found = task_progress(workloads, asked, infos, trial_runs(store, group_of))
+    return found if need_trials is None else needing_trials(found, need_trials)
 
 
 def _answered_elsewhere(layer: Layer, asked: str | None) -> bool:

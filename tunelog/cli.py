@@ -983,6 +983,67 @@ def _print_diagnoses(found: Sequence[Diagnosis]) -> None:
         typer.echo(f"\n{verdict(found)}")
 
 
+@app.command(epilog=example("tunelog tasks tasks.json --target 'llvm -mcpu=core-avx2'"))
+@handles_errors
+def tasks(
+    file: Annotated[
+        str,
+        typer.Argument(
+            metavar="FILE|-", help="A task list: JSON [[task_name, *args], ...]; - for stdin."
+        ),
+    ],
+    target: Annotated[
+        str,
+        typer.Option(
+            "--target",
+            "--for-target",
+            metavar="TARGET",
+            help="The target the tasks are tuned for (its keys and -model pick the records).",
+        ),
+    ],
+    need_trials: Annotated[
+        int | None,
+        typer.Option(
+            "--need-trials",
+            min=1,
+            metavar="N",
+            help="Only the tasks with fewer than N valid trials (what is left to tune).",
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Trials already done per task of a task list, and each task's convergence (resume tuning)."""
+    from tunelog import api
+    from tunelog.diagnosis import workload_text
+
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(errors="replace")
+    with opened_store() as store:
+        found = api.tuning_progress(store, text, target, need_trials=need_trials)
+    if as_json:
+        emit_json([task.as_dict() for task in found])
+        return
+    emit_table(
+        [
+            (
+                task.index,
+                workload_text(task.workload),
+                task.convergence.trials,
+                task.convergence.valid,
+                task.failed,
+                format_seconds(task.convergence.best_cost)
+                if task.convergence.best_cost is not None
+                else "",
+                task.convergence.verdict,
+            )
+            for task in found
+        ],
+        ("index", "task", "trials", "valid", "failed", "best", "verdict"),
+        empty="every task has enough valid trials"
+        if need_trials is not None
+        else "the task list is empty",
+    )
+
+
 @app.command(epilog=example("tunelog errors --target-key cuda"))
 @handles_errors
 def errors(
