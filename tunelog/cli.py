@@ -1085,13 +1085,37 @@ def errors(
     )
 
 
-@app.command(epilog=example("tunelog explain build_timeout"))
+@app.command(epilog=example("tunelog explain build_timeout", "tunelog explain all_cost"))
 @handles_errors
 def explain(
-    code: Annotated[str, typer.Argument(help="Error number (0-8) or name, e.g. build_timeout.")],
+    code: Annotated[
+        str,
+        typer.Argument(
+            metavar="WHAT",
+            help="Error number (0-8) or name (build_timeout); a record field (cost, all_cost, "
+            "error_no, timestamp... or `fields` for all); or a whole record line (JSON).",
+        ),
+    ],
     as_json: JsonOption = False,
 ) -> None:
-    """What an AutoTVM error number means, its common causes, and what to change."""
+    """What an AutoTVM error number means and what to change; what a record's fields mean."""
+    from tunelog.recordfields import FIELDS, field_name
+
+    if code.lstrip().startswith("{"):
+        _explain_record(code, as_json)
+        return
+    field = "fields" if code.strip().lower() == "fields" else field_name(code)
+    if field is not None:
+        meanings = FIELDS if field == "fields" else {field: FIELDS[field]}
+        if as_json:
+            emit_json(meanings)
+        else:
+            typer.echo("\n".join(f"{name}: {text}" for name, text in meanings.items()))
+        return
+    _explain_error(code, as_json)
+
+
+def _explain_error(code: str, as_json: bool) -> None:
     from tunelog.errorcodes import lookup_error_code
 
     entry = lookup_error_code(code)
@@ -1112,6 +1136,23 @@ def explain(
     if entry.remedies:
         lines += ["", "What to change:", *(f"  - {r}" for r in entry.remedies)]
     typer.echo("\n".join(lines))
+
+
+def _explain_record(line: str, as_json: bool) -> None:
+    from tunelog.exceptions import NotARecordError
+    from tunelog.recordfields import explain_record
+    from tunelog.recordmodels import TuningRecord
+    from tunelog.records import parse_line
+
+    parsed = parse_line(line.encode())
+    if not isinstance(parsed, TuningRecord):
+        reason = getattr(parsed, "reason", "not an AutoTVM record")
+        raise NotARecordError(f"not an AutoTVM record: {reason}")
+    fields = explain_record(parsed)
+    if as_json:
+        emit_json([f._asdict() for f in fields])
+        return
+    emit_table([list(f) for f in fields], ("field", "value", "meaning"))
 
 
 # -- convergence ------------------------------------------------------------------------------

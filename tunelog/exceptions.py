@@ -93,3 +93,7 @@ class NotATaskListError(TunelogError, ValueError):
 
 class TargetRequiredError(TunelogError):
     """A task list names workloads without a target: --target must say which one compiles."""
+
+
+class NotARecordError(TunelogError, ValueError):
+    """`explain` was given text that is not an AutoTVM record line."""
