@@ -21,10 +21,9 @@ from tunelog.diagnosis import (
     PACKED,
     V01_ONLY,
     Diagnosis,
-    packed_original,
-    workload_text,
 )
 from tunelog.exceptions import NotATaskListError, TargetRequiredError
+from tunelog.layoutforms import packed_original, workload_text
 from tunelog.store import Store
 from tunelog.tvmmessages import read_messages, read_task_list
 

@@ -430,7 +430,8 @@ def diagnose_untuned(
     for `target`. One reason per (target, workload): see `tunelog.diagnosis`. `show_path`
     writes a stored source path in the details (the CLI shows it relative).
     """
-    from tunelog.diagnosis import RecordIndex, diagnose_text
+    from tunelog.diagnosis import diagnose_text
+    from tunelog.recordindex import RecordIndex
 
     index = RecordIndex(*store.layer_inputs(), show_path=show_path)
     return diagnose_text(index, text, target=target)

@@ -966,7 +966,8 @@ def diagnose(
 
 
 def _print_diagnoses(found: Sequence[Diagnosis]) -> None:
-    from tunelog.diagnosis import verdict, workload_text
+    from tunelog.diagnosis import verdict
+    from tunelog.layoutforms import workload_text
 
     several = len({d.target for d in found}) > 1
     rows = []
@@ -1014,7 +1015,7 @@ def tasks(
 ) -> None:
     """Trials already done per task of a task list, and each task's convergence (resume tuning)."""
     from tunelog import api
-    from tunelog.diagnosis import workload_text
+    from tunelog.layoutforms import workload_text
 
     text = sys.stdin.read() if file == "-" else Path(file).read_text(errors="replace")
     with opened_store() as store:

@@ -21,26 +21,27 @@ slots), read once by the store. For a compile target T and a workload W (as TVM 
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from tunelog.errorcodes import cause_of_failures, diagnose, error_name, lookup_error_code
 from tunelog.exceptions import TargetParseError, TargetRequiredError
-from tunelog.layers import SlotWinner, Tally, TargetGroup, WorkloadInfo, query
+from tunelog.layers import TargetGroup, query
+from tunelog.layoutforms import packed_original
+from tunelog.nearest import Nearest, nearest_tuned
+from tunelog.recordindex import RecordIndex, reaches
 from tunelog.strategies import may_offer
-from tunelog.targets import UNKNOWN_MODEL, Target, parse_target
+from tunelog.targets import Target, parse_target
 from tunelog.tvmmessages import (
     UnreadMessage,
     Workload,
     as_json_list,
-    as_tuple,
     looks_like_task_list,
     read_messages,
     read_task_list,
+    workload_args,
 )
-from tunelog.workloads import call_fields, layer_key, operator_family, short_args
+from tunelog.workloads import layer_key, short_args
 
 ANSWERED = "answered"
 PACKED = "packed"
@@ -50,19 +51,6 @@ OTHER_TARGET = "other_target"
 V01_ONLY = "v01_only"
 NO_RECORD = "no_record"
 REASONS = (NO_RECORD, OTHER_TARGET, ALL_FAILED, V01_ONLY, NOT_OFFERED, PACKED, ANSWERED)
-
-NEAREST_SHOWN = 3
-_BLOCKED = re.compile(r"NCHW(\d+)c")
-_SHAPE_FIELDS = ("data", "kernel", "weight")
-
-
-@dataclass(frozen=True)
-class Nearest:
-    """A tuned workload of the same operator, and how it differs from the one asked about."""
-
-    workload: Workload
-    differs: tuple[str, ...]
-    targets: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -111,120 +99,6 @@ def relay_queries(keys: tuple[str, ...], task_name: str) -> bool:
     return may_offer(keys, task_name)
 
 
-def packed_original(workload: Workload) -> Workload | None:
-    """The layer whose layout-rewritten form `workload` is, or None when it is not one.
-
-    conv2d (x86 NCHWc): data `(N, C//c, H, W, c)`, kernel `(O//o, C//c, KH, KW, c, o)`, layouts
-    `NCHW{c}c`, `NCHW{o}c` -> data `(N, C, H, W)`, kernel `(O, C, KH, KW)`, layouts `NCHW`;
-    dense_pack: weight `(N//n, K, n)` -> `(N, K)`.
-    """
-    task, args = workload[0], workload[1:]
-    if not isinstance(task, str):
-        return None
-    if task.startswith(("conv2d_NCHWc", "depthwise_conv2d_NCHWc")) and len(args) == 8:
-        data, kernel, strides, padding, dilation, layout, out_layout, out_dtype = args
-        shapes = _tensor_shape(data), _tensor_shape(kernel)
-        if (
-            shapes[0] is None
-            or shapes[1] is None
-            or len(shapes[0]) != 5
-            or len(shapes[1]) != 6
-            or not isinstance(layout, str)
-            or not isinstance(out_layout, str)
-            or not _BLOCKED.fullmatch(layout)
-            or not _BLOCKED.fullmatch(out_layout)
-        ):
-            return None
-        n, c_outer, h, w, c_inner = shapes[0]
-        o_outer, i_outer, kh, kw, i_inner, o_inner = shapes[1]
-        new_data = ("TENSOR", (n, c_outer * c_inner, h, w), data[2])  # type: ignore[index]
-        new_kernel = ("TENSOR", (o_outer * o_inner, i_outer * i_inner, kh, kw), kernel[2])  # type: ignore[index]
-        return (task, new_data, new_kernel, strides, padding, dilation, "NCHW", "NCHW", out_dtype)
-    if task == "dense_pack.x86" and len(args) == 4:
-        weight = _tensor_shape(args[1])
-        if weight is None or len(weight) != 3:
-            return None
-        outer, k, inner = weight
-        new_weight = ("TENSOR", (outer * inner, k), args[1][2])  # type: ignore[index]
-        return (task, args[0], new_weight, args[2], args[3])
-    return None
-
-
-def workload_text(workload: Workload) -> str:
-    """Short text of a workload: template and call (`conv2d_NCHWc.x86 1x64x56x56 * ...`).
-
-    A layout-rewritten form shows its blocked shapes and layout, not a call it does not parse as.
-    """
-    task = str(workload[0])
-    if packed_original(workload) is not None:
-        shapes = [s for s in (_tensor_shape(a) for a in workload[1:3]) if s is not None]
-        blocked = " * ".join("x".join(map(str, shape)) for shape in shapes)
-        layout = workload[6] if task != "dense_pack.x86" else "packed weight"
-        return f"{task} {blocked} {layout}"
-    return f"{task} {short_args(task, list(as_json_list(workload[1:])))}"  # type: ignore[call-overload]
-
-
-def _tensor_shape(value: object) -> tuple[int, ...] | None:
-    if (
-        isinstance(value, tuple)
-        and len(value) == 3
-        and value[0] == "TENSOR"
-        and isinstance(value[1], tuple)
-        and all(isinstance(d, int) and not isinstance(d, bool) for d in value[1])
-    ):
-        return value[1]
-    return None
-
-
-@dataclass
-class _Recorded:
-    """What the database holds for one workload: records per target id and error number."""
-
-    info: WorkloadInfo
-    by_target: dict[int, dict[int, int]] = field(default_factory=dict)
-
-    def valid_targets(self) -> list[int]:
-        return [t for t, counts in self.by_target.items() if counts.get(0, 0) > 0]
-
-
-class RecordIndex:
-    """The database's workloads indexed for diagnosis: by exact workload, layer and operator."""
-
-    def __init__(
-        self,
-        targets: Iterable[tuple[int, str]],
-        workloads: Sequence[WorkloadInfo],
-        tallies: Iterable[Tally],
-        slots: Mapping[tuple[str, str, int], SlotWinner],
-        *,
-        show_path: Callable[[str], str] = str,
-    ) -> None:
-        self.show_path = show_path  # how a stored source path is written in details
-        self.targets = dict(targets)
-        self.slots = slots
-        self.recorded = {w.id: _Recorded(w) for w in workloads}
-        for tally in tallies:
-            counts = self.recorded[tally.workload_id].by_target.setdefault(tally.target_id, {})
-            counts[tally.error_no] = counts.get(tally.error_no, 0) + tally.records
-        self.exact: dict[tuple[str, object], int] = {}
-        self.by_layer: dict[str, list[int]] = {}
-        self.by_family: dict[str, list[int]] = {}
-        for w in workloads:
-            if w.version not in ("0.1", "0.2"):
-                continue  # auto_scheduler / MetaSchedule workloads answer no AutoTVM query
-            if w.version == "0.2":
-                self.exact.setdefault((w.task_name, as_tuple(w.args)), w.id)
-            self.by_layer.setdefault(layer_key(w.task_name, w.template_key, w.args), []).append(
-                w.id
-            )
-            family = operator_family(w.task_name, w.template_key)
-            self.by_family.setdefault(family, []).append(w.id)
-
-    def parsed(self, target_id: int) -> Target:
-        """The parsed target string of a target id."""
-        return parse_target(self.targets[target_id])
-
-
 def diagnose_workload(
     index: RecordIndex, target: str, workload: Workload, *, line: int | None = None
 ) -> Diagnosis:
@@ -241,7 +115,7 @@ def diagnose_workload(
 
 def _classify(index: RecordIndex, asked: Target, workload: Workload) -> Diagnosis:
     task = str(workload[0])
-    args = list(as_json_list(workload[1:]))  # type: ignore[call-overload]
+    args = workload_args(workload)
     same_layer = _same_layer(index, task, args)
     answered = _answered(index, asked, task, workload, same_layer)
     if answered is not None:
@@ -264,17 +138,16 @@ def _group(asked: Target) -> TargetGroup:
     return TargetGroup(asked.keys, asked.model, (asked.raw,))
 
 
-def _reaches(asked: Target, recorded: Target) -> bool:
-    """A record of `recorded` holds a slot some query of `asked` looks up."""
-    if set(asked.keys) & set(recorded.keys):
-        return True
-    return recorded.model != UNKNOWN_MODEL and recorded.model == asked.model
-
-
 def _result(
-    asked: Target, workload: Workload, reason: str, detail: str, **extra: object
+    asked: Target,
+    workload: Workload,
+    reason: str,
+    detail: str,
+    *,
+    original: Workload | None = None,
+    nearest: tuple[Nearest, ...] = (),
 ) -> Diagnosis:
-    return Diagnosis(asked.raw, workload, reason, detail, **extra)  # type: ignore[arg-type]
+    return Diagnosis(asked.raw, workload, reason, detail, original, nearest)
 
 
 def _answered(
@@ -312,7 +185,7 @@ def _answered(
 def _packed(index: RecordIndex, asked: Target, workload: Workload, original: Workload) -> Diagnosis:
     layer = _classify(index, asked, original)
     layout = next((a for a in workload[6:8] if isinstance(a, str)), "packed-weight")
-    text = short_args(str(original[0]), list(as_json_list(original[1:])))  # type: ignore[call-overload]
+    text = short_args(str(original[0]), workload_args(original))
     if layer.answered:
         detail = (
             f"the {layout} form of layer {text}, which the database answers (relay uses the "
@@ -338,7 +211,7 @@ def _reachable_counts(
         if relay_queries(asked.keys, recorded.info.task_name) != offered:
             continue
         for target_id, per_error in recorded.by_target.items():
-            if _reaches(asked, index.parsed(target_id)):
+            if reaches(asked, index.parsed(target_id)):
                 for number, n in per_error.items():
                     counts[number] = counts.get(number, 0) + n
     return counts
@@ -396,7 +269,7 @@ def _other_target(
             continue
         for target_id in recorded.valid_targets():
             parsed = index.parsed(target_id)
-            if not _reaches(asked, parsed):
+            if not reaches(asked, parsed):
                 elsewhere.add(parsed.raw)
     if not elsewhere:
         return None
@@ -442,65 +315,6 @@ def _no_record(
     if nearest:
         detail += "; nearest tuned: " + " | ".join(", ".join(n.differs) for n in nearest)
     return _result(asked, workload, NO_RECORD, detail, nearest=tuple(nearest))
-
-
-def nearest_tuned(
-    index: RecordIndex,
-    asked: Target,
-    task: str,
-    args: list[object],
-    *,
-    exclude: set[int],
-    limit: int = NEAREST_SHOWN,
-) -> list[Nearest]:
-    """Up to `limit` tuned layers of the same operator closest to the asked call."""
-    mine = call_fields(task, args)
-    if mine is None:
-        return []
-    ranked: list[tuple[tuple[int, bool, float, int], Nearest]] = []
-    seen_layers: set[str] = set()
-    for wid in index.by_family.get(operator_family(task), []):
-        recorded = index.recorded[wid]
-        info = recorded.info
-        valid = recorded.valid_targets()
-        if wid in exclude or info.version != "0.2" or not valid:
-            continue
-        key = layer_key(info.task_name, info.template_key, info.args)
-        theirs = call_fields(info.task_name, info.args)
-        if theirs is None or key in seen_layers:
-            continue
-        seen_layers.add(key)
-        differs = tuple(
-            f"{name} {value} vs {theirs.get(name, '?')}"
-            for name, value in mine.items()
-            if theirs.get(name) != value
-        )
-        targets = sorted({index.targets[t] for t in valid})
-        reachable = any(_reaches(asked, parse_target(t)) for t in targets)
-        rank = (len(differs), not reachable, _size_gap(mine, theirs), wid)
-        workload = (info.task_name, *(as_tuple(a) for a in info.args))
-        ranked.append((rank, Nearest(workload, differs, tuple(targets[:3]))))
-    ranked.sort(key=lambda item: item[0])
-    return [n for _, n in ranked[:limit]]
-
-
-def _size_gap(mine: Mapping[str, str], theirs: Mapping[str, str]) -> float:
-    """How far apart two calls' tensors are in size (sum of |log| of element-count ratios)."""
-    gap = 0.0
-    for name in _SHAPE_FIELDS:
-        a, b = _elements(mine.get(name)), _elements(theirs.get(name))
-        if a and b:
-            gap += abs(math.log(a / b))
-    return gap
-
-
-def _elements(text: str | None) -> int | None:
-    if not text:
-        return None
-    dims = text.partition(":")[0].split("x")
-    if not all(d.isdigit() for d in dims):
-        return None
-    return math.prod(int(d) for d in dims) or None
 
 
 def _seconds(cost: float) -> str:

@@ -22,7 +22,7 @@ import ast
 import html
 import json
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tunelog.exceptions import NotATaskListError
 
@@ -225,6 +225,11 @@ def as_tuple(value: object) -> object:
     if isinstance(value, (list, tuple)):
         return tuple(as_tuple(item) for item in value)
     return value
+
+
+def workload_args(workload: Workload) -> list[Any]:
+    """A workload's arguments as JSON values (tuples as lists), as a log stores them."""
+    return [as_json_list(arg) for arg in workload[1:]]
 
 
 def as_json_list(value: object) -> object:
