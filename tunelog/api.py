@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from tunelog.layers import Layer, TemplateResult
     from tunelog.live import Refresh
     from tunelog.models import Source
+    from tunelog.network import GraphLog
     from tunelog.records import ScannedLine
     from tunelog.results import CurveRow as CurveRow
     from tunelog.results import DiffReport as DiffReport
@@ -464,6 +465,40 @@ def tuning_progress(
     }
     found = task_progress(workloads, asked, infos, trial_runs(store, group_of))
     return found if need_trials is None else needing_trials(found, need_trials)
+
+
+def network(path: str, store: Store | None = None) -> GraphLog:
+    """A graph-tuner output's layers with occurrences, latencies and layouts (`tunelog network`).
+
+    With `store` (holding the kernel log of the same layers): each layer's best single-op
+    latency there, and the best per data layout, beside the graph tuner's choice.
+    """
+    from tunelog.network import read_graph_log
+
+    with open(path, "rb") as handle:
+        graph = read_graph_log(handle)
+    if store is not None:
+        _add_kernel_bests(store, graph)
+    return graph
+
+
+def _add_kernel_bests(store: Store, graph: GraphLog) -> None:
+    from tunelog.workloads import layer_key
+
+    by_target: dict[str, dict[str, Layer]] = {}
+    for entry in graph.layers:
+        if entry.target not in by_target:
+            found = layers(store, Filters(for_target=entry.target))
+            by_target[entry.target] = {lay.key: lay for lay in found}
+        layer = by_target[entry.target].get(layer_key(entry.task_name, "", entry.args))
+        if layer is None or layer.winner is None or layer.winner.chosen is None:
+            continue
+        entry.kernel_best = layer.winner.chosen.mean_cost
+        for template in knobs(store, layer, "layout:data"):
+            for value in template.values:
+                if value.best is not None:
+                    known = entry.best_per_layout.get(value.value)
+                    entry.best_per_layout[value.value] = min(known or value.best, value.best)
 
 
 def _answered_elsewhere(layer: Layer, asked: str | None) -> bool:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer, TemplateResult
     from tunelog.models import BestRow, FileReport, SourceImport
+    from tunelog.network import GraphLog
     from tunelog.store import Store
 
 # Start-up is most of a small command's time, so each command imports what it needs when it
@@ -1043,6 +1044,144 @@ def tasks(
         if need_trials is not None
         else "the task list is empty",
     )
+
+
+@app.command(epilog=example("tunelog network resnet_50.graph.log"))
+@handles_errors
+def network(
+    graph_log: Annotated[
+        str, typer.Argument(metavar="GRAPH_LOG", help="A graph tuner's output log.")
+    ],
+    as_json: JsonOption = False,
+) -> None:
+    """Network totals from a graph-tuner output: occurrences, each layer's share, its layout.
+
+    With the kernel log of the same layers imported (--db), each layer's best single-op latency
+    and the best per data layout beside the graph tuner's choice. Layout transforms between
+    layers are in no log: the totals are conv time only.
+    """
+    from tunelog import api
+
+    store = None
+    if Path(state.db_path).exists():
+        from tunelog.store import Store
+
+        store = Store(state.db_path, create=False)
+    try:
+        graph = api.network(graph_log, store)
+    finally:
+        if store is not None:
+            store.close()
+    for number, reason in graph.rejected[:WARNINGS_SHOWN]:
+        _err(f"warning: {display_path(graph_log)}:{number}: {reason}")
+    if as_json:
+        emit_json(_network_json(graph))
+        return
+    _print_network(graph)
+
+
+def _network_json(graph: GraphLog) -> dict[str, object]:
+    return {
+        "occurrences": graph.occurrences,
+        "total": graph.total,
+        "kernel_total": graph.kernel_total,
+        "layers": [
+            {
+                "line": layer.first_line,
+                "target": layer.target,
+                "template": layer.task_name,
+                "args": layer.args,
+                "occurrences": layer.occurrences,
+                "config": layer.config_index,
+                "layouts": layer.layouts,
+                "latency": layer.latency,
+                "total": layer.total,
+                "share": graph.share(layer),
+                "kernel_best": layer.kernel_best,
+                "best_per_layout": layer.best_per_layout,
+            }
+            for layer in graph.layers
+        ],
+    }
+
+
+_NETWORK_HEADERS = (
+    "line",
+    "layer",
+    "x",
+    "config",
+    "layout",
+    "latency",
+    "share",
+    "kernel best",
+    "best per layout",
+)
+
+
+def _layout_text(layouts: dict[str, str]) -> str:
+    """`NCHW16c -> NCHW32c`: the data layout in, the output layout out."""
+    return " -> ".join(layouts[k] for k in ("layout:data", "layout:out") if k in layouts)
+
+
+def _per_layout_text(best: dict[str, float]) -> str:
+    """Fastest first: `NCHW16c 40.1 us, NCHW8c 42.0 us`."""
+    ranked = sorted(best.items(), key=lambda item: item[1])
+    return ", ".join(f"{layout} {format_seconds(cost)}" for layout, cost in ranked)
+
+
+def _print_network(graph: GraphLog) -> None:
+    from tunelog.workloads import short_args
+
+    emit_table(
+        [
+            (
+                layer.first_line,
+                short_args(layer.task_name, layer.args),
+                layer.occurrences,
+                layer.config_index,
+                " -> ".join(
+                    layer.layouts[k] for k in ("layout:data", "layout:out") if k in layer.layouts
+                ),
+                format_seconds(layer.latency),
+                f"{100 * graph.share(layer):.1f} %",
+                format_seconds(layer.kernel_best) if layer.kernel_best is not None else "",
+                ", ".join(
+                    f"{k} {format_seconds(v)}"
+                    for k, v in sorted(layer.best_per_layout.items(), key=lambda kv: kv[1])
+                ),
+            )
+            for layer in graph.layers
+        ],
+        (
+            "line",
+            "layer",
+            "x",
+            "config",
+            "layout",
+            "latency",
+            "share",
+            "kernel best",
+            "best per layout",
+        ),
+        empty="no AutoTVM record in the graph log",
+    )
+    if not graph.layers:
+        return
+    lines = [
+        f"\nnetwork conv time with the graph tuner's configs: {format_seconds(graph.total)} "
+        f"({graph.occurrences} conv layer occurrences, {len(graph.layers)} distinct)"
+    ]
+    if graph.kernel_total is not None:
+        lines.append(
+            f"with each layer's fastest kernel: {format_seconds(graph.kernel_total)}; the "
+            "difference pays for layout transforms between layers, which no log records"
+        )
+    else:
+        lines.append(
+            "import the kernel log of these layers (--db) to compare with each layer's fastest "
+            "kernel; a kernel log alone cannot count occurrences"
+        )
+    typer.echo("\n".join(lines))
 
 
 @app.command(epilog=example("tunelog errors --target-key cuda"))
