@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import DATA
 from tunelog import api
@@ -305,3 +307,41 @@ def test_diagnosing_the_untuned_build_predicts_what_tvm_printed_under_the_log(
     printed = read_messages((FIXTURES / f"{log}.out").read_text().splitlines()).messages
     unanswered = {(d.target, d.workload) for d in predicted if not d.answered}
     assert unanswered == {(m.target, m.workload) for m in printed}
+
+
+# -- property: whatever workload TVM prints, the message gives it back ------------------------
+
+_scalars = st.one_of(
+    st.integers(-(10**6), 10**6),
+    st.none(),
+    st.booleans(),
+    st.text(alphabet="abcNCHWc0123456789_.,()' \"", max_size=8),
+)
+_values = st.recursive(
+    _scalars, lambda inner: st.tuples(inner, inner) | st.tuples(inner), max_leaves=6
+)
+
+
+@given(
+    task=st.from_regex(r"[a-z][a-z0-9_]{0,12}\.[a-z0-9_]{1,6}", fullmatch=True),
+    args=st.lists(_values, max_size=6),
+    prefix=st.sampled_from(["", "2026-11-25 10:05:25,039 DEBUG autotvm: ", "[x] "]),
+    form=st.sampled_from(["debug", "warning", "pasted"]),
+)
+@settings(max_examples=200, deadline=None)
+def test_any_printed_workload_reads_back_exactly(
+    task: str, args: list[object], prefix: str, form: str
+) -> None:
+    workload = (task, *args)
+    text = repr(workload)
+    if form == "debug":
+        message = (
+            f"{prefix}Cannot find tuning records for:\n    target={X86}\n    key={text}\nTVM will"
+        )
+    elif form == "warning":
+        message = f"{prefix}Cannot find config for target={X86}, workload={text}. A fallback"
+    else:
+        message = f"{prefix}Cannot find tuning records for: target={X86} key={text} TVM will"
+    read = read_messages(message.splitlines())
+    assert read.unread == []
+    assert [(m.target, m.workload) for m in read.messages] == [(X86, workload)]
