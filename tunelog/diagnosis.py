@@ -154,14 +154,13 @@ def _answered(
     index: RecordIndex, asked: Target, task: str, workload: Workload, same_layer: list[int]
 ) -> Diagnosis | None:
     exact = index.exact.get((task, workload[1:]))
-    candidates = ([exact] if exact is not None else []) + [
+    # Another spelling of the asked template is never queried; other templates of the layer are.
+    others = [
         wid
         for wid in same_layer
-        if wid != exact
-        and index.recorded[wid].info.version == "0.2"
-        and index.recorded[wid].info.task_name
-        != task  # another spelling of one template: not asked
+        if index.recorded[wid].info.version == "0.2" and index.recorded[wid].info.task_name != task
     ]
+    candidates = ([exact] if exact is not None else []) + others
     group = _group(asked)
     for wid in candidates:
         info = index.recorded[wid].info
@@ -172,12 +171,16 @@ def _answered(
             continue
         how = "" if wid == exact else f" through {info.task_name} (same layer)"
         where = f"{index.show_path(holder.source)}:{holder.line}"
+        problems = parse_target(holder.target).load_problems
+        fix = " --fix-targets" if problems else ""
         detail = (
             f"apply_history_best answers it{how}: config {holder.config_index} from "
             f"{where} ({_seconds(holder.mean_cost)}, tuned on "
             f"{holder.target}); a build that printed it read another file: export this database "
-            f"(tunelog export --for-target '{asked.raw}' tuned.log) and build with that"
+            f"(tunelog export{fix} --for-target '{asked.raw}' tuned.log) and build with that"
         )
+        if problems:
+            detail += f" ({'; '.join(problems)}: a TVM that rejects it stops at that line)"
         return _result(asked, workload, ANSWERED, detail)
     return None
 
