@@ -89,3 +89,31 @@ def test_network_command_prints_totals(tmp_path: Path, monkeypatch: pytest.Monke
         "with each layer's fastest kernel: 2.10 ms; the difference pays for layout transforms "
         "between layers, which no log records",
     ]
+
+
+def test_totals_without_a_graph_log_count_each_layer_once(tmp_path: Path) -> None:
+    with Store(tmp_path / "k.db") as store:
+        api.import_paths(store, [str(DATA / "diagnose" / "partial224.log")])
+        totals = {t.group.label: t for t in api.network_totals(store)}
+    cpu = totals["cpu"]
+    assert (len(cpu.layers), cpu.untuned) == (6, 2)  # the two all-failed layers have no winner
+    assert cpu.total == pytest.approx(sum(s.latency for s in cpu.layers))
+    assert cpu.layers[0].latency == max(s.latency for s in cpu.layers)  # slowest first
+    assert sum(s.share for s in cpu.layers) == pytest.approx(1.0)
+    assert set(totals) == {"cpu", "arm_cpu,cpu (rk3399)", "cuda,gpu (t4)"}
+
+
+def test_network_totals_command_says_occurrences_are_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    db = str(tmp_path / "k.db")
+    runner = CliRunner()
+    runner.invoke(app, ["--db", db, "import", str(KERNEL)])
+    result = runner.invoke(app, ["--db", db, "network"])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-1] == (
+        "cpu: total 1.20 ms over 12 layer(s); each layer counted once: a kernel log cannot count "
+        "occurrences (a graph-tuner output can: tunelog network GRAPH_LOG)"
+    )

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from tunelog.layers import Layer, TemplateResult
     from tunelog.live import Refresh
     from tunelog.models import Source
-    from tunelog.network import GraphLog
+    from tunelog.network import GraphLog, GroupTotal
     from tunelog.records import ScannedLine
     from tunelog.results import CurveRow as CurveRow
     from tunelog.results import DiffReport as DiffReport
@@ -480,6 +480,14 @@ def network(path: str, store: Store | None = None) -> GraphLog:
     if store is not None:
         _add_kernel_bests(store, graph)
     return graph
+
+
+def network_totals(store: Store, filters: Filters | None = None) -> list[GroupTotal]:
+    """Per target group, the total of winners' latencies and each layer's share (each layer
+    counted once: a kernel log cannot count occurrences; `network(path)` reads a graph log)."""
+    from tunelog.network import group_totals
+
+    return group_totals(layers(store, filters))
 
 
 def _add_kernel_bests(store: Store, graph: GraphLog) -> None:

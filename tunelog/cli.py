@@ -1046,20 +1046,32 @@ def tasks(
     )
 
 
-@app.command(epilog=example("tunelog network resnet_50.graph.log"))
+@app.command(epilog=example("tunelog network resnet_50.graph.log", "tunelog network"))
 @handles_errors
 def network(
     graph_log: Annotated[
-        str, typer.Argument(metavar="GRAPH_LOG", help="A graph tuner's output log.")
-    ],
+        str | None,
+        typer.Argument(
+            metavar="[GRAPH_LOG]",
+            help="A graph tuner's output log; without it, totals of the database's winners.",
+        ),
+    ] = None,
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    for_target: FilterForTarget = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Network totals from a graph-tuner output: occurrences, each layer's share, its layout.
+    """Network totals: per layer its latency, occurrences and share; graph-tuner layouts.
 
-    With the kernel log of the same layers imported (--db), each layer's best single-op latency
-    and the best per data layout beside the graph tuner's choice. Layout transforms between
-    layers are in no log: the totals are conv time only.
+    With GRAPH_LOG (a graph tuner's output: one record per conv layer occurrence), the
+    occurrences, the config and layouts it chose; with the kernel log of the same layers
+    imported (--db), each layer's best single-op latency and best per data layout beside it.
+    Without it, per target group the total of the winners' latencies, each layer counted once
+    (a kernel log cannot count occurrences). Layout transforms are in no log: conv time only.
     """
+    if graph_log is None:
+        _network_totals(Filters(target_key, model, for_target=for_target), as_json)
+        return
     from tunelog import api
 
     store = None
@@ -1078,6 +1090,64 @@ def network(
         emit_json(_network_json(graph))
         return
     _print_network(graph)
+
+
+_ONCE_NOTE = (
+    "each layer counted once: a kernel log cannot count occurrences "
+    "(a graph-tuner output can: tunelog network GRAPH_LOG)"
+)
+
+
+def _network_totals(filters: Filters, as_json: bool) -> None:
+    from tunelog import api
+
+    with opened_store() as store:
+        totals = api.network_totals(store, filters)
+    if as_json:
+        emit_json(
+            [
+                {
+                    "target_keys": list(t.group.keys),
+                    "model": t.group.model,
+                    "total": t.total,
+                    "untuned": t.untuned,
+                    "occurrences_known": False,
+                    "layers": [
+                        {
+                            "operator": s.layer.family,
+                            "shapes": s.layer.shapes,
+                            "layer_key": s.layer.key,
+                            "latency": s.latency,
+                            "share": s.share,
+                        }
+                        for s in t.layers
+                    ],
+                }
+                for t in totals
+            ]
+        )
+        return
+    emit_table(
+        [
+            (
+                t.group.label,
+                s.layer.family,
+                s.layer.shapes,
+                format_seconds(s.latency),
+                f"{100 * s.share:.1f} %",
+            )
+            for t in totals
+            for s in t.layers
+        ],
+        ("target", "operator", "shapes", "latency", "share"),
+        empty="no tuned layer matches (see `tunelog workloads`)",
+    )
+    for t in totals:
+        untuned = f", {t.untuned} untuned layer(s) not counted" if t.untuned else ""
+        typer.echo(
+            f"{t.group.label}: total {format_seconds(t.total)} over {len(t.layers)} "
+            f"layer(s){untuned}; {_ONCE_NOTE}"
+        )
 
 
 def _network_json(graph: GraphLog) -> dict[str, object]:

@@ -7,6 +7,9 @@ log cannot (it holds each workload once, however often the network runs it). For
 keeps the config it chose, whose x86 NCHWc layouts follow from the config (`knobs.implied_layouts`)
 and whose cost is that config's single-op latency.
 
+Without a graph-tuner output, `group_totals` sums the winners' latencies per target group with
+every layer counted once, and says so: a kernel log cannot count occurrences.
+
 The network total here is the sum of single-op latencies times occurrences: conv layers only,
 and without the layout transforms between layers, which no log records. The graph tuner may pick
 a config slower than the kernel log's best one when its layout saves transforms: the difference
@@ -19,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tunelog.knobs import implied_layouts
+from tunelog.layers import Layer, TargetGroup
 from tunelog.recordmodels import TuningRecord
 from tunelog.records import BLANK, COMMENT, Rejected, parse_line
 
@@ -115,3 +119,47 @@ def read_graph_log(lines: Iterable[bytes]) -> GraphLog:
             first_line=number,
         )
     return GraphLog(list(layers.values()), rejected)
+
+
+@dataclass(frozen=True)
+class LayerShare:
+    """A tuned layer's winning latency and its part of its target group's total."""
+
+    layer: Layer
+    latency: float
+    share: float
+
+
+@dataclass(frozen=True)
+class GroupTotal:
+    """The sum of winners' latencies of one target group, each layer counted once."""
+
+    group: TargetGroup
+    total: float
+    layers: list[LayerShare]
+    untuned: int  # layers without a winner: not in the total
+
+
+def group_totals(layers: Iterable[Layer]) -> list[GroupTotal]:
+    """Per target group: the total of winners' single-op latencies and each layer's share.
+
+    A kernel log holds each workload once, so every layer counts once here: without a
+    graph-tuner output (`read_graph_log`) occurrences are unknown. Slowest layers first.
+    """
+    by_group: dict[TargetGroup, list[Layer]] = {}
+    for layer in layers:
+        by_group.setdefault(layer.group, []).append(layer)
+    totals: list[GroupTotal] = []
+    for group, members in by_group.items():
+        costs = [
+            (layer, layer.winner.chosen.mean_cost)
+            for layer in members
+            if layer.winner is not None and layer.winner.chosen is not None
+        ]
+        total = sum(cost for _, cost in costs)
+        shares = [
+            LayerShare(layer, cost, cost / total if total > 0 else 0.0)
+            for layer, cost in sorted(costs, key=lambda item: -item[1])
+        ]
+        totals.append(GroupTotal(group, total, shares, len(members) - len(costs)))
+    return totals
