@@ -117,3 +117,17 @@ def test_network_totals_command_says_occurrences_are_unknown(
         "cpu: total 1.20 ms over 12 layer(s); each layer counted once: a kernel log cannot count "
         "occurrences (a graph-tuner output can: tunelog network GRAPH_LOG)"
     )
+
+
+def test_the_report_shows_totals_per_target_group(tmp_path: Path) -> None:
+    pytest.importorskip("plotly")
+    out = tmp_path / "r.html"
+    with Store(tmp_path / "k.db") as store:
+        api.import_paths(store, [str(DATA / "diagnose" / "partial224.log")])
+        api.write_report(store, str(out))
+    section = out.read_text().split("<h2>Totals per target group</h2>")[1].split("<h2>")[0]
+    assert "a kernel log cannot count how often the network runs a layer" in section
+    assert (
+        '<tr><td>cpu</td><td data-v="0.0008000000000000001">800.0 us</td><td data-v="6">6</td>'
+        '<td data-v="2">2</td>' in section
+    )

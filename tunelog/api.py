@@ -979,8 +979,9 @@ def write_report(
 ) -> ReportSummary:
     """Write one HTML page (scripts and styles inline, no network) describing the database.
 
-    Summary, per-layer table, latency and best-so-far charts, failures with their diagnosis,
-    untuned layers; the same filters as `layers`. Needs plotly (`pip install 'tunelog[report]'`).
+    Summary, winners' totals per target group, per-layer table, latency and best-so-far charts,
+    failures with their diagnosis, untuned layers; the same filters as `layers`. Needs plotly
+    (`pip install 'tunelog[report]'`).
     """
     from tunelog import htmlreport as page
     from tunelog.exporting import write_lines_atomically
