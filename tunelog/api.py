@@ -38,12 +38,14 @@ from tunelog.targets import UNKNOWN_MODEL, parse_target
 if TYPE_CHECKING:
     from tunelog import htmlreport
     from tunelog.convergence import Convergence
+    from tunelog.diagnosis import DiagnoseReport
     from tunelog.discovery import Discovery
     from tunelog.importreport import FileReport
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer, TemplateResult
     from tunelog.live import Refresh
     from tunelog.models import Source
+    from tunelog.network import GraphLog, GroupTotal
     from tunelog.records import ScannedLine
     from tunelog.results import CurveRow as CurveRow
     from tunelog.results import DiffReport as DiffReport
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from tunelog.store.merging import MergeReport
     from tunelog.store.removal import RemovedSource
     from tunelog.store.trials import TrialRow
+    from tunelog.tasklist import TaskProgress
 
 # Results of the calls few commands make: tunelog.results defines them (its __all__), this
 # module exports them (the imports above for type checkers, __getattr__ at run time).
@@ -412,6 +415,98 @@ def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
         for lay in layers(store, filters)
         if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked))
     ]
+
+
+def diagnose_untuned(
+    store: Store,
+    text: str,
+    *,
+    target: str | None = None,
+    show_path: Callable[[str], str] = str,
+) -> DiagnoseReport:
+    """Why the database does not answer each workload TVM reported untuned (`tunelog diagnose`).
+
+    `text`: TVM's console output ("Cannot find tuning records for" / "Cannot find config for"
+    messages, any logging prefix), or a task list (`[[task_name, *args], ...]` JSON) compiled
+    for `target`. One reason per (target, workload): see `tunelog.diagnosis`. `show_path`
+    writes a stored source path in the details (the CLI shows it relative).
+    """
+    from tunelog.diagnosis import diagnose_text
+    from tunelog.recordindex import RecordIndex
+
+    index = RecordIndex(*store.layer_inputs(), show_path=show_path)
+    return diagnose_text(index, text, target=target)
+
+
+def tuning_progress(
+    store: Store,
+    tasks: str | Sequence[tuple[object, ...]],
+    target: str,
+    *,
+    need_trials: int | None = None,
+) -> list[TaskProgress]:
+    """Trials already done per task of a task list on `target` (`tunelog tasks`).
+
+    `tasks`: the task list's JSON text, or its workloads as tuples. With `need_trials`, only
+    the tasks with fewer valid trials than that (what a tuning script still has to tune).
+    Raises NotATaskListError, TargetParseError.
+    """
+    from tunelog.store.trials import trial_runs
+    from tunelog.tasklist import needing_trials, task_progress
+    from tunelog.tvmmessages import read_task_list
+
+    workloads = read_task_list(tasks) if isinstance(tasks, str) else list(tasks)
+    asked = parse_target(target)
+    known, infos, _, _ = store.layer_inputs()
+    group_of = {
+        target_id: (parsed.keys, parsed.model)
+        for target_id, text in known
+        for parsed in (parse_target(text),)
+    }
+    found = task_progress(workloads, asked, infos, trial_runs(store, group_of))
+    return found if need_trials is None else needing_trials(found, need_trials)
+
+
+def network(path: str, store: Store | None = None) -> GraphLog:
+    """A graph-tuner output's layers with occurrences, latencies and layouts (`tunelog network`).
+
+    With `store` (holding the kernel log of the same layers): each layer's best single-op
+    latency there, and the best per data layout, beside the graph tuner's choice.
+    """
+    from tunelog.network import read_graph_log
+
+    with open(path, "rb") as handle:
+        graph = read_graph_log(handle)
+    if store is not None:
+        _add_kernel_bests(store, graph)
+    return graph
+
+
+def network_totals(store: Store, filters: Filters | None = None) -> list[GroupTotal]:
+    """Per target group, the total of winners' latencies and each layer's share (each layer
+    counted once: a kernel log cannot count occurrences; `network(path)` reads a graph log)."""
+    from tunelog.network import group_totals
+
+    return group_totals(layers(store, filters))
+
+
+def _add_kernel_bests(store: Store, graph: GraphLog) -> None:
+    from tunelog.workloads import layer_key
+
+    by_target: dict[str, dict[str, Layer]] = {}
+    for entry in graph.layers:
+        if entry.target not in by_target:
+            found = layers(store, Filters(for_target=entry.target))
+            by_target[entry.target] = {lay.key: lay for lay in found}
+        layer = by_target[entry.target].get(layer_key(entry.task_name, "", entry.args))
+        if layer is None or layer.winner is None or layer.winner.chosen is None:
+            continue
+        entry.kernel_best = layer.winner.chosen.mean_cost
+        for template in knobs(store, layer, "layout:data"):
+            for value in template.values:
+                if value.best is not None:
+                    known = entry.best_per_layout.get(value.value)
+                    entry.best_per_layout[value.value] = min(known or value.best, value.best)
 
 
 def _answered_elsewhere(layer: Layer, asked: str | None) -> bool:
@@ -885,8 +980,9 @@ def write_report(
 ) -> ReportSummary:
     """Write one HTML page (scripts and styles inline, no network) describing the database.
 
-    Summary, per-layer table, latency and best-so-far charts, failures with their diagnosis,
-    untuned layers; the same filters as `layers`. Needs plotly (`pip install 'tunelog[report]'`).
+    Summary, winners' totals per target group, per-layer table, latency and best-so-far charts,
+    failures with their diagnosis, untuned layers; the same filters as `layers`. Needs plotly
+    (`pip install 'tunelog[report]'`).
     """
     from tunelog import htmlreport as page
     from tunelog.exporting import write_lines_atomically

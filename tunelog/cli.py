@@ -29,10 +29,12 @@ from tunelog.filters import Filters
 if TYPE_CHECKING:
     from tunelog import api
     from tunelog.convergence import Convergence
+    from tunelog.diagnosis import Diagnosis
     from tunelog.diffing import LayerDiff
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer, TemplateResult
     from tunelog.models import BestRow, FileReport, SourceImport
+    from tunelog.network import GraphLog
     from tunelog.store import Store
 
 # Start-up is most of a small command's time, so each command imports what it needs when it
@@ -917,6 +919,341 @@ def _errors_text(counts: dict[int, int]) -> str:
     return ", ".join(f"{error_name(n)} x{c}" for c, n in failed)
 
 
+@app.command(epilog=example("tunelog diagnose build_output.txt --check"))
+@handles_errors
+def diagnose(
+    file: Annotated[
+        str,
+        typer.Argument(
+            metavar="FILE|-",
+            help="TVM's console output (or a task list, JSON); - or nothing for stdin.",
+        ),
+    ] = "-",
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            "--for-target",
+            metavar="TARGET",
+            help="The target a task list is compiled for (console output names its own).",
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Exit 1 when a workload is not answered (for scripts, CI)."),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Why each operator TVM reported untuned is not answered by the database.
+
+    Reads relay's "Cannot find tuning records for" (DEBUG) and the fallback context's "Cannot
+    find config for" messages, or a task list; one reason per (target, workload): no_record
+    (with the nearest tuned layers), other_target, all_failed, v01_only, not_offered, packed (the
+    NCHW[x]c form of another layer) or answered (the build read another file).
+    """
+    from tunelog import api
+
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(errors="replace")
+    with opened_store() as store:
+        report = api.diagnose_untuned(store, text, target=target, show_path=display_path)
+    for unread in report.unread[:WARNINGS_SHOWN]:
+        _err(f"warning: {display_path(file)}:{unread.line}: message not read: {unread.reason}")
+    if as_json:
+        emit_json([d.as_dict() for d in report.diagnoses])
+    else:
+        _print_diagnoses(report.diagnoses)
+    if check and report.unanswered:
+        raise typer.Exit(1)
+
+
+def _print_diagnoses(found: Sequence[Diagnosis]) -> None:
+    from tunelog.diagnosis import verdict
+    from tunelog.layoutforms import workload_text
+
+    several = len({d.target for d in found}) > 1
+    rows = []
+    for d in found:
+        row = [d.line or "", d.target] if several else [d.line or ""]
+        rows.append([*row, d.reason, workload_text(d.workload), d.detail])
+    headers = ["line", "target"] if several else ["line"]
+    emit_table(
+        rows,
+        [*headers, "reason", "workload", "detail"],
+        empty="no 'Cannot find tuning records' or 'Cannot find config' message found",
+    )
+    if found:
+        typer.echo(f"\n{verdict(found)}")
+
+
+@app.command(epilog=example("tunelog tasks tasks.json --target 'llvm -mcpu=core-avx2'"))
+@handles_errors
+def tasks(
+    file: Annotated[
+        str,
+        typer.Argument(
+            metavar="FILE|-", help="A task list: JSON [[task_name, *args], ...]; - for stdin."
+        ),
+    ],
+    target: Annotated[
+        str,
+        typer.Option(
+            "--target",
+            "--for-target",
+            metavar="TARGET",
+            help="The target the tasks are tuned for (its keys and -model pick the records).",
+        ),
+    ],
+    need_trials: Annotated[
+        int | None,
+        typer.Option(
+            "--need-trials",
+            min=1,
+            metavar="N",
+            help="Only the tasks with fewer than N valid trials (what is left to tune).",
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Trials already done per task of a task list, and each task's convergence (resume tuning)."""
+    from tunelog import api
+    from tunelog.layoutforms import workload_text
+
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(errors="replace")
+    with opened_store() as store:
+        found = api.tuning_progress(store, text, target, need_trials=need_trials)
+    if as_json:
+        emit_json([task.as_dict() for task in found])
+        return
+    emit_table(
+        [
+            (
+                task.index,
+                workload_text(task.workload),
+                task.convergence.trials,
+                task.convergence.valid,
+                task.failed,
+                format_seconds(task.convergence.best_cost)
+                if task.convergence.best_cost is not None
+                else "",
+                task.convergence.verdict,
+            )
+            for task in found
+        ],
+        ("index", "task", "trials", "valid", "failed", "best", "verdict"),
+        empty="every task has enough valid trials"
+        if need_trials is not None
+        else "the task list is empty",
+    )
+
+
+@app.command(epilog=example("tunelog network resnet_50.graph.log", "tunelog network"))
+@handles_errors
+def network(
+    graph_log: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[GRAPH_LOG]",
+            help="A graph tuner's output log; without it, totals of the database's winners.",
+        ),
+    ] = None,
+    target_key: FilterTargetKey = None,
+    model: FilterModel = None,
+    for_target: FilterForTarget = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Network totals: per layer its latency, occurrences and share; graph-tuner layouts.
+
+    With GRAPH_LOG (a graph tuner's output: one record per conv layer occurrence), the
+    occurrences, the config and layouts it chose; with the kernel log of the same layers
+    imported (--db), each layer's best single-op latency and best per data layout beside it.
+    Without it, per target group the total of the winners' latencies, each layer counted once
+    (a kernel log cannot count occurrences). Layout transforms are in no log: conv time only.
+    """
+    if graph_log is None:
+        _network_totals(Filters(target_key, model, for_target=for_target), as_json)
+        return
+    from tunelog import api
+
+    store = None
+    if Path(state.db_path).exists():
+        from tunelog.store import Store
+
+        store = Store(state.db_path, create=False)
+    try:
+        graph = api.network(graph_log, store)
+    finally:
+        if store is not None:
+            store.close()
+    for number, reason in graph.rejected[:WARNINGS_SHOWN]:
+        _err(f"warning: {display_path(graph_log)}:{number}: {reason}")
+    if as_json:
+        emit_json(_network_json(graph))
+        return
+    _print_network(graph)
+
+
+_ONCE_NOTE = (
+    "each layer counted once: a kernel log cannot count occurrences "
+    "(a graph-tuner output can: tunelog network GRAPH_LOG)"
+)
+
+
+def _network_totals(filters: Filters, as_json: bool) -> None:
+    from tunelog import api
+
+    with opened_store() as store:
+        totals = api.network_totals(store, filters)
+    if as_json:
+        emit_json(
+            [
+                {
+                    "target_keys": list(t.group.keys),
+                    "model": t.group.model,
+                    "total": t.total,
+                    "untuned": t.untuned,
+                    "occurrences_known": False,
+                    "layers": [
+                        {
+                            "operator": s.layer.family,
+                            "shapes": s.layer.shapes,
+                            "layer_key": s.layer.key,
+                            "latency": s.latency,
+                            "share": s.share,
+                        }
+                        for s in t.layers
+                    ],
+                }
+                for t in totals
+            ]
+        )
+        return
+    emit_table(
+        [
+            (
+                t.group.label,
+                s.layer.family,
+                s.layer.shapes,
+                format_seconds(s.latency),
+                f"{100 * s.share:.1f} %",
+            )
+            for t in totals
+            for s in t.layers
+        ],
+        ("target", "operator", "shapes", "latency", "share"),
+        empty="no tuned layer matches (see `tunelog workloads`)",
+    )
+    for t in totals:
+        untuned = f", {t.untuned} untuned layer(s) not counted" if t.untuned else ""
+        typer.echo(
+            f"{t.group.label}: total {format_seconds(t.total)} over {len(t.layers)} "
+            f"layer(s){untuned}; {_ONCE_NOTE}"
+        )
+
+
+def _network_json(graph: GraphLog) -> dict[str, object]:
+    return {
+        "occurrences": graph.occurrences,
+        "total": graph.total,
+        "kernel_total": graph.kernel_total,
+        "layers": [
+            {
+                "line": layer.first_line,
+                "target": layer.target,
+                "template": layer.task_name,
+                "args": layer.args,
+                "occurrences": layer.occurrences,
+                "config": layer.config_index,
+                "layouts": layer.layouts,
+                "latency": layer.latency,
+                "total": layer.total,
+                "share": graph.share(layer),
+                "kernel_best": layer.kernel_best,
+                "best_per_layout": layer.best_per_layout,
+            }
+            for layer in graph.layers
+        ],
+    }
+
+
+_NETWORK_HEADERS = (
+    "line",
+    "layer",
+    "x",
+    "config",
+    "layout",
+    "latency",
+    "share",
+    "kernel best",
+    "best per layout",
+)
+
+
+def _layout_text(layouts: dict[str, str]) -> str:
+    """`NCHW16c -> NCHW32c`: the data layout in, the output layout out."""
+    return " -> ".join(layouts[k] for k in ("layout:data", "layout:out") if k in layouts)
+
+
+def _per_layout_text(best: dict[str, float]) -> str:
+    """Fastest first: `NCHW16c 40.1 us, NCHW8c 42.0 us`."""
+    ranked = sorted(best.items(), key=lambda item: item[1])
+    return ", ".join(f"{layout} {format_seconds(cost)}" for layout, cost in ranked)
+
+
+def _print_network(graph: GraphLog) -> None:
+    from tunelog.workloads import short_args
+
+    emit_table(
+        [
+            (
+                layer.first_line,
+                short_args(layer.task_name, layer.args),
+                layer.occurrences,
+                layer.config_index,
+                " -> ".join(
+                    layer.layouts[k] for k in ("layout:data", "layout:out") if k in layer.layouts
+                ),
+                format_seconds(layer.latency),
+                f"{100 * graph.share(layer):.1f} %",
+                format_seconds(layer.kernel_best) if layer.kernel_best is not None else "",
+                ", ".join(
+                    f"{k} {format_seconds(v)}"
+                    for k, v in sorted(layer.best_per_layout.items(), key=lambda kv: kv[1])
+                ),
+            )
+            for layer in graph.layers
+        ],
+        (
+            "line",
+            "layer",
+            "x",
+            "config",
+            "layout",
+            "latency",
+            "share",
+            "kernel best",
+            "best per layout",
+        ),
+        empty="no AutoTVM record in the graph log",
+    )
+    if not graph.layers:
+        return
+    lines = [
+        f"\nnetwork conv time with the graph tuner's configs: {format_seconds(graph.total)} "
+        f"({graph.occurrences} conv layer occurrences, {len(graph.layers)} distinct)"
+    ]
+    if graph.kernel_total is not None:
+        lines.append(
+            f"with each layer's fastest kernel: {format_seconds(graph.kernel_total)}; the "
+            "difference pays for layout transforms between layers, which no log records"
+        )
+    else:
+        lines.append(
+            "import the kernel log of these layers (--db) to compare with each layer's fastest "
+            "kernel; a kernel log alone cannot count occurrences"
+        )
+    typer.echo("\n".join(lines))
+
+
 @app.command(epilog=example("tunelog errors --target-key cuda"))
 @handles_errors
 def errors(
@@ -958,13 +1295,37 @@ def errors(
     )
 
 
-@app.command(epilog=example("tunelog explain build_timeout"))
+@app.command(epilog=example("tunelog explain build_timeout", "tunelog explain all_cost"))
 @handles_errors
 def explain(
-    code: Annotated[str, typer.Argument(help="Error number (0-8) or name, e.g. build_timeout.")],
+    code: Annotated[
+        str,
+        typer.Argument(
+            metavar="WHAT",
+            help="Error number (0-8) or name (build_timeout); a record field (cost, all_cost, "
+            "error_no, timestamp... or `fields` for all); or a whole record line (JSON).",
+        ),
+    ],
     as_json: JsonOption = False,
 ) -> None:
-    """What an AutoTVM error number means, its common causes, and what to change."""
+    """What an AutoTVM error number means and what to change; what a record's fields mean."""
+    from tunelog.recordfields import FIELDS, field_name
+
+    if code.lstrip().startswith("{"):
+        _explain_record(code, as_json)
+        return
+    field = "fields" if code.strip().lower() == "fields" else field_name(code)
+    if field is not None:
+        meanings = FIELDS if field == "fields" else {field: FIELDS[field]}
+        if as_json:
+            emit_json(meanings)
+        else:
+            typer.echo("\n".join(f"{name}: {text}" for name, text in meanings.items()))
+        return
+    _explain_error(code, as_json)
+
+
+def _explain_error(code: str, as_json: bool) -> None:
     from tunelog.errorcodes import lookup_error_code
 
     entry = lookup_error_code(code)
@@ -985,6 +1346,23 @@ def explain(
     if entry.remedies:
         lines += ["", "What to change:", *(f"  - {r}" for r in entry.remedies)]
     typer.echo("\n".join(lines))
+
+
+def _explain_record(line: str, as_json: bool) -> None:
+    from tunelog.exceptions import NotARecordError
+    from tunelog.recordfields import explain_record
+    from tunelog.recordmodels import TuningRecord
+    from tunelog.records import parse_line
+
+    parsed = parse_line(line.encode())
+    if not isinstance(parsed, TuningRecord):
+        reason = getattr(parsed, "reason", "not an AutoTVM record")
+        raise NotARecordError(f"not an AutoTVM record: {reason}")
+    fields = explain_record(parsed)
+    if as_json:
+        emit_json([f._asdict() for f in fields])
+        return
+    emit_table([list(f) for f in fields], ("field", "value", "meaning"))
 
 
 # -- convergence ------------------------------------------------------------------------------

@@ -29,7 +29,11 @@ Verdict
 * `too few valid trials`: fewer than MIN_VALID_TRIALS (64) valid trials;
 * `still improving`: the best improved by at least SIGNIFICANT_GAIN (1 %) within the last
   RECENT_SHARE (20 %) of the trials;
-* `converged`: otherwise.
+* `converged`: otherwise;
+* `best-only log: no trial history`: every trial of the sequence comes from best-only sources,
+  files holding about one trial per (target, workload) (`is_best_only`): TopHub packages,
+  pick_best output, graph-tuner output. Their one record is a pick from a run the file does
+  not hold, so "too few valid trials (1/1)" would misread a 500-trial run's pick.
 
 Why these numbers (measured on the 30 sequences of at least 200 trials in ../shared/corpus: the
 dan-zheng, WoongQ, TLCBench t4 and platinum-8124m, nnfusion and CharlieCurry full logs). Every
@@ -52,7 +56,7 @@ compared with the final best of the whole sequence:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import NamedTuple
 
@@ -63,7 +67,9 @@ SIGNIFICANT_GAIN = 0.01
 CONVERGED = "converged"
 STILL_IMPROVING = "still improving"
 TOO_FEW = "too few valid trials"
-VERDICTS = (CONVERGED, STILL_IMPROVING, TOO_FEW)
+BEST_ONLY = "best-only log: no trial history"
+BEST_ONLY_MEAN = 1.5
+VERDICTS = (CONVERGED, STILL_IMPROVING, TOO_FEW, BEST_ONLY)
 
 
 class Trial(NamedTuple):
@@ -218,6 +224,19 @@ class SourceRun:
     source_id: int
     start: float
     progress: Progress
+    best_only: bool = False  # the source is a best-only file (`is_best_only`)
+
+
+def is_best_only(trials_per_sequence: Iterable[int]) -> bool:
+    """A source of picks, not runs: at most BEST_ONLY_MEAN trials per (target, workload).
+
+    TopHub and pick_best files hold exactly one record per (target, workload); a graph-tuner
+    output holds one per layer occurrence, and occurrences of one workload may keep different
+    configs (TLCBench's resnet_50 graph log: 22 distinct records of 20 workloads). A tuning run
+    measures tens to thousands of configs per task.
+    """
+    counts = list(trials_per_sequence)
+    return bool(counts) and sum(counts) <= BEST_ONLY_MEAN * len(counts)
 
 
 def join_runs(runs: Sequence[SourceRun]) -> Convergence:
@@ -225,4 +244,7 @@ def join_runs(runs: Sequence[SourceRun]) -> Convergence:
     joined = Progress()
     for run in sorted(runs, key=lambda r: (r.start, r.source_id)):
         joined.extend(run.progress)
-    return joined.summary()
+    summary = joined.summary()
+    if runs and all(run.best_only for run in runs):
+        return replace(summary, verdict=BEST_ONLY)
+    return summary

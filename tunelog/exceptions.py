@@ -85,3 +85,15 @@ class UnknownSourceError(TunelogError, LookupError):
 
 class SameDatabaseError(TunelogError):
     """A database was given to merge into itself."""
+
+
+class NotATaskListError(TunelogError, ValueError):
+    """`diagnose` input starts like JSON but is not a `[[task_name, *args], ...]` task list."""
+
+
+class TargetRequiredError(TunelogError):
+    """A task list names workloads without a target: --target must say which one compiles."""
+
+
+class NotARecordError(TunelogError, ValueError):
+    """`explain` was given text that is not an AutoTVM record line."""

@@ -129,6 +129,8 @@ def render(data: ReportData, plotly_js: str) -> str:
             "<h2>Where the time goes: latency per layer</h2>",
             _chart_note(len(tuned), BAR_LAYERS_SHOWN, "slowest"),
             '<div id="latency-chart" class=chart></div>',
+            "<h2>Totals per target group</h2>",
+            _totals_table(data.layers),
             "<h2>Layers</h2>",
             "<p class=note>Click a column header to sort.</p>",
             _layers_table(data.layers, data.verdicts),
@@ -311,6 +313,37 @@ def _failures(failures: list[FailureRow]) -> str:
             per_template,
         )
     )
+
+
+def _totals_table(layers: list[Layer]) -> str:
+    """Winners' latency summed per target group, with the slowest layer's share."""
+    from tunelog.network import group_totals
+
+    totals = group_totals(layers)
+    if not totals:
+        return "<p class=note>No layer.</p>"
+    rows = []
+    for total in totals:
+        slowest = total.layers[0] if total.layers else None
+        rows.append(
+            "<tr>"
+            + _td(total.group.label)
+            + _td(_latency(total.total), total.total)
+            + _td(str(len(total.layers)), len(total.layers))
+            + _td(str(total.untuned), total.untuned)
+            + _td(
+                f"{slowest.layer.shapes} ({100 * slowest.share:.1f} %)" if slowest else "",
+                slowest.share if slowest else 0,
+            )
+            + "</tr>"
+        )
+    note = (
+        "<p class=note>Each layer counted once: a kernel log cannot count how often the network "
+        "runs a layer (a graph-tuner output can: <code>tunelog network GRAPH_LOG</code>). "
+        "Untuned layers are not in the total.</p>"
+    )
+    headers = ["target", "total", "tuned layers", "untuned", "slowest layer (share)"]
+    return note + _table("totals", headers, rows)
 
 
 def _untuned_table(untuned: list[Layer]) -> str:

@@ -63,6 +63,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 __all__ = [
+    "call_fields",
     "flops",
     "gflops",
     "layer_facts",
@@ -1040,3 +1041,42 @@ def gflops(flop: int | None, mean_cost_seconds: float) -> float | None:
     if not math.isfinite(cost) or cost <= 0:
         return None
     return count / cost / 1e9
+
+
+# ---------------------------------------------------------------------------------------------
+# Named parts, for comparing two calls
+
+
+def _tensor_field(tensor: _Tensor) -> str:
+    text = _shape_text(tensor.shape)
+    return text if tensor.dtype == "float32" else f"{text}:{tensor.dtype}"
+
+
+def call_fields(task_name: str, args: list[Any]) -> dict[str, str] | None:
+    """The parts of an operator call, named, as short text; None when the args are not parsed.
+
+    Convolutions: layout, data, kernel, strides, padding, dilation, groups, out_dtype;
+    dense/matmul: data, weight, bias, transposes, out_dtype. Two calls of one family differ
+    exactly where these differ (what `diagnose` shows as "data 1x3x224x224 vs 1x3x56x56").
+    """
+    call = _parse(_name_info(task_name), args)
+    if call is None:
+        return None
+    if isinstance(call, _Conv):
+        return {
+            "layout": call.layout,
+            "data": _tensor_field(call.data),
+            "kernel": _tensor_field(call.kernel),
+            "strides": _shape_text(call.strides),
+            "padding": _numbers(call.padding),
+            "dilation": _shape_text(call.dilation),
+            "groups": str(call.groups),
+            "out_dtype": call.out_dtype,
+        }
+    return {
+        "data": _tensor_field(call.a),
+        "weight": _tensor_field(call.b),
+        "bias": _tensor_field(call.bias) if call.bias else "-",
+        "transposes": ("T" if call.transpose_a else "N") + ("T" if call.transpose_b else "N"),
+        "out_dtype": call.out_dtype,
+    }

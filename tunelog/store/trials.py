@@ -12,7 +12,7 @@ import json
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from tunelog.convergence import Progress, SourceRun
+from tunelog.convergence import Progress, SourceRun, is_best_only
 from tunelog.store.database import Store
 
 if TYPE_CHECKING:
@@ -35,8 +35,11 @@ def trial_runs(store: Store, group_of: Mapping[int, K]) -> dict[tuple[K, int], l
                       last_id, improvements FROM trial_runs"""
         ).fetchall()
     parts: dict[tuple[K, int, int], list[tuple[Any, ...]]] = {}
+    counts: dict[int, list[int]] = {}
     for row in rows:
         parts.setdefault((group_of[row[1]], row[2], row[0]), []).append(row)
+        counts.setdefault(row[0], []).append(row[3])
+    best_only = {source_id for source_id, trials in counts.items() if is_best_only(trials)}
     found: dict[tuple[K, int], list[SourceRun]] = {}
     for (group, workload_id, source_id), runs in parts.items():
         if len(runs) == 1:
@@ -45,6 +48,7 @@ def trial_runs(store: Store, group_of: Mapping[int, K]) -> dict[tuple[K, int], l
             run = SourceRun(source_id, start, progress)
         else:
             run = _interleaved_run(store, source_id, workload_id, runs)
+        run.best_only = source_id in best_only
         found.setdefault((group, workload_id), []).append(run)
     return found
 
@@ -71,6 +75,7 @@ def scan_trial_runs(
 ) -> dict[tuple[K, int], list[SourceRun]]:
     """`trial_runs` computed from every record in id order (what the table must agree with)."""
     runs: dict[tuple[K, int, int], SourceRun] = {}
+    sequences: dict[tuple[int, int, int], int] = {}  # (source, target, workload) -> trials
     with store.snapshot():
         rows = store.conn.execute(
             "SELECT source_id, target_id, workload_id, error_no, mean_cost, timestamp "
@@ -84,8 +89,14 @@ def scan_trial_runs(
             elif timestamp < run.start:
                 run.start = timestamp
             run.progress.add(mean_cost, error_no)
+            sequence = (source_id, target_id, workload_id)
+            sequences[sequence] = sequences.get(sequence, 0) + 1
+    counts: dict[int, list[int]] = {}
+    for (source_id, _, _), trials in sequences.items():
+        counts.setdefault(source_id, []).append(trials)
     found: dict[tuple[K, int], list[SourceRun]] = {}
-    for (group, workload_id, _), run in runs.items():
+    for (group, workload_id, source_id), run in runs.items():
+        run.best_only = is_best_only(counts[source_id])
         found.setdefault((group, workload_id), []).append(run)
     return found
 

@@ -1,0 +1,106 @@
+"""`tunelog diagnose`: exact output on real relay.build messages (tests/data/diagnose)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import REPO
+from tunelog.cli import app
+
+runner = CliRunner()
+FIXTURES = "tests/data/diagnose"
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A database path; the working directory is the checkout so fixture paths are short."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("TUNELOG_DB", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    return str(tmp_path / "cli.db")
+
+
+def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args), input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+FALLBACK_TABLE = """\
+line    reason     workload                                       detail
+------  ---------  ---------------------------------------------  --------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------------
+2       no_record  conv2d_NCHWc.x86 1x3x224x224 * 64x3x7x7 s2 p3  no record of this layer for any target; nearest tuned: data 1x3x224x224 vs 1x3x112x112 | data 1x3x224x224 vs 1x64x28x28, kernel 64x3x7x7 vs 128x64x1x1, padding 3,3,3,3 vs 0,0,0,0 | data 1x3x224x224 vs 1x128x14x14, kernel 64x3x7x7 vs 256x128x1x1, padding 3,3,3,3 vs 0,0,0,0
+
+1 of 1 workloads unanswered (no_record 1); 1 layer(s) to tune
+"""
+
+
+def test_diagnose_prints_a_table_and_a_verdict(db: str) -> None:
+    run("--db", db, "import", f"{FIXTURES}/tuned112.log")
+    assert run("--db", db, "diagnose", f"{FIXTURES}/fallback112.out") == (0, FALLBACK_TABLE, "")
+
+
+def test_diagnose_reads_stdin_and_check_fails_on_anything_unanswered(db: str) -> None:
+    run("--db", db, "import", f"{FIXTURES}/tuned112.log")
+    text = (REPO / FIXTURES / "fallback112.out").read_text()
+    code, out, _ = run("--db", db, "diagnose", "--check", stdin=text)
+    assert (code, out) == (1, FALLBACK_TABLE)
+
+
+def test_diagnose_check_passes_when_the_database_answers_everything(db: str) -> None:
+    run("--db", db, "import", f"{FIXTURES}/full224.log")
+    code, out, err = run("--db", db, "diagnose", "--check", f"{FIXTURES}/partial224.out")
+    assert (code, err) == (0, "")
+    assert out.endswith(
+        "\nthe database answers all 16 workloads: the build read another file "
+        "(export this database and build with it)\n"
+    )
+    assert f"from {FIXTURES}/full224.log:10 " in out  # paths shown relative, as elsewhere
+
+
+def test_diagnose_json_keeps_workloads_as_tvm_printed_them(db: str) -> None:
+    run("--db", db, "import", f"{FIXTURES}/partial224.log")
+    code, out, _ = run("--db", db, "diagnose", "--json", f"{FIXTURES}/partial224.out")
+    entries = json.loads(out)
+    assert code == 0 and len(entries) == 16
+    assert set(entries[0]) == {
+        "target",
+        "workload",
+        "reason",
+        "original",
+        "nearest",
+        "detail",
+        "line",
+    }
+    packed = entries[8]
+    assert packed["reason"] == "packed"
+    assert packed["workload"][1] == ["TENSOR", [1, 8, 56, 56, 8], "float32"]
+    assert packed["original"] == entries[0]["workload"]
+    assert entries[0]["target"] == "llvm -keys=cpu -mcpu=core-avx2 -mtriple=x86_64-pc-linux-gnu"
+
+
+def test_diagnose_a_task_list_needs_target(db: str, tmp_path: Path) -> None:
+    run("--db", db, "import", f"{FIXTURES}/full224.log")
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(
+        '[["dense_pack.x86", ["TENSOR", [1, 512], "float32"], ["TENSOR", [1000, 512], "float32"], null, "float32"]]'
+    )
+    code, out, err = run("--db", db, "diagnose", str(tasks))
+    assert (code, out) == (1, "")
+    assert err.startswith("Error: a task list does not say which target it compiles for")
+    code, out, _ = run("--db", db, "diagnose", "--target", "llvm", "--json", str(tasks))
+    assert (code, [e["reason"] for e in json.loads(out)]) == (0, ["answered"])
+
+
+def test_diagnose_warns_about_a_message_it_cannot_read(db: str) -> None:
+    run("--db", db, "import", f"{FIXTURES}/full224.log")
+    text = "Cannot find tuning records for:\n  target=llvm\n  key=(os.system('x'),)\n"
+    code, out, err = run("--db", db, "diagnose", "-", stdin=text)
+    assert (code, out) == (0, "")
+    assert err == (
+        "warning: -:1: message not read: the workload is not a Python literal (ValueError)\n"
+        "no 'Cannot find tuning records' or 'Cannot find config' message found\n"
+    )

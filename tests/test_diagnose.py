@@ -1,0 +1,350 @@
+"""diagnose: reading TVM's untuned-operator messages and the reason per workload, on real output.
+
+The fixtures under tests/data/diagnose are what a real relay.build of resnet-18 printed under
+hand-made logs (see its README.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import DATA
+from tunelog import api
+from tunelog.diagnosis import (
+    ALL_FAILED,
+    ANSWERED,
+    NO_RECORD,
+    NOT_OFFERED,
+    OTHER_TARGET,
+    PACKED,
+    V01_ONLY,
+    Diagnosis,
+)
+from tunelog.exceptions import NotATaskListError, TargetRequiredError
+from tunelog.layoutforms import packed_original, workload_text
+from tunelog.store import Store
+from tunelog.tvmmessages import read_messages, read_task_list
+
+FIXTURES = DATA / "diagnose"
+X86 = "llvm -keys=cpu -mcpu=core-avx2 -mtriple=x86_64-pc-linux-gnu"
+STEM = (
+    "conv2d_NCHWc.x86",
+    ("TENSOR", (1, 3, 224, 224), "float32"),
+    ("TENSOR", (64, 3, 7, 7), "float32"),
+    (2, 2),
+    (3, 3, 3, 3),
+    (1, 1),
+    "NCHW",
+    "NCHW",
+    "float32",
+)
+STEM_TEXT = (
+    "('conv2d_NCHWc.x86', ('TENSOR', (1, 3, 224, 224), 'float32'), ('TENSOR', (64, 3, 7, 7), "
+    "'float32'), (2, 2), (3, 3, 3, 3), (1, 1), 'NCHW', 'NCHW', 'float32')"
+)
+
+
+# -- reading the messages -------------------------------------------------------------------
+
+
+def _typographic(text: str) -> str:
+    """What a web page makes of the quotes: U+2018 and U+2019 for every '."""
+    out, opening = [], True
+    for char in text:
+        if char == "'":
+            out.append("\u2018" if opening else "\u2019")
+            opening = not opening
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+DEBUG_FORM = (
+    "2026-11-25 10:05:25,039 DEBUG autotvm: Cannot find tuning records for:\n"
+    f"    target={X86}\n"
+    f"    key={STEM_TEXT}\n"
+    "TVM will apply a default schedule which may negatively impact performance.\n"
+)
+WARNING_FORM = (
+    f"WARNING:autotvm:Cannot find config for target={X86}, workload={STEM_TEXT}. A fallback "
+    "configuration is used, which may bring great performance regression.\n"
+)
+PASTED = f"Cannot find tuning records for: target={X86} key={_typographic(STEM_TEXT)} TVM will\n"
+ESCAPED = DEBUG_FORM.replace("'", "&#39;")
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (DEBUG_FORM, 1),
+        ("noise\n" + WARNING_FORM, 2),
+        (PASTED, 1),
+        (ESCAPED, 1),
+        (DEBUG_FORM.replace("\n", "\r\n"), 1),
+        ("[12:00:01] " + DEBUG_FORM.replace("\n    ", "\n[12:00:01]     "), 1),
+    ],
+    ids=["debug", "fallback-warning", "pasted-typographic", "html-escaped", "crlf", "prefixed"],
+)
+def test_both_message_forms_are_read_whatever_the_wrapping(text: str, line: int) -> None:
+    read = read_messages(text.splitlines())
+    assert [(m.target, m.workload, m.line) for m in read.messages] == [(X86, STEM, line)]
+    assert read.unread == []
+
+
+@pytest.mark.parametrize(
+    ("key", "reason"),
+    [
+        ("(__import__('os').system('true'),)", "not a Python literal"),
+        ("('conv2d', (1, 2", "cut off"),
+        ("(1, 2)", "tuple starting with a task name"),
+    ],
+)
+def test_a_message_that_cannot_be_read_is_reported_with_its_line(key: str, reason: str) -> None:
+    text = f"x\nCannot find tuning records for:\n    target={X86}\n    key={key}\nTVM will\n"
+    read = read_messages(text.splitlines())
+    assert read.messages == []
+    ((line, why),) = read.unread
+    assert line == 2 and reason in why
+
+
+def test_a_repeated_message_is_listed_once_and_counted() -> None:
+    read = read_messages((DEBUG_FORM * 3).splitlines())
+    assert len(read.messages) == 1 and read.repeats == 2
+
+
+def test_a_task_list_gives_tuples_and_rejects_other_json() -> None:
+    assert read_task_list('[["dense_pack.x86", ["TENSOR", [1, 512], "float32"], null]]') == [
+        ("dense_pack.x86", ("TENSOR", (1, 512), "float32"), None)
+    ]
+    with pytest.raises(NotATaskListError):
+        read_task_list('[{"name": "x"}]')
+
+
+# -- the layout-rewrite rule ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("packed", "original"),
+    [
+        (
+            (
+                "conv2d_NCHWc.x86",
+                ("TENSOR", (1, 1, 224, 224, 3), "float32"),
+                ("TENSOR", (8, 1, 7, 7, 3, 8), "float32"),
+                (2, 2),
+                (3, 3, 3, 3),
+                (1, 1),
+                "NCHW3c",
+                "NCHW8c",
+                "float32",
+            ),
+            STEM,
+        ),
+        (
+            (
+                "dense_pack.x86",
+                ("TENSOR", (1, 512), "float32"),
+                ("TENSOR", (100, 512, 10), "float32"),
+                None,
+                "float32",
+            ),
+            (
+                "dense_pack.x86",
+                ("TENSOR", (1, 512), "float32"),
+                ("TENSOR", (1000, 512), "float32"),
+                None,
+                "float32",
+            ),
+        ),
+        (STEM, None),
+        (("dense_pack.x86", ("TENSOR", (1, 512), "float32")), None),
+    ],
+    ids=["nchw3c-stem", "packed-dense", "plain-conv", "short-dense"],
+)
+def test_packed_forms_unpack_to_their_layer(
+    packed: tuple[object, ...], original: tuple[object, ...] | None
+) -> None:
+    assert packed_original(packed) == original
+
+
+# -- real relay.build output ----------------------------------------------------------------
+
+
+def _diagnose(tmp_path: Path, log: str, output: str) -> list[Diagnosis]:
+    with Store(tmp_path / "d.db") as store:
+        api.import_paths(store, [str(FIXTURES / log)])
+        report = api.diagnose_untuned(store, (FIXTURES / output).read_text())
+    assert report.unread == []
+    return report.diagnoses
+
+
+PARTIAL_REASONS = {
+    4: OTHER_TARGET,
+    8: NOT_OFFERED,
+    12: ALL_FAILED,
+    16: V01_ONLY,
+    20: NO_RECORD,
+    24: ALL_FAILED,
+    28: NO_RECORD,
+    32: NO_RECORD,
+    **dict.fromkeys(range(36, 65, 4), PACKED),
+}
+
+
+def test_every_message_of_a_partial_log_build_gets_its_reason(tmp_path: Path) -> None:
+    found = _diagnose(tmp_path, "partial224.log", "partial224.out")
+    assert {d.line: d.reason for d in found} == PARTIAL_REASONS
+    by_line = {d.line: d for d in found}
+    assert "cuda -keys=cuda,gpu" in by_line[4].detail and "keys cuda,gpu" in by_line[4].detail
+    assert "conv2d_nchw_spatial_pack.arm_cpu" in by_line[8].detail
+    assert "COMPILE_HOST x4" in by_line[12].detail and "explain 2" in by_line[12].detail
+    assert "BUILD_TIMEOUT x4" in by_line[24].detail
+    assert "topi_nn_conv2d" in by_line[16].detail
+
+
+def test_packed_forms_point_at_the_layer_printed_in_the_same_output(tmp_path: Path) -> None:
+    found = _diagnose(tmp_path, "partial224.log", "partial224.out")
+    layers = {d.workload: d for d in found if d.reason != PACKED}
+    packed = [d for d in found if d.reason == PACKED]
+    assert len(packed) == 8
+    for d in packed:
+        assert d.original in layers
+        assert f"({layers[d.original].reason})" in d.detail
+
+
+def test_a_device_never_queried_is_other_target_for_every_conv(tmp_path: Path) -> None:
+    found = _diagnose(tmp_path, "cuda_only.log", "cuda_only.out")
+    reasons = [d.reason for d in found if d.original is None]
+    assert reasons == [OTHER_TARGET] * 12 + [NO_RECORD]  # the dense layer was never tuned
+    assert all(d.reason == PACKED for d in found if d.original is not None)
+
+
+def test_the_wrong_input_size_stem_names_its_tuned_neighbour(tmp_path: Path) -> None:
+    found = _diagnose(tmp_path, "tuned112.log", "tuned112.out")
+    stem = found[0]
+    assert (stem.workload, stem.reason) == (STEM, NO_RECORD)
+    assert stem.nearest[0].differs == ("data 1x3x224x224 vs 1x3x112x112",)
+    assert stem.nearest[0].workload[1] == ("TENSOR", (1, 3, 112, 112), "float32")
+    assert all(len(d.nearest) == 3 for d in found if d.reason == NO_RECORD)
+    # every unpacked layer's nearest differs only in its data shape (the input size)
+    assert all(
+        d.nearest[0].differs[0].startswith("data ") and len(d.nearest[0].differs) == 1
+        for d in found
+        if d.reason == NO_RECORD
+    )
+
+
+def test_a_build_that_read_an_older_file_is_answered_everywhere(tmp_path: Path) -> None:
+    found = _diagnose(tmp_path, "full224.log", "partial224.out")
+    assert {d.reason for d in found} == {ANSWERED}
+    assert "tunelog export --for-target" in found[0].detail
+
+
+def test_the_fallback_warning_form_from_a_real_build(tmp_path: Path) -> None:
+    found = _diagnose(tmp_path, "tuned112.log", "fallback112.out")
+    assert [(d.line, d.workload, d.reason) for d in found] == [(2, STEM, NO_RECORD)]
+
+
+def test_a_task_list_needs_a_target_and_is_diagnosed_for_it(tmp_path: Path) -> None:
+    tasks = '[["conv2d_NCHWc.x86", ["TENSOR", [1, 3, 224, 224], "float32"], ["TENSOR", '
+    tasks += '[64, 3, 7, 7], "float32"], [2, 2], [3, 3, 3, 3], [1, 1], "NCHW", "NCHW", "float32"]]'
+    with Store(tmp_path / "d.db") as store:
+        api.import_paths(store, [str(FIXTURES / "full224.log")])
+        with pytest.raises(TargetRequiredError):
+            api.diagnose_untuned(store, tasks)
+        (answered,) = api.diagnose_untuned(store, tasks, target="llvm -mcpu=x").diagnoses
+        (other,) = api.diagnose_untuned(store, tasks, target="cuda -model=t4").diagnoses
+    assert (answered.reason, answered.line) == (ANSWERED, None)
+    assert other.reason == OTHER_TARGET and "keys cpu, model unknown" in other.detail
+
+
+def test_workload_text_shows_blocked_forms_by_their_layout() -> None:
+    (packed, original) = (
+        (
+            "conv2d_NCHWc.x86",
+            ("TENSOR", (1, 8, 56, 56, 8), "float32"),
+            ("TENSOR", (8, 8, 3, 3, 8, 8), "float32"),
+            (1, 1),
+            (1, 1, 1, 1),
+            (1, 1),
+            "NCHW8c",
+            "NCHW8c",
+            "float32",
+        ),
+        STEM,
+    )
+    assert workload_text(packed) == "conv2d_NCHWc.x86 1x8x56x56x8 * 8x8x3x3x8x8 NCHW8c"
+    assert workload_text(original) == "conv2d_NCHWc.x86 1x3x224x224 * 64x3x7x7 s2 p3"
+
+
+def test_what_diagnose_calls_answered_is_what_real_tvm_did_not_print(tmp_path: Path) -> None:
+    """Against a corpus log (resnet-50 records): diagnosing the untuned build's messages
+    predicts exactly the messages a real build under that log printed."""
+    from tests.conftest import CORPUS, require_shared
+
+    require_shared()
+    log = CORPUS / "WANNA959__tvm_learning/resnet50-v2-7-autotuner_records.json"
+    with Store(tmp_path / "d.db") as store:
+        api.import_paths(store, [str(log)])
+        predicted = api.diagnose_untuned(store, (FIXTURES / "empty224.txt").read_text())
+    printed = read_messages((FIXTURES / "corpus_resnet50.out").read_text().splitlines())
+    unanswered = {(d.target, d.workload) for d in predicted.unanswered}
+    assert unanswered == {(m.target, m.workload) for m in printed.messages}
+    assert len(unanswered) == 14 and len(predicted.diagnoses) == 26
+    # its -link-params=0 targets made the real TVM 0.16 stop loading: export must fix them
+    answered = [d for d in predicted.diagnoses if d.answered]
+    assert all("tunelog export --fix-targets" in d.detail for d in answered)
+
+
+@pytest.mark.parametrize("log", ["partial224", "cuda_only", "tuned112", "full224"])
+def test_diagnosing_the_untuned_build_predicts_what_tvm_printed_under_the_log(
+    tmp_path: Path, log: str
+) -> None:
+    """empty224.txt names every workload resnet-18 queries; under each log, the ones diagnose
+    leaves unanswered are exactly those real TVM printed (full224.out: none)."""
+    predicted = _diagnose(tmp_path, f"{log}.log", "empty224.txt")
+    printed = read_messages((FIXTURES / f"{log}.out").read_text().splitlines()).messages
+    unanswered = {(d.target, d.workload) for d in predicted if not d.answered}
+    assert unanswered == {(m.target, m.workload) for m in printed}
+
+
+# -- property: whatever workload TVM prints, the message gives it back ------------------------
+
+_scalars = st.one_of(
+    st.integers(-(10**6), 10**6),
+    st.none(),
+    st.booleans(),
+    st.text(alphabet="abcNCHWc0123456789_.,()' \"", max_size=8),
+)
+_values = st.recursive(
+    _scalars, lambda inner: st.tuples(inner, inner) | st.tuples(inner), max_leaves=6
+)
+
+
+@given(
+    task=st.from_regex(r"[a-z][a-z0-9_]{0,12}\.[a-z0-9_]{1,6}", fullmatch=True),
+    args=st.lists(_values, max_size=6),
+    prefix=st.sampled_from(["", "2026-11-25 10:05:25,039 DEBUG autotvm: ", "[x] "]),
+    form=st.sampled_from(["debug", "warning", "pasted"]),
+)
+@settings(max_examples=200, deadline=None)
+def test_any_printed_workload_reads_back_exactly(
+    task: str, args: list[object], prefix: str, form: str
+) -> None:
+    workload = (task, *args)
+    text = repr(workload)
+    if form == "debug":
+        message = (
+            f"{prefix}Cannot find tuning records for:\n    target={X86}\n    key={text}\nTVM will"
+        )
+    elif form == "warning":
+        message = f"{prefix}Cannot find config for target={X86}, workload={text}. A fallback"
+    else:
+        message = f"{prefix}Cannot find tuning records for: target={X86} key={text} TVM will"
+    read = read_messages(message.splitlines())
+    assert read.unread == []
+    assert [(m.target, m.workload) for m in read.messages] == [(X86, workload)]

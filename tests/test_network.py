@@ -1,0 +1,133 @@
+"""network: occurrences, totals and layouts from graph-tuner outputs (real ones)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import CORPUS, DATA, REPO, require_shared
+from tunelog import api
+from tunelog.cli import app
+from tunelog.network import read_graph_log
+from tunelog.store import Store
+
+GRAPH = DATA / "network" / "graph224.log"
+KERNEL = DATA / "network" / "kernel224.log"
+TLCBENCH = "tlc-pack__TLCBench/saved_logs/2020_01_11/autotvm/platinum-8124m/"
+TLCBENCH += "resnet_50-B1-float32.graph.log"
+
+
+def test_a_graph_log_counts_layer_occurrences_in_network_order() -> None:
+    graph = read_graph_log(GRAPH.read_bytes().splitlines())
+    assert (graph.occurrences, len(graph.layers), graph.rejected) == (21, 15, [])
+    assert [layer.first_line for layer in graph.layers][:4] == [1, 2, 3, 4]
+    stem = graph.layers[0]
+    assert (stem.occurrences, stem.layouts["layout:data"], stem.layouts["layout:out"]) == (
+        1,
+        "NCHW3c",
+        "NCHW8c",
+    )
+    assert graph.total == pytest.approx(
+        sum(layer.latency * layer.occurrences for layer in graph.layers)
+    )
+    assert sum(graph.share(layer) for layer in graph.layers) == pytest.approx(1.0)
+
+
+def test_one_workload_kept_with_several_configs_is_one_layer_per_config() -> None:
+    graph = read_graph_log(GRAPH.read_bytes().splitlines())
+    same = [layer for layer in graph.layers if "[64,64,3,3]" in layer.args_json]
+    assert sorted((layer.config_index, layer.occurrences) for layer in same) == [
+        (0, 1),
+        (2, 2),
+        (3, 1),
+    ]
+
+
+def test_with_the_kernel_log_each_layer_gets_its_best_and_best_per_layout(tmp_path: Path) -> None:
+    with Store(tmp_path / "k.db") as store:
+        api.import_paths(store, [str(KERNEL)])
+        graph = api.network(str(GRAPH), store)
+    assert all(layer.kernel_best is not None for layer in graph.layers)
+    assert all(layer.latency >= (layer.kernel_best or 0) for layer in graph.layers)
+    second = graph.layers[1]  # 64x64x3x3: the graph tuner kept NCHW8c, 7 % slower than NCHW16c
+    assert second.best_per_layout == pytest.approx({"NCHW8c": 107e-6, "NCHW16c": 100e-6})
+    assert graph.kernel_total is not None and graph.kernel_total < graph.total
+
+
+def test_without_a_database_the_kernel_columns_stay_empty() -> None:
+    graph = api.network(str(GRAPH))
+    assert graph.kernel_total is None and graph.layers[0].best_per_layout == {}
+
+
+def test_tlcbench_resnet50_graph_log_counts_53_occurrences() -> None:
+    require_shared()
+    graph = read_graph_log((CORPUS / TLCBENCH).read_bytes().splitlines())
+    assert (graph.occurrences, len(graph.layers)) == (53, 22)
+    by_shape = {layer.args_json: layer.occurrences for layer in graph.layers}
+    key = '[["TENSOR",[1,64,56,56],"float32"],["TENSOR",[256,64,1,1],"float32"]'
+    assert [n for args, n in by_shape.items() if args.startswith(key)] == [4]
+
+
+def test_network_command_prints_totals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    db = str(tmp_path / "k.db")
+    runner = CliRunner()
+    runner.invoke(app, ["--db", db, "import", str(KERNEL)])
+    result = runner.invoke(app, ["--db", db, "network", str(GRAPH)])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[2] == (
+        "1       1x3x224x224 * 64x3x7x7 s2 p3     1    0         NCHW3c -> NCHW8c    100.0 us   "
+        "4.6 %    100.0 us       NCHW3c 100.0 us"
+    )
+    assert lines[-2:] == [
+        "network conv time with the graph tuner's configs: 2.18 ms (21 conv layer occurrences, "
+        "15 distinct)",
+        "with each layer's fastest kernel: 2.10 ms; the difference pays for layout transforms "
+        "between layers, which no log records",
+    ]
+
+
+def test_totals_without_a_graph_log_count_each_layer_once(tmp_path: Path) -> None:
+    with Store(tmp_path / "k.db") as store:
+        api.import_paths(store, [str(DATA / "diagnose" / "partial224.log")])
+        totals = {t.group.label: t for t in api.network_totals(store)}
+    cpu = totals["cpu"]
+    assert (len(cpu.layers), cpu.untuned) == (6, 2)  # the two all-failed layers have no winner
+    assert cpu.total == pytest.approx(sum(s.latency for s in cpu.layers))
+    assert cpu.layers[0].latency == max(s.latency for s in cpu.layers)  # slowest first
+    assert sum(s.share for s in cpu.layers) == pytest.approx(1.0)
+    assert set(totals) == {"cpu", "arm_cpu,cpu (rk3399)", "cuda,gpu (t4)"}
+
+
+def test_network_totals_command_says_occurrences_are_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    db = str(tmp_path / "k.db")
+    runner = CliRunner()
+    runner.invoke(app, ["--db", db, "import", str(KERNEL)])
+    result = runner.invoke(app, ["--db", db, "network"])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-1] == (
+        "cpu: total 1.20 ms over 12 layer(s); each layer counted once: a kernel log cannot count "
+        "occurrences (a graph-tuner output can: tunelog network GRAPH_LOG)"
+    )
+
+
+def test_the_report_shows_totals_per_target_group(tmp_path: Path) -> None:
+    pytest.importorskip("plotly")
+    out = tmp_path / "r.html"
+    with Store(tmp_path / "k.db") as store:
+        api.import_paths(store, [str(DATA / "diagnose" / "partial224.log")])
+        api.write_report(store, str(out))
+    section = out.read_text().split("<h2>Totals per target group</h2>")[1].split("<h2>")[0]
+    assert "a kernel log cannot count how often the network runs a layer" in section
+    assert (
+        '<tr><td>cpu</td><td data-v="0.0008000000000000001">800.0 us</td><td data-v="6">6</td>'
+        '<td data-v="2">2</td>' in section
+    )

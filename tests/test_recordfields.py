@@ -1,0 +1,89 @@
+"""explain: what a record's fields mean (cost vs all_cost, error_no, timestamp)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import SAMPLE_LOGS
+from tunelog.cli import app
+from tunelog.recordfields import FIELDS, field_name
+
+runner = CliRunner()
+LINES = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()
+VALID = LINES[0]
+TIMED_OUT = next(line for line in LINES if '"result": [[1000000000.0], 6, 10.0' in line)
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("cost", "cost"),
+        ("costs", "cost"),
+        ("all_cost", "all_cost"),
+        ("all-cost", "all_cost"),
+        ("ALL_COST", "all_cost"),
+        ("error_no", "error_no"),
+        ("errno", "error_no"),
+        ("timestamp", "timestamp"),
+        ("entity", "config"),
+        ("tvm_version", "tvm_version"),
+        ("build_timeout", None),
+        ("6", None),
+    ],
+)
+def test_field_names_and_their_aliases(text: str, field: str | None) -> None:
+    assert field_name(text) == field
+
+
+def test_explain_a_field_prints_its_meaning() -> None:
+    result = runner.invoke(app, ["explain", "all_cost"])
+    assert result.exit_code == 0
+    assert result.stdout == f"all_cost: {FIELDS['all_cost']}\n"
+    assert "never used to rank" in result.stdout
+
+
+def test_explain_fields_lists_every_field_as_json() -> None:
+    result = runner.invoke(app, ["explain", "fields", "--json"])
+    assert json.loads(result.stdout) == FIELDS
+
+
+def test_explain_a_record_annotates_each_value() -> None:
+    result = runner.invoke(app, ["--wide", "explain", VALID, "--json"])
+    fields = {entry["field"]: entry for entry in json.loads(result.stdout)}
+    assert list(fields) == [
+        "target",
+        "task",
+        "args",
+        "config",
+        "cost",
+        "error_no",
+        "all_cost",
+        "timestamp",
+        "version",
+        "tvm_version",
+    ]
+    assert fields["cost"]["meaning"] == "mean 31.1 us over 1 run(s): the number ranked"
+    assert fields["error_no"]["meaning"] == "NO_ERROR: a valid measurement"
+    assert fields["all_cost"]["meaning"] == (
+        "136 ms for the whole measurement (build + run + overhead); not ranked"
+    )
+    assert fields["timestamp"]["meaning"] == "2026-11-22 05:11:33 UTC"
+
+
+def test_explain_a_timed_out_record() -> None:
+    result = runner.invoke(app, ["explain", TIMED_OUT, "--json"])
+    fields = {entry["field"]: entry["meaning"] for entry in json.loads(result.stdout)}
+    assert fields["cost"] == "a failed measurement: the cost is a placeholder"
+    assert fields["error_no"] == "BUILD_TIMEOUT: never chosen by apply_history_best"
+    assert fields["all_cost"] == "10 s: for a timeout, AutoTVM writes the timeout in effect here"
+
+
+def test_explain_text_that_is_not_a_record_is_one_error_line() -> None:
+    result = runner.invoke(app, ["explain", '{"a": 1}'])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "Error: not an AutoTVM record: JSON object is not an AutoTVM record (no input/i field)\n"
+    )

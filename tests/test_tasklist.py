@@ -1,0 +1,123 @@
+"""tasks (resume tuning): trials done per task of a task list, and what is left to tune."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import DATA, REPO, require_shared
+from tunelog import api
+from tunelog.cli import app
+from tunelog.store import Store
+from tunelog.tvmmessages import Workload, as_json_list
+
+FIXTURES = DATA / "diagnose"
+X86 = "llvm -mcpu=core-avx2"
+_KEY = re.compile(r"key=(\(.*\))$")
+
+
+def resnet18_tasks() -> list[Workload]:
+    """The task list of resnet-18 at 224: the unpacked workloads an untuned build printed."""
+    found: list[Workload] = []
+    for line in (FIXTURES / "empty224.txt").read_text().splitlines():
+        match = _KEY.search(line)
+        if match:
+            workload = ast.literal_eval(match.group(1))
+            if "NCHW" in workload or len(workload[2][1]) == 2:
+                found.append(workload)
+    return found
+
+
+def test_trials_done_per_task_follow_the_log(tmp_path: Path) -> None:
+    with Store(tmp_path / "t.db") as store:
+        api.import_paths(store, [str(FIXTURES / "partial224.log")])
+        found = api.tuning_progress(store, resnet18_tasks(), X86)
+        left = api.tuning_progress(store, resnet18_tasks(), X86, need_trials=2)
+    counts = [(t.convergence.trials, t.convergence.valid, t.failed) for t in found]
+    tuned, failed, none = (3, 3, 0), (4, 0, 4), (0, 0, 0)
+    assert counts[:7] == [tuned, tuned, tuned, none, none, failed, none]
+    assert counts[7:] == [tuned, none, failed, none, tuned, none]  # the dense layer last
+    assert [t.index for t in left] == [3, 4, 5, 6, 8, 9, 10, 12]
+    assert {t.convergence.verdict for t in found} == {"too few valid trials"}
+
+
+def test_tasks_of_another_target_group_have_no_trials(tmp_path: Path) -> None:
+    with Store(tmp_path / "t.db") as store:
+        api.import_paths(store, [str(FIXTURES / "full224.log")])
+        found = api.tuning_progress(store, resnet18_tasks(), "cuda -model=t4")
+    assert {t.convergence.trials for t in found} == {0}
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "sample_logs/x86_mini_llvm.log",
+        "../shared/corpus/WANNA959__tvm_learning/resnet50-v2-7-autotuner_records.json",
+    ],
+)
+def test_task_counts_and_verdicts_agree_with_workloads(tmp_path: Path, log: str) -> None:
+    """On real logs, each template's row of `workloads` and its task agree."""
+    if log.startswith("../shared"):
+        require_shared()
+    with Store(tmp_path / "t.db") as store:
+        api.import_paths(store, [str(REPO / log)])
+        found = api.layers(store)
+        convergence = api.layer_convergence(store, found)
+        tasks = [
+            (t.workload.task_name, *(json.loads(json.dumps(a)) for a in t.workload.args))
+            for layer in found
+            for t in layer.templates
+        ]
+        tasks = [tuple(_tuples(part) for part in task) for task in tasks]
+        target = found[0].group.targets[0]
+        progress = api.tuning_progress(store, tasks, target)
+    expected = [
+        (t.trials, t.valid, convergence.of(layer, t).verdict)
+        for layer in found
+        for t in layer.templates
+    ]
+    got = [(p.convergence.trials, p.convergence.valid, p.convergence.verdict) for p in progress]
+    assert got == expected and len(got) >= 5
+
+
+def _tuples(value: object) -> object:
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+def test_tasks_command_prints_what_is_left_as_json_for_a_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    db = str(tmp_path / "cli.db")
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps([as_json_list(t) for t in resnet18_tasks()]))
+    runner = CliRunner()
+    runner.invoke(app, ["--db", db, "import", str(FIXTURES / "partial224.log")])
+    args = ["--db", db, "tasks", str(tasks), "--target", X86, "--need-trials", "3", "--json"]
+    result = runner.invoke(app, args)
+    entries = json.loads(result.stdout)
+    assert result.exit_code == 0
+    assert [e["index"] for e in entries] == [3, 4, 5, 6, 8, 9, 10, 12]
+    assert entries[2] == {
+        "index": 5,
+        "task": as_json_list(resnet18_tasks()[5]),
+        "trials": 4,
+        "valid": 0,
+        "failed": 4,
+        "best_cost": None,
+        "trials_to_best": None,
+        "verdict": "too few valid trials",
+    }
+    result = runner.invoke(app, ["--db", db, "tasks", str(tasks), "--target", X86])
+    assert result.stdout.splitlines()[:3] == [
+        "index    task                                              trials    valid    failed    best      verdict",
+        "-------  ------------------------------------------------  --------  -------  --------  --------  --------------------",
+        "0        conv2d_NCHWc.x86 1x3x224x224 * 64x3x7x7 s2 p3     3         3        0         100.0 us  too few valid trials",
+    ]

@@ -1,0 +1,394 @@
+"""Why a database does not answer a workload TVM reported untuned: one reason per workload.
+
+Pure: the database comes in as `layers.build_layers`' inputs (targets, workloads, tallies,
+slots), read once by the store. For a compile target T and a workload W (as TVM printed it):
+
+1. `answered`: apply_history_best answers W, or another template relay offers T for the same
+   layer, with T (model slot, then key slots, `layers.query`): the build read an older file.
+2. `packed`: W is the NCHW[x]c / packed-weight form relay's layout rewrite derives from a layer
+   (tvm-reference §10); `original` is that layer's workload, diagnosed in turn (when the layer is
+   answered, so is W: relay registers the layer's config for its derived form).
+3. `all_failed`: records of the same layer (`workloads.layer_key`) under a target sharing a slot
+   with T, of templates relay offers T, none valid; with the error breakdown and remedy.
+4. `not_offered`: valid records of the layer reachable from T, but only of templates relay's
+   strategy never queries for T (`strategies.relay_offers`).
+5. `other_target`: valid records of the layer only under targets sharing no key (and no model)
+   with T: no query of T ever reaches them.
+6. `v01_only`: only v0.1 records of the layer, which TVM >= 0.7 skips.
+7. `no_record`: none of the above; `nearest` lists up to 3 tuned layers of the same operator,
+   fewest differing parts first (then tuned for T first, then closest in size).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tunelog.errorcodes import cause_of_failures, diagnose, error_name, lookup_error_code
+from tunelog.exceptions import TargetParseError, TargetRequiredError
+from tunelog.layers import TargetGroup, WorkloadInfo, query
+from tunelog.layoutforms import packed_original
+from tunelog.nearest import Nearest, nearest_tuned
+from tunelog.recordindex import RecordIndex, reaches
+from tunelog.strategies import relay_offers
+from tunelog.targets import Target, parse_target
+from tunelog.tvmmessages import (
+    UnreadMessage,
+    Workload,
+    as_json_list,
+    looks_like_task_list,
+    read_messages,
+    read_task_list,
+    workload_args,
+)
+from tunelog.workloads import layer_facts, layer_key, short_args
+
+ANSWERED = "answered"
+PACKED = "packed"
+ALL_FAILED = "all_failed"
+NOT_OFFERED = "not_offered"
+OTHER_TARGET = "other_target"
+V01_ONLY = "v01_only"
+NO_RECORD = "no_record"
+REASONS = (NO_RECORD, OTHER_TARGET, ALL_FAILED, V01_ONLY, NOT_OFFERED, PACKED, ANSWERED)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Why one (target, workload) is or is not answered by the database."""
+
+    target: str
+    workload: Workload
+    reason: str
+    detail: str
+    original: Workload | None = None
+    nearest: tuple[Nearest, ...] = ()
+    line: int | None = None
+
+    @property
+    def answered(self) -> bool:
+        """The database answers it (the build that printed it read another file)."""
+        return self.reason == ANSWERED
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready: workloads as lists, exactly as TVM printed them."""
+        return {
+            "target": self.target,
+            "workload": as_json_list(self.workload),
+            "reason": self.reason,
+            "original": as_json_list(self.original) if self.original is not None else None,
+            "nearest": [
+                {
+                    "workload": as_json_list(n.workload),
+                    "differs": list(n.differs),
+                    "targets": list(n.targets),
+                }
+                for n in self.nearest
+            ],
+            "detail": self.detail,
+            "line": self.line,
+        }
+
+
+def relay_queries(keys: tuple[str, ...], info: WorkloadInfo) -> bool:
+    """Whether relay may query this template for this layer on targets with these keys.
+
+    The one place this module asks the strategy rule (`strategies.relay_offers`, per layer: its
+    conditions on the workload's own arguments); an offer that depends on the target (-libs,
+    CPU features) counts as queried.
+    """
+    return relay_offers(keys, info.task_name, layer_facts(info.task_name, info.args)).offered
+
+
+def diagnose_workload(
+    index: RecordIndex, target: str, workload: Workload, *, line: int | None = None
+) -> Diagnosis:
+    """The reason the database does (not) answer `workload` for `target` (module docstring).
+
+    Raises TargetParseError when `target` is not a target string.
+    """
+    asked = parse_target(target)
+    found = _classify(index, asked, workload)
+    return Diagnosis(
+        target, workload, found.reason, found.detail, found.original, found.nearest, line
+    )
+
+
+def _classify(index: RecordIndex, asked: Target, workload: Workload) -> Diagnosis:
+    task = str(workload[0])
+    args = workload_args(workload)
+    same_layer = _same_layer(index, task, args)
+    answered = _answered(index, asked, task, workload, same_layer)
+    if answered is not None:
+        return answered
+    original = packed_original(workload)
+    if original is not None:
+        return _packed(index, asked, workload, original)
+    for check in (_all_failed, _not_offered, _other_target, _v01_only):
+        found = check(index, asked, workload, same_layer)
+        if found is not None:
+            return found
+    return _no_record(index, asked, workload, task, args, same_layer)
+
+
+def _same_layer(index: RecordIndex, task: str, args: list[object]) -> list[int]:
+    return index.by_layer.get(layer_key(task, "", args), [])
+
+
+def _group(asked: Target) -> TargetGroup:
+    return TargetGroup(asked.keys, asked.model, (asked.raw,))
+
+
+def _result(
+    asked: Target,
+    workload: Workload,
+    reason: str,
+    detail: str,
+    *,
+    original: Workload | None = None,
+    nearest: tuple[Nearest, ...] = (),
+) -> Diagnosis:
+    return Diagnosis(asked.raw, workload, reason, detail, original, nearest)
+
+
+def _answered(
+    index: RecordIndex, asked: Target, task: str, workload: Workload, same_layer: list[int]
+) -> Diagnosis | None:
+    exact = index.exact.get((task, workload[1:]))
+    # Another spelling of the asked template is never queried; other templates of the layer are.
+    others = [
+        wid
+        for wid in same_layer
+        if index.recorded[wid].info.version == "0.2" and index.recorded[wid].info.task_name != task
+    ]
+    candidates = ([exact] if exact is not None else []) + others
+    group = _group(asked)
+    for wid in candidates:
+        info = index.recorded[wid].info
+        if not relay_queries(asked.keys, info):
+            continue
+        holder = query(index.slots, group, wid)
+        if holder is None:
+            continue
+        how = "" if wid == exact else f" through {info.task_name} (same layer)"
+        where = f"{index.show_path(holder.source)}:{holder.line}"
+        problems = parse_target(holder.target).load_problems
+        fix = " --fix-targets" if problems else ""
+        detail = (
+            f"apply_history_best answers it{how}: config {holder.config_index} from "
+            f"{where} ({_seconds(holder.mean_cost)}, tuned on "
+            f"{holder.target}); a build that printed it read another file: export this database "
+            f"(tunelog export{fix} --for-target '{asked.raw}' tuned.log) and build with that"
+        )
+        if problems:
+            detail += f" ({'; '.join(problems)}: a TVM that rejects it stops at that line)"
+        return _result(asked, workload, ANSWERED, detail)
+    return None
+
+
+def _packed(index: RecordIndex, asked: Target, workload: Workload, original: Workload) -> Diagnosis:
+    layer = _classify(index, asked, original)
+    layout = next((a for a in workload[6:8] if isinstance(a, str)), "packed-weight")
+    text = short_args(str(original[0]), workload_args(original))
+    if layer.answered:
+        detail = (
+            f"the {layout} form of layer {text}, which the database answers (relay uses the "
+            f"layer's config for this form): {layer.detail}"
+        )
+        return _result(asked, workload, ANSWERED, detail, original=original)
+    detail = (
+        f"the {layout} form of layer {text}, untuned because that layer is "
+        f"({layer.reason}): tune the layer"
+    )
+    return _result(asked, workload, PACKED, detail, original=original)
+
+
+def _reachable_counts(
+    index: RecordIndex, asked: Target, same_layer: list[int], *, offered: bool
+) -> dict[int, int]:
+    """Error number -> records of the layer's v0.2 templates on targets reaching `asked`."""
+    counts: dict[int, int] = {}
+    for wid in same_layer:
+        recorded = index.recorded[wid]
+        if recorded.info.version != "0.2":
+            continue
+        if relay_queries(asked.keys, recorded.info) != offered:
+            continue
+        for target_id, per_error in recorded.by_target.items():
+            if reaches(asked, index.parsed(target_id)):
+                for number, n in per_error.items():
+                    counts[number] = counts.get(number, 0) + n
+    return counts
+
+
+def _all_failed(
+    index: RecordIndex, asked: Target, workload: Workload, same_layer: list[int]
+) -> Diagnosis | None:
+    counts = _reachable_counts(index, asked, same_layer, offered=True)
+    if not counts or counts.get(0, 0) > 0:
+        return None
+    total = sum(counts.values())
+    breakdown = ", ".join(
+        f"{error_name(n)} x{c}" for n, c in sorted(counts.items(), key=lambda nc: (-nc[1], nc[0]))
+    )
+    sentences = diagnose(counts)[1:]  # the first says "no valid measurement", as we do
+    cause = cause_of_failures(counts)
+    remedy = ""
+    if cause is not None:
+        entry = lookup_error_code(cause)
+        if entry.remedies:
+            remedy = f" Remedy (tunelog explain {cause}): {entry.remedies[0]}."
+    detail = f"all {total} trials failed ({breakdown}). {' '.join(sentences)}{remedy}".strip()
+    return _result(asked, workload, ALL_FAILED, detail.replace("  ", " "))
+
+
+def _not_offered(
+    index: RecordIndex, asked: Target, workload: Workload, same_layer: list[int]
+) -> Diagnosis | None:
+    counts = _reachable_counts(index, asked, same_layer, offered=False)
+    if counts.get(0, 0) == 0:
+        return None
+    names = sorted(
+        {
+            index.recorded[w].info.task_name
+            for w in same_layer
+            if index.recorded[w].info.version == "0.2"
+            and not relay_queries(asked.keys, index.recorded[w].info)
+        }
+    )
+    detail = (
+        f"tuned only as {', '.join(names)}, which relay's strategy for keys "
+        f"{','.join(asked.keys)} never queries; tune {workload[0]} for this target"
+    )
+    return _result(asked, workload, NOT_OFFERED, detail)
+
+
+def _other_target(
+    index: RecordIndex, asked: Target, workload: Workload, same_layer: list[int]
+) -> Diagnosis | None:
+    elsewhere: set[str] = set()
+    for wid in same_layer:
+        recorded = index.recorded[wid]
+        if recorded.info.version != "0.2":
+            continue
+        for target_id in recorded.valid_targets():
+            parsed = index.parsed(target_id)
+            if not reaches(asked, parsed):
+                elsewhere.add(parsed.raw)
+    if not elsewhere:
+        return None
+    named = sorted(elsewhere)
+    why = "; ".join(
+        f"{t} (keys {','.join(parse_target(t).keys)}, model {parse_target(t).model})"
+        for t in named[:3]
+    )
+    more = f" and {len(named) - 3} more" if len(named) > 3 else ""
+    detail = (
+        f"tuned only under {why}{more}; this target queries model {asked.model} and keys "
+        f"{','.join(asked.keys)}, never theirs: tune on this device"
+    )
+    return _result(asked, workload, OTHER_TARGET, detail)
+
+
+def _v01_only(
+    index: RecordIndex, asked: Target, workload: Workload, same_layer: list[int]
+) -> Diagnosis | None:
+    old = [index.recorded[w].info for w in same_layer if index.recorded[w].info.version == "0.1"]
+    if not old:
+        return None
+    names = sorted(
+        {f"{w.task_name} [{w.template_key}]" if w.template_key else w.task_name for w in old}
+    )
+    detail = (
+        f"only v0.1 records ({', '.join(names)}), which TVM >= 0.7 skips: re-tune with the "
+        "TVM that builds the model"
+    )
+    return _result(asked, workload, V01_ONLY, detail)
+
+
+def _no_record(
+    index: RecordIndex,
+    asked: Target,
+    workload: Workload,
+    task: str,
+    args: list[object],
+    same_layer: list[int],
+) -> Diagnosis:
+    nearest = nearest_tuned(index, asked, task, args, exclude=set(same_layer))
+    detail = "no record of this layer for any target"
+    if nearest:
+        detail += "; nearest tuned: " + " | ".join(", ".join(n.differs) for n in nearest)
+    return _result(asked, workload, NO_RECORD, detail, nearest=tuple(nearest))
+
+
+def _seconds(cost: float) -> str:
+    if cost >= 1e-3:
+        return f"{cost * 1e3:.2f} ms"
+    return f"{cost * 1e6:.1f} us"
+
+
+def verdict(diagnoses: Sequence[Diagnosis]) -> str:
+    """One line: how many workloads are unanswered, by reason, and what to do first."""
+    if not diagnoses:
+        return "no untuned workload named: nothing to diagnose"
+    unanswered = [d for d in diagnoses if not d.answered]
+    if not unanswered:
+        return (
+            f"the database answers all {len(diagnoses)} workloads: the build read another file "
+            "(export this database and build with it)"
+        )
+    counts: dict[str, int] = {}
+    for d in unanswered:
+        counts[d.reason] = counts.get(d.reason, 0) + 1
+    parts = ", ".join(f"{reason} {counts[reason]}" for reason in REASONS if reason in counts)
+    layers = len(unanswered) - counts.get(PACKED, 0)
+    return (
+        f"{len(unanswered)} of {len(diagnoses)} workloads unanswered ({parts}); "
+        f"{layers} layer(s) to tune"
+    )
+
+
+@dataclass(frozen=True)
+class DiagnoseReport:
+    """Every workload named, diagnosed; the messages that could not be read; repeats skipped."""
+
+    diagnoses: list[Diagnosis]
+    unread: list[UnreadMessage]
+    repeats: int = 0
+
+    @property
+    def unanswered(self) -> list[Diagnosis]:
+        """The diagnoses the database does not answer."""
+        return [d for d in self.diagnoses if not d.answered]
+
+
+def diagnose_text(index: RecordIndex, text: str, *, target: str | None = None) -> DiagnoseReport:
+    """Diagnose TVM's console output, or a task list (JSON) compiled for `target`.
+
+    Raises TargetRequiredError for a task list without a target, NotATaskListError for JSON
+    that is not a task list, TargetParseError for a bad `target`.
+    """
+    if looks_like_task_list(text):
+        workloads = read_task_list(text)
+        if target is None:
+            raise TargetRequiredError(
+                "a task list does not say which target it compiles for: pass --target "
+                "(e.g. --target 'llvm -mcpu=core-avx2')"
+            )
+        parse_target(target)
+        unique = list(dict.fromkeys(workloads))
+        return DiagnoseReport(
+            [diagnose_workload(index, target, w) for w in unique], [], len(workloads) - len(unique)
+        )
+    read = read_messages(text.splitlines())
+    diagnoses: list[Diagnosis] = []
+    unread = list(read.unread)
+    for message in read.messages:
+        try:
+            diagnoses.append(
+                diagnose_workload(index, message.target, message.workload, line=message.line)
+            )
+        except TargetParseError as exc:
+            unread.append(UnreadMessage(message.line, f"bad target: {exc}"))
+    unread.sort()
+    return DiagnoseReport(diagnoses, unread, read.repeats)

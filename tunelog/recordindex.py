@@ -1,0 +1,70 @@
+"""The database's AutoTVM workloads, indexed for `diagnose`: by exact workload, layer, operator.
+
+Pure: built from what `Store.layer_inputs` reads (the inputs of `layers.build_layers`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tunelog.layers import SlotWinner, Tally, WorkloadInfo
+from tunelog.targets import UNKNOWN_MODEL, Target, parse_target
+from tunelog.tvmmessages import as_tuple
+from tunelog.workloads import layer_key, operator_family
+
+
+@dataclass
+class _Recorded:
+    """What the database holds for one workload: records per target id and error number."""
+
+    info: WorkloadInfo
+    by_target: dict[int, dict[int, int]] = field(default_factory=dict)
+
+    def valid_targets(self) -> list[int]:
+        return [t for t, counts in self.by_target.items() if counts.get(0, 0) > 0]
+
+
+class RecordIndex:
+    """The database's workloads indexed for diagnosis: by exact workload, layer and operator."""
+
+    def __init__(
+        self,
+        targets: Iterable[tuple[int, str]],
+        workloads: Sequence[WorkloadInfo],
+        tallies: Iterable[Tally],
+        slots: Mapping[tuple[str, str, int], SlotWinner],
+        *,
+        show_path: Callable[[str], str] = str,
+    ) -> None:
+        self.show_path = show_path  # how a stored source path is written in details
+        self.targets = dict(targets)
+        self.slots = slots
+        self.recorded = {w.id: _Recorded(w) for w in workloads}
+        for tally in tallies:
+            counts = self.recorded[tally.workload_id].by_target.setdefault(tally.target_id, {})
+            counts[tally.error_no] = counts.get(tally.error_no, 0) + tally.records
+        self.exact: dict[tuple[str, object], int] = {}
+        self.by_layer: dict[str, list[int]] = {}
+        self.by_family: dict[str, list[int]] = {}
+        for w in workloads:
+            if w.version not in ("0.1", "0.2"):
+                continue  # auto_scheduler / MetaSchedule workloads answer no AutoTVM query
+            if w.version == "0.2":
+                self.exact.setdefault((w.task_name, as_tuple(w.args)), w.id)
+            self.by_layer.setdefault(layer_key(w.task_name, w.template_key, w.args), []).append(
+                w.id
+            )
+            family = operator_family(w.task_name, w.template_key)
+            self.by_family.setdefault(family, []).append(w.id)
+
+    def parsed(self, target_id: int) -> Target:
+        """The parsed target string of a target id."""
+        return parse_target(self.targets[target_id])
+
+
+def reaches(asked: Target, recorded: Target) -> bool:
+    """A record of `recorded` holds a slot some query of `asked` looks up."""
+    if set(asked.keys) & set(recorded.keys):
+        return True
+    return recorded.model != UNKNOWN_MODEL and recorded.model == asked.model

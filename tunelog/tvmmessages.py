@@ -1,0 +1,239 @@
+"""Reading what TVM printed about operators it found no tuning record for (tvm-reference §10).
+
+Pure: text in, `(target, workload)` pairs out. Two messages name an untuned workload:
+
+* relay's DEBUG message, over three lines (or joined into one when pasted from a web page):
+  `Cannot find tuning records for:` / `target=<target>` / `key=(<workload tuple>)`;
+* the fallback context's WARNING on one line:
+  `Cannot find config for target=<target>, workload=(<workload tuple>). A fallback ...`.
+
+Any logging prefix before them is ignored. Web pages turn quotes typographic and escape HTML
+characters; both are undone before reading. The workload is a Python tuple literal, read with
+`ast.literal_eval` (never `eval`); a message whose tuple cannot be read is reported with its line
+and reason, never dropped silently.
+
+A task list (`[[task_name, *args], ...]` JSON, as users dump `extract_from_program`'s tasks)
+gives the workloads without a target: the caller supplies it.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
+
+from tunelog.exceptions import NotATaskListError
+
+RECORDS_MARK = "Cannot find tuning records for:"
+CONFIG_MARK = "Cannot find config for target="
+_KEY_MARK = "key="
+_TARGET_MARK = "target="
+_WORKLOAD_MARK = ", workload="
+# A message spans the mark line and at most this many continuation lines.
+_CONTINUATION_LINES = 3
+# Longest workload tuple read: real ones are a few hundred characters.
+_MAX_TUPLE = 20_000
+
+_TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+Workload = tuple[object, ...]
+
+
+class UntunedMessage(NamedTuple):
+    """One workload TVM said it has no tuning record for, and the line its message starts on."""
+
+    target: str
+    workload: Workload
+    line: int
+
+
+class UnreadMessage(NamedTuple):
+    """A message that names an untuned workload tunelog could not read."""
+
+    line: int
+    reason: str
+
+
+class ReadMessages(NamedTuple):
+    """Every distinct (target, workload) in first-seen order, and the messages not read."""
+
+    messages: list[UntunedMessage]
+    unread: list[UnreadMessage]
+    repeats: int  # messages naming a (target, workload) already listed
+
+
+def normalise_text(line: str) -> str:
+    """Undo what a web page does to console text: typographic quotes, HTML escapes."""
+    if "&" in line:
+        line = html.unescape(line)
+    return line.translate(_TYPOGRAPHIC)
+
+
+def read_messages(lines: Iterable[str]) -> ReadMessages:
+    """The untuned workloads TVM's console output names (both message forms)."""
+    found: dict[tuple[str, Workload], UntunedMessage] = {}
+    unread: list[UnreadMessage] = []
+    repeats = 0
+    for number, chunk in _message_chunks(lines):
+        parsed = _parse_chunk(chunk)
+        if isinstance(parsed, str):
+            unread.append(UnreadMessage(number, parsed))
+            continue
+        target, workload = parsed
+        if (target, workload) in found:
+            repeats += 1
+            continue
+        found[(target, workload)] = UntunedMessage(target, workload, number)
+    return ReadMessages(list(found.values()), unread, repeats)
+
+
+def _message_chunks(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each message: the mark line joined with its continuation lines."""
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(lines, start=1):
+        line = normalise_text(raw.rstrip("\r\n"))
+        if RECORDS_MARK in line or CONFIG_MARK in line:
+            if pending:
+                yield start, " ".join(pending)
+            start = number
+            pending = [line]
+            if _complete(line):
+                yield start, line
+                pending = []
+        elif pending:
+            pending.append(_after_prefix(line))
+            joined = " ".join(pending)
+            if _complete(joined) or len(pending) > _CONTINUATION_LINES:
+                yield start, joined
+                pending = []
+    if pending:
+        yield start, " ".join(pending)
+
+
+def _after_prefix(line: str) -> str:
+    """A continuation line from its `target=` or `key=` on: a logger may prefix each line."""
+    for mark in (_TARGET_MARK, _KEY_MARK):
+        at = line.find(mark)
+        if at >= 0:
+            return line[at:]
+    return line.strip()
+
+
+def _complete(text: str) -> bool:
+    """The message text holds its whole workload tuple."""
+    for mark in (_KEY_MARK, _WORKLOAD_MARK):
+        at = text.find(mark)
+        if at >= 0:
+            return _tuple_end(text, text.find("(", at)) is not None
+    return False
+
+
+def _parse_chunk(chunk: str) -> tuple[str, Workload] | str:
+    """(target, workload) of one message, or the reason it cannot be read."""
+    if CONFIG_MARK in chunk:
+        rest = chunk[chunk.index(CONFIG_MARK) + len(CONFIG_MARK) :]
+        target, sep, tail = rest.partition(_WORKLOAD_MARK)
+        if not sep:
+            return "no 'workload=' after the target"
+    else:
+        rest = chunk[chunk.index(RECORDS_MARK) + len(RECORDS_MARK) :]
+        at_target = rest.find(_TARGET_MARK)
+        at_key = rest.find(_KEY_MARK, at_target + 1)
+        if at_target < 0 or at_key < 0:
+            return "no 'target=' and 'key=' lines after the message"
+        target = rest[at_target + len(_TARGET_MARK) : at_key]
+        tail = rest[at_key + len(_KEY_MARK) :]
+    target = target.strip()
+    if not target:
+        return "empty target"
+    workload = read_workload(tail.lstrip())
+    if isinstance(workload, str):
+        return workload
+    return target, workload
+
+
+def _tuple_end(text: str, start: int) -> int | None:
+    """Index just past the parenthesised expression opening at `start`, quotes respected."""
+    if start < 0 or start >= len(text) or text[start] != "(":
+        return None
+    depth = 0
+    quote = ""
+    index = start
+    limit = min(len(text), start + _MAX_TUPLE)
+    while index < limit:
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return None
+
+
+def read_workload(text: str) -> Workload | str:
+    """The workload tuple at the start of `text`, or the reason it cannot be read."""
+    end = _tuple_end(text, 0)
+    if end is None:
+        return "the workload tuple is cut off or too long"
+    try:
+        value = ast.literal_eval(text[:end])
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        return f"the workload is not a Python literal ({type(exc).__name__})"
+    if not isinstance(value, tuple) or not value or not isinstance(value[0], str):
+        return "the workload is not a tuple starting with a task name"
+    return value
+
+
+def read_task_list(text: str) -> list[Workload]:
+    """Workloads of a task list: a JSON array of `[task_name, *args]` arrays, lists as tuples.
+
+    Raises NotATaskListError for JSON that is not such a list.
+    """
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise NotATaskListError(f"not JSON: {exc}") from None
+    if not isinstance(value, list):
+        raise NotATaskListError("a task list is a JSON array of [task_name, *args] arrays")
+    workloads: list[Workload] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, list) or not item or not isinstance(item[0], str):
+            raise NotATaskListError(f"item {index} is not a [task_name, *args] array")
+        workloads.append(tuple(as_tuple(part) for part in item))
+    return workloads
+
+
+def looks_like_task_list(text: str) -> bool:
+    """The input is JSON (a task list), not console output."""
+    return text.lstrip().startswith("[")
+
+
+def as_tuple(value: object) -> object:
+    """Lists turned into tuples, recursively: the form TVM's dictionaries key workloads by."""
+    if isinstance(value, (list, tuple)):
+        return tuple(as_tuple(item) for item in value)
+    return value
+
+
+def workload_args(workload: Workload) -> list[Any]:
+    """A workload's arguments as JSON values (tuples as lists), as a log stores them."""
+    return [as_json_list(arg) for arg in workload[1:]]
+
+
+def as_json_list(value: object) -> object:
+    """Tuples turned into lists, recursively: a workload as JSON prints it."""
+    if isinstance(value, (list, tuple)):
+        return [as_json_list(item) for item in value]
+    return value
