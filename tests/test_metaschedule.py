@@ -98,11 +98,16 @@ def test_import_of_the_corpus_databases(tmp_path: Path) -> None:
     with Store(tmp_path / "ms.db") as store:
         first, second = tunelog.import_paths(store, [str(llm), str(sd)])
         assert (first.new, first.rejected) == (19, 0)
-        # No workload file beside it: TVM cannot load it either; every line says why.
-        assert (second.new, second.rejected) == (0, 292)
-        assert second.rejects[0].reason == (
-            "MetaSchedule record: no database_workload.json beside it, workload unknown"
-        )
+        # No workload file beside it: TVM cannot load it either; one message says why.
+        assert (second.lines, second.new, second.rejected) == (292, 0, 292)
+        assert [(r.line, r.reason) for r in second.rejects] == [
+            (
+                0,
+                "MetaSchedule records without their workload file: none of the 292 line(s) "
+                "can be read (TVM cannot load them either); put the database's workload file "
+                "(database_workload.json) beside it and import again",
+            )
+        ]
         report = export_metaschedule(store, str(tmp_path / "out"))
     assert report.workloads == len(store_workloads(llm))
 

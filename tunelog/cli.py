@@ -459,6 +459,11 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
         )
     for report in reports:
         shown = report.rejects[:REJECTS_SHOWN]
+        from tunelog.importreport import WHOLE_FILE
+
+        if [r.line for r in shown] == [WHOLE_FILE]:  # one reason for every line of the file
+            _err(f"{report.path}: {shown[0].reason}")
+            continue
         for reject in shown:
             _err(f"{report.path}:{reject.line}: {reject.reason}")
         if report.rejected > len(shown):
@@ -740,21 +745,21 @@ def export(
     """
     from tunelog import api
 
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     if metaschedule:
-        if top_k != 1 or winners_only or log_format is not None:
+        if winners_only or log_format is not None or include_v01 or fix_targets:
             raise typer.BadParameter(
-                "a MetaSchedule database keeps one best record per workload: drop --top-k, "
-                "--winners-only and --format",
+                "a MetaSchedule database has no templates, log formats or target strings to "
+                "fix: drop --winners-only, --format, --include-v01 and --fix-targets",
                 param_hint="--metaschedule",
             )
-        _export_metaschedule(out, force)
+        _export_metaschedule(out, force, filters, top_k)
         return
     if log_format is not None and log_format not in api.LOG_FORMATS:
         raise typer.BadParameter(f"use one of {', '.join(api.LOG_FORMATS)}", param_hint="--format")
 
-    filters = Filters(
-        target_key, model, template, task, for_target, source=source, label=label, target=target
-    )
     with opened_store() as store:
         report = api.export(
             store,
@@ -1213,17 +1218,24 @@ def export_metaschedule(
     force: Annotated[bool, typer.Option(help="Replace the database files if they exist.")] = False,
 ) -> None:
     """Write a pruned MetaSchedule database: the best valid record of each workload."""
-    _export_metaschedule(directory, force)
+    _export_metaschedule(directory, force, Filters(), 1)
 
 
-def _export_metaschedule(directory: str, force: bool) -> None:
+def _export_metaschedule(directory: str, force: bool, filters: Filters, top_k: int) -> None:
     from tunelog import api
 
     with opened_store() as store:
-        report = api.export_metaschedule(store, directory, force=force)
+        report = api.export_metaschedule(
+            store, directory, force=force, filters=filters, top_k=top_k
+        )
     for warning in report.warnings:
         _err(f"warning: {warning}")
-    _err(f"wrote {report.workloads} workload(s) and their best record to {directory}")
+    kept = (
+        "their best record"
+        if top_k == 1
+        else f"up to {top_k} best records of each ({report.records} in all)"
+    )
+    _err(f"wrote {report.workloads} workload(s) and {kept} to {directory}")
 
 
 # -- sources, machines and strategies ----------------------------------------------------------

@@ -85,3 +85,7 @@ class UnknownSourceError(TunelogError, LookupError):
 
 class SameDatabaseError(TunelogError):
     """A database was given to merge into itself."""
+
+
+class MixedTvmVersionsError(TunelogError):
+    """A MetaSchedule export would mix databases of TVM releases no one TVM loads together."""

@@ -6,8 +6,9 @@ Pure (files in, values out; no SQLite). A database is a directory with
 * `database_tuning_record.json`: one `[workload_index, [trace, run_secs, target, args_info]]`
   per line, the index being the 0-based line of the workload file.
 
-TVM recomputes the structural hash on load and ignores the stored one, so equal modules are one
-workload: here a workload is the SHA-256 of its module text. Records become `Measurement`s with
+TVM recomputes the structural hash on load and ignores the stored one, so structurally equal
+modules (equal but for the names of variables, buffers and blocks) are one workload: here a
+workload is `tunelog.msmodule.structural_identity` of its module. Records become `Measurement`s with
 log version "metaschedule", whose single slot ignores the target (selection.slots_of).
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 import orjson
 
 from tunelog.discovery import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
+from tunelog.msmodule import ModuleError, decode, structural_identity
 from tunelog.records import Measurement, Rejected, ScannedLine
 from tunelog.selection import (
     METASCHEDULE_FAILED,
@@ -37,11 +39,6 @@ TASK_NAME = "metaschedule"
 INVALID_ERROR_NO = 8
 
 
-def is_database(path: Path) -> bool:
-    """True for a directory holding a MetaSchedule tuning-record file."""
-    return path.is_dir() and (path / RECORD_FILE).is_file()
-
-
 @dataclass(frozen=True, slots=True)
 class Workload:
     """One line of the workload file: its identity and the line as written."""
@@ -49,11 +46,14 @@ class Workload:
     identity: str
     stored_hash: str
     line: bytes
+    tvm_version: str | None
 
 
-def read_workloads(directory: Path) -> list[Workload | str]:
-    """Each line of the workload file, as a Workload or the reason it cannot be read."""
-    path = directory / WORKLOAD_FILE
+def read_workloads(path: Path) -> list[Workload | str]:
+    """Each line of a workload file (or a database directory's default one), as a Workload or
+    the reason it cannot be read."""
+    if path.is_dir():
+        path = path / WORKLOAD_FILE
     if not path.is_file():
         return []
     found: list[Workload | str] = []
@@ -74,8 +74,21 @@ def _workload(raw: bytes) -> Workload | str:
         or not isinstance(value[1], str)
     ):
         return 'not ["<hash>", "<base64 module>"]'
-    module = value[1].encode()
-    return Workload(hashlib.sha256(module).hexdigest(), value[0], raw)
+    identity, version = module_identity(value[1])
+    return Workload(identity, value[0], raw, version)
+
+
+def module_identity(text: str) -> tuple[str, str | None]:
+    """(workload identity, writer's TVM version) of a module text.
+
+    A module tunelog cannot decode is identified by its exact text: it competes only with
+    identical copies of itself.
+    """
+    try:
+        graph = decode(text)
+    except ModuleError:
+        return "text:" + hashlib.sha256(text.encode()).hexdigest(), None
+    return structural_identity(graph), graph.tvm_version
 
 
 def target_text(target: object) -> str:
@@ -131,14 +144,14 @@ def scan_record(line: bytes, workloads: list[Workload | str]) -> ScannedLine:
         log_version=METASCHEDULE_VERSION,
         target=target_text(target),
         task_name=TASK_NAME,
-        template_key="",
+        template_key=workload.tvm_version or "",  # databases of two TVMs never mix
         args_json=orjson.dumps([workload.identity]).decode(),
         config_index=_trace_number(trace),
         costs=costs or (METASCHEDULE_FAILED,),
         error_no=0 if valid else INVALID_ERROR_NO,
         all_cost=0.0,
         timestamp=0.0,
-        tvm_version=None,
+        tvm_version=workload.tvm_version,
         mean_cost=metaschedule_mean(list(costs)),
         spelling=workload.line.decode("utf-8", "replace"),
     )
@@ -171,19 +184,36 @@ def _trace_number(trace: Any) -> int:
     return int.from_bytes(digest, "big") >> 2
 
 
-def pruned_database(
-    winners: list[tuple[bytes, bytes]],
-) -> tuple[list[bytes], list[bytes]]:
-    """The files of a pruned database: `(workload line, record line)` per workload, in order.
+def pruned_database(rows: list[tuple[int, bytes, bytes]]) -> tuple[list[bytes], list[bytes]]:
+    """The two files of a pruned database from `(workload key, workload line, record line)` rows.
 
-    Each record's workload index is rewritten to the line its workload takes in the new file;
-    every other byte of both lines is kept.
+    Workload lines are written once each, in the order their first record comes; each record's
+    workload index is rewritten to its workload's new line, every other byte of both lines kept.
     """
+    new_index: dict[int, int] = {}
     workload_lines: list[bytes] = []
     record_lines: list[bytes] = []
-    for new_index, (workload_line, record_line) in enumerate(winners):
-        workload_lines.append(workload_line)
+    for key, workload_line, record_line in rows:
+        index = new_index.get(key)
+        if index is None:
+            index = new_index[key] = len(workload_lines)
+            workload_lines.append(workload_line)
         rest = record_line.lstrip()[1:].lstrip()  # after "["
         digits = len(rest) - len(rest.lstrip(b"-0123456789"))
-        record_lines.append(b"[" + str(new_index).encode() + rest[digits:])
+        record_lines.append(b"[" + str(index).encode() + rest[digits:])
     return workload_lines, record_lines
+
+
+def release(version: str) -> str:
+    """The release a TVM version belongs to (`0.27.0.post1` -> `0.27`): one database format."""
+    return ".".join(version.split(".")[:2])
+
+
+def mixed_releases(versions: set[str]) -> list[str]:
+    """The TVM versions named, sorted, when they span releases no one TVM loads together.
+
+    Empty when they are one release (or unknown): apache-tvm 0.27 cannot read a 0.26 database
+    and no release reads another's (tvm-reference §9).
+    """
+    known = sorted(v for v in versions if v)
+    return known if len({release(v) for v in known}) > 1 else []
