@@ -994,6 +994,20 @@ METASCHEDULE_TARGET_WARNING = (
 )
 
 
+def metaschedule_version_warning(store: Store) -> str | None:
+    """A warning when the MetaSchedule databases imported come from TVM releases that no one
+    TVM loads together (`export_metaschedule` refuses to mix them); None otherwise."""
+    from tunelog.metaschedule import mixed_releases
+
+    mixed = mixed_releases(store.metaschedule_tvm_versions())
+    if not mixed:
+        return None
+    return (
+        f"the MetaSchedule databases come from TVM {', '.join(mixed)}, which no one TVM loads "
+        "together: `export --metaschedule` writes one release at a time (--source or --label)"
+    )
+
+
 def export_metaschedule(
     store: Store,
     directory: str,

@@ -409,7 +409,10 @@ def import_command(
             repair=repair,
             progress=progress,
         )
+        version_warning = api.metaschedule_version_warning(store)
     _print_import(reports, as_json)
+    if version_warning:
+        _err(f"warning: {version_warning}")
     if any(r.rolled_back for r in reports):
         _err("Error: --strict: files with rejected lines were rolled back; fix or drop --strict")
         raise typer.Exit(1)
@@ -1330,11 +1333,14 @@ def merge(
             except KeyboardInterrupt:  # one transaction: rolled back
                 _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
                 raise typer.Exit(130) from None
+            version_warning = api.metaschedule_version_warning(store)
     except BaseException:
         if created:  # a merge that failed leaves no new, empty database behind
             for suffix in ("", "-wal", "-shm"):
                 Path(state.db_path + suffix).unlink(missing_ok=True)
         raise
+    if version_warning:
+        _err(f"warning: {version_warning}")
     if as_json:
         emit_json([{**r.model_dump(), "new": r.new, "duplicates": r.duplicates} for r in reports])
         return
