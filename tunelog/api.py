@@ -763,6 +763,8 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
     that knob's rows (`layout` selects the derived layouts of x86 NCHWc templates).
     """
     from tunelog.knobs import KnobTrial, coverage, knob_values
+    from tunelog.metaschedule import trace_knobs
+    from tunelog.msmodule import METASCHEDULE_TASK as MS_TASK
     from tunelog.recordmodels import TuningRecord
     from tunelog.records import parse_line
     from tunelog.results import TemplateKnobs
@@ -776,19 +778,19 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
         with_lines=True,
         extra_ids=chosen_ids,
     )
+    metaschedule = {t.workload.id for t in layer.templates if t.workload.task_name == MS_TASK}
     parsed: dict[int, KnobTrial | None] = {}
     for row in rows:
         assert row.raw is not None
-        record = parse_line(row.raw)
+        knob_values_of: dict[str, tuple[str, object]] | None = None
+        if row.workload_id in metaschedule:  # the trace's sampling decisions
+            knob_values_of = trace_knobs(row.raw)
+        elif isinstance(record := parse_line(row.raw), TuningRecord):
+            knob_values_of = {name: (kind, value) for name, kind, value in record.entity}
         parsed[row.record_id] = (
-            KnobTrial(
-                {name: (kind, value) for name, kind, value in record.entity},
-                row.error_no,
-                row.mean_cost,
-                row.config_index,
-            )
-            if isinstance(record, TuningRecord)
-            else None
+            None
+            if knob_values_of is None
+            else KnobTrial(knob_values_of, row.error_no, row.mean_cost, row.config_index)
         )
     target_ids = set(_group_target_ids(store, layer))
     found: list[TemplateKnobs] = []

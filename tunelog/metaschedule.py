@@ -23,30 +23,45 @@ from typing import Any
 import orjson
 
 from tunelog.discovery import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
-from tunelog.msmodule import ModuleError, decode, structural_identity
+from tunelog.errorcodes import MS_NO_SCHEDULE, MS_NOT_MEASURED
+from tunelog.msmodule import (
+    METASCHEDULE_TASK,
+    ModuleError,
+    Summary,
+    decode,
+    structural_identity,
+    summarise,
+    summary_args,
+)
 from tunelog.records import Measurement, Rejected, ScannedLine
 from tunelog.selection import (
     METASCHEDULE_FAILED,
     METASCHEDULE_VERSION,
     metaschedule_mean,
+    metaschedule_schedules,
     metaschedule_valid,
 )
 
 WORKLOAD_FILE = METASCHEDULE_WORKLOAD_FILE
 RECORD_FILE = METASCHEDULE_RECORD_FILE
-TASK_NAME = "metaschedule"
-# error_no of a record MetaSchedule does not count (no trace, or no run time but 1e10).
-INVALID_ERROR_NO = 8
+TASK_NAME = METASCHEDULE_TASK
 
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """One line of the workload file: its identity and the line as written."""
+    """One line of the workload file: its identity, the line as written, what it computes."""
 
     identity: str
     stored_hash: str
     line: bytes
     tvm_version: str | None
+    summary: Summary | None
+
+    @property
+    def args_json(self) -> str:
+        """The workload's arguments as stored: its identity, then what the module computes."""
+        described = [] if self.summary is None else [summary_args(self.summary)]
+        return orjson.dumps([self.identity, *described]).decode()
 
 
 def read_workloads(path: Path) -> list[Workload | str]:
@@ -74,21 +89,13 @@ def _workload(raw: bytes) -> Workload | str:
         or not isinstance(value[1], str)
     ):
         return 'not ["<hash>", "<base64 module>"]'
-    identity, version = module_identity(value[1])
-    return Workload(identity, value[0], raw, version)
-
-
-def module_identity(text: str) -> tuple[str, str | None]:
-    """(workload identity, writer's TVM version) of a module text.
-
-    A module tunelog cannot decode is identified by its exact text: it competes only with
-    identical copies of itself.
-    """
     try:
-        graph = decode(text)
+        graph = decode(value[1])
     except ModuleError:
-        return "text:" + hashlib.sha256(text.encode()).hexdigest(), None
-    return structural_identity(graph), graph.tvm_version
+        # Not decodable: identified by its exact text, competing only with copies of itself.
+        text_hash = hashlib.sha256(value[1].encode()).hexdigest()
+        return Workload("text:" + text_hash, value[0], raw, None, None)
+    return Workload(structural_identity(graph), value[0], raw, graph.tvm_version, summarise(graph))
 
 
 def target_text(target: object) -> str:
@@ -139,22 +146,74 @@ def scan_record(line: bytes, workloads: list[Workload | str]) -> ScannedLine:
         return Rejected(f"MetaSchedule record: workload line {index + 1} unreadable ({workload})")
     instructions = [inst[0] for inst in trace[0]]
     costs = tuple(float(x) for x in run_secs or [])
-    valid = metaschedule_valid(instructions, list(costs))
+    if metaschedule_valid(instructions, list(costs)):
+        error_no = 0
+    elif metaschedule_schedules(instructions):
+        error_no = MS_NOT_MEASURED
+    else:
+        error_no = MS_NO_SCHEDULE
     return Measurement(
         log_version=METASCHEDULE_VERSION,
         target=target_text(target),
         task_name=TASK_NAME,
         template_key=workload.tvm_version or "",  # databases of two TVMs never mix
-        args_json=orjson.dumps([workload.identity]).decode(),
+        args_json=workload.args_json,
         config_index=_trace_number(trace),
         costs=costs or (METASCHEDULE_FAILED,),
-        error_no=0 if valid else INVALID_ERROR_NO,
+        error_no=error_no,
         all_cost=0.0,
         timestamp=0.0,
         tvm_version=workload.tvm_version,
         mean_cost=metaschedule_mean(list(costs)),
         spelling=workload.line.decode("utf-8", "replace"),
     )
+
+
+def trace_knobs(line: bytes) -> dict[str, tuple[str, object]] | None:
+    """A record's sampling decisions as knobs: `SamplePerfectTile(l2)` -> (kind, decision).
+
+    A sampling instruction (SamplePerfectTile, SampleCategorical, SampleComputeLocation, ...) is
+    named by its kind and its input random variables (its outputs when it has no inputs), which
+    are the same in every trace of one design space. None for a line that is not a record.
+    """
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if _record_problem(value) is not None:
+        return None
+    instructions, decisions = value[1][0]
+    decided = {
+        d[0]: d[1]
+        for d in decisions
+        if isinstance(d, list) and len(d) == 2 and isinstance(d[0], int)
+    }
+    knobs: dict[str, tuple[str, object]] = {}
+    for position, instruction in enumerate(instructions):
+        if position not in decided or len(instruction) < 4:
+            continue
+        kind, inputs, attrs, outputs = instruction[:4]
+        variables = inputs if isinstance(inputs, list) and inputs else outputs
+        names = (
+            ",".join(v for v in variables if isinstance(v, str))
+            if isinstance(variables, list)
+            else ""
+        )
+        knobs[f"{kind}({names})"] = (kind, _decided_value(kind, attrs, decided[position]))
+    return knobs
+
+
+def _decided_value(kind: str, attrs: Any, decision: object) -> object:
+    """SampleCategorical decides an index into its candidates: the candidate is the value."""
+    if kind == "SampleCategorical" and isinstance(attrs, list) and attrs:
+        candidates = attrs[0]
+        if (
+            isinstance(candidates, list)
+            and isinstance(decision, int)
+            and 0 <= decision < len(candidates)
+        ):
+            return candidates[decision]
+    return decision
 
 
 def _record_problem(value: Any) -> str | None:

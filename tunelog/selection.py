@@ -187,9 +187,14 @@ def metaschedule_valid(instructions: list[str], run_secs: list[float] | None) ->
     (GetNumValidInstructions with remove_postproc): a trace that starts with EnterPostproc is
     invalid whatever follows it.
     """
-    if not instructions or instructions[0] == "EnterPostproc":
+    if not metaschedule_schedules(instructions):
         return False
     return any(value != METASCHEDULE_FAILED for value in run_secs or [])
+
+
+def metaschedule_schedules(instructions: list[str]) -> bool:
+    """The trace half of IsValid: at least one instruction before the first EnterPostproc."""
+    return bool(instructions) and instructions[0] != "EnterPostproc"
 
 
 def metaschedule_mean(run_secs: list[float] | None) -> float:

@@ -62,6 +62,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from tunelog.msmodule import summary_of_task, summary_text
+
 __all__ = ["flops", "gflops", "layer_key", "operator_family", "short_args"]
 
 _V01_PREFIX = "topi_"
@@ -786,8 +788,12 @@ def short_args(task_name: str, args: list[Any]) -> str:
     number when equal) and dilation when not 1; a dtype shows only when it is not float32.
     Never raises.
     """
-    call = _parse(_name_info(task_name), args)
-    text = _call_short(call) if call is not None else _generic_short(args)
+    module = summary_of_task(task_name, args)
+    if module is not None:  # MetaSchedule: the function and its tensors, from the module
+        text = summary_text(module)
+    else:
+        call = _parse(_name_info(task_name), args)
+        text = _call_short(call) if call is not None else _generic_short(args)
     if len(text) > _SHORT_LIMIT:
         text = text[: _SHORT_LIMIT - 3] + "..."
     return text
@@ -893,6 +899,9 @@ def flops(task_name: str, template_key: str, args: list[Any]) -> int | None:
     Formulas in the module docstring. `template_key` is accepted for symmetry with the record
     fields; it does not change the count (winograd counts as the direct convolution).
     """
+    module = summary_of_task(task_name, args)
+    if module is not None:  # MetaSchedule: estimated from the TIR as TVM's estimate_tir_flops
+        return module.flops
     info = _name_info(task_name)
     call = _parse(info, args)
     if isinstance(call, _Conv):
