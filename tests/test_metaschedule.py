@@ -348,3 +348,63 @@ def test_watch_on_a_work_dir_reads_the_database_and_skips_its_text_logs(tmp_path
     assert [(Path(r.path).name, r.new, r.rejected) for r in refresh.reports] == [
         ("database_tuning_record.json", 1, 0)
     ]
+
+
+# -- what a user sees ---------------------------------------------------------------------------
+
+
+def test_workloads_show_the_function_its_shapes_and_gflops(tmp_path: Path) -> None:
+    db = str(tmp_path / "ms.db")
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "workloads", "--json"])
+    (layer,) = json.loads(result.stdout)
+    assert layer["shapes"] == "main: 1x128x128 x 1x128x128 -> 1x128x128 float32"
+    # 2 * 128^3 multiply-adds, as estimate_tir_flops counts (and the tuner printed).
+    assert layer["gflops"] == pytest.approx(4194304 / float(_hand_mean(GMM)) / 1e9)
+
+
+def _hand_mean(directory: Path) -> float:
+    _, (_, run_secs, _, _) = json.loads(_hand_best(directory))
+    return float(sum(run_secs) / len(run_secs))
+
+
+def test_knobs_are_the_sampling_decisions_of_the_traces(tmp_path: Path) -> None:
+    db = str(tmp_path / "ms.db")
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "knobs", "main", "--json"])
+    (entry,) = json.loads(result.stdout)
+    knobs = {row["knob"] for row in entry["knobs"]}
+    assert knobs == {
+        "SamplePerfectTile(l2)",
+        "SamplePerfectTile(l3)",
+        "SamplePerfectTile(l4)",
+        "SamplePerfectTile(l5)",
+        "SampleCategorical(v34)",
+        "SampleCategorical(v35)",
+    }
+    # The chosen trace's decisions are marked; a categorical shows the candidate it picked.
+    best = json.loads(_hand_best(GMM))[1][0]
+    chosen = {row["knob"]: row["value"] for row in entry["knobs"] if row["chosen"]}
+    instructions, decisions = best
+    for position, decision in decisions:
+        kind, inputs, attrs, outputs = instructions[position]
+        name = f"{kind}({','.join(inputs or outputs)})"
+        value = attrs[0][decision] if kind == "SampleCategorical" else decision
+        assert chosen[name] == json.dumps(value, separators=(",", ":"))
+
+
+def test_failed_runs_are_named_for_what_they_are(tmp_path: Path) -> None:
+    records = [
+        _record(0, [0.004]),
+        _record(0, [1e10]),
+        _record(0, [0.001], trace=[[["EnterPostproc", [], [], []], ["GetSBlock", [], [], []]], []]),
+    ]
+    db = str(tmp_path / "ms.db")
+    runner = CliRunner()
+    database = _database(tmp_path / "db", ["QUFB"], records)
+    assert runner.invoke(app, ["--db", db, "import", str(database)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "errors", "--json"])
+    (row,) = json.loads(result.stdout)
+    assert row["errors"] == {"MS_NOT_MEASURED": 1, "MS_NO_SCHEDULE": 1}
