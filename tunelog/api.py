@@ -764,11 +764,11 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
     """
     from tunelog.knobs import KnobTrial, coverage, knob_values
     from tunelog.metaschedule import trace_knobs
-    from tunelog.msmodule import METASCHEDULE_TASK as MS_TASK
     from tunelog.recordmodels import TuningRecord
     from tunelog.records import parse_line
     from tunelog.results import TemplateKnobs
     from tunelog.store.trials import layer_trials
+    from tunelog.versions import METASCHEDULE_TASK as MS_TASK
 
     chosen_ids = [t.chosen.record_id for t in layer.templates if t.chosen is not None]
     rows = layer_trials(

@@ -25,7 +25,6 @@ import orjson
 from tunelog.discovery import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
 from tunelog.errorcodes import MS_NO_SCHEDULE, MS_NOT_MEASURED
 from tunelog.msmodule import (
-    METASCHEDULE_TASK,
     ModuleError,
     Summary,
     decode,
@@ -41,6 +40,7 @@ from tunelog.selection import (
     metaschedule_schedules,
     metaschedule_valid,
 )
+from tunelog.versions import METASCHEDULE_TASK
 
 WORKLOAD_FILE = METASCHEDULE_WORKLOAD_FILE
 RECORD_FILE = METASCHEDULE_RECORD_FILE

@@ -23,6 +23,8 @@ from typing import Any
 
 import orjson
 
+from tunelog.versions import METASCHEDULE_TASK
+
 # Fields TVM's structural equality ignores, by the node type's last dotted part (ir.Var, tirx.Var,
 # tir.SizeVar, tir.Buffer, s_tir.SBlock, tir.Block across versions).
 _IGNORED_FIELDS: dict[str, tuple[str, ...]] = {
@@ -33,8 +35,6 @@ _IGNORED_FIELDS: dict[str, tuple[str, ...]] = {
     "Block": ("name_hint",),
 }
 _SPAN = "span"
-# The task name of every MetaSchedule workload (its arguments: identity, then `summary_args`).
-METASCHEDULE_TASK = "metaschedule"
 _HEADER_BYTES = 8
 
 

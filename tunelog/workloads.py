@@ -60,9 +60,12 @@ import math
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from tunelog.msmodule import summary_of_task, summary_text
+from tunelog.versions import METASCHEDULE_TASK
+
+if TYPE_CHECKING:
+    from tunelog.msmodule import Summary
 
 __all__ = ["flops", "gflops", "layer_key", "operator_family", "short_args"]
 
@@ -781,6 +784,18 @@ def _generic_short(args: object) -> str:
     return " ".join(w for w in [" * ".join(shapes), *others] if w)
 
 
+def _metaschedule_summary(task_name: str, args: list[Any]) -> Summary | None:
+    """What a MetaSchedule workload's module computes (None for other tasks).
+
+    tunelog.msmodule is loaded only for MetaSchedule workloads: it brings hashlib and orjson.
+    """
+    if task_name != METASCHEDULE_TASK:
+        return None
+    from tunelog.msmodule import summary_of_task
+
+    return summary_of_task(task_name, args)
+
+
 def short_args(task_name: str, args: list[Any]) -> str:
     """Compact human text for a task's arguments, e.g. `1x3x608x608 * 16x3x7x7 s1 p3`.
 
@@ -788,8 +803,10 @@ def short_args(task_name: str, args: list[Any]) -> str:
     number when equal) and dilation when not 1; a dtype shows only when it is not float32.
     Never raises.
     """
-    module = summary_of_task(task_name, args)
+    module = _metaschedule_summary(task_name, args)
     if module is not None:  # MetaSchedule: the function and its tensors, from the module
+        from tunelog.msmodule import summary_text
+
         text = summary_text(module)
     else:
         call = _parse(_name_info(task_name), args)
@@ -899,7 +916,7 @@ def flops(task_name: str, template_key: str, args: list[Any]) -> int | None:
     Formulas in the module docstring. `template_key` is accepted for symmetry with the record
     fields; it does not change the count (winograd counts as the direct convolution).
     """
-    module = summary_of_task(task_name, args)
+    module = _metaschedule_summary(task_name, args)
     if module is not None:  # MetaSchedule: estimated from the TIR as TVM's estimate_tir_flops
         return module.flops
     info = _name_info(task_name)
