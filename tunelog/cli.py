@@ -1039,7 +1039,11 @@ def _layer_entries(
 
 def _layer_template_title(layer: Layer, template: TemplateResult) -> str:
     """`curve`'s and `knobs`' heading of one template of a layer."""
+    from tunelog.versions import METASCHEDULE_TASK
+
     picked = "  (relay picks it)" if layer.winner is template else ""
+    if template.workload.task_name == METASCHEDULE_TASK:
+        picked = ""  # one MetaSchedule workload: no templates for relay to choose among
     return f"{layer.group.label}  {layer.shapes}  {template.name}{picked}"
 
 
