@@ -18,6 +18,8 @@ import pytest
 import tunelog
 from tests.conftest import DATA
 from tunelog.api import export_metaschedule
+from tunelog.exceptions import MixedTvmVersionsError
+from tunelog.filters import Filters
 from tunelog.metaschedule import Workload, read_workloads
 from tunelog.selection import metaschedule_mean
 from tunelog.store import Store
@@ -152,3 +154,36 @@ def test_the_flops_are_what_tvm_estimates_from_the_tir(path: Path) -> None:
     for module, workload in zip(modules(path.parent), read_workloads(path), strict=True):
         assert isinstance(workload, Workload) and workload.summary is not None
         assert workload.summary.flops == (int(estimate_tir_flops(module)) or None)
+
+
+# -- databases of two TVM releases --------------------------------------------------------------
+
+OTHER_RELEASE = REAL / "other_release"  # tuned by apache-tvm 0.26.0
+
+
+def test_databases_of_two_releases_warn_and_are_exported_one_release_at_a_time(
+    tmp_path: Path,
+) -> None:
+    with Store(tmp_path / "ms.db") as store:
+        tunelog.import_paths(store, [str(OTHER_RELEASE), str(REAL / "no_rules")])
+        assert tunelog.api.metaschedule_version_warning(store) == (
+            "the MetaSchedule databases come from TVM 0.26.0, 0.27.0.post1, which no one TVM "
+            "loads together: `export --metaschedule` writes one release at a time (--source or "
+            "--label)"
+        )
+        with pytest.raises(MixedTvmVersionsError, match=r"TVM 0\.26\.0, 0\.27\.0\.post1"):
+            export_metaschedule(store, str(tmp_path / "mixed"))
+        assert not (tmp_path / "mixed" / RECORDS).exists()
+        export_metaschedule(store, str(tmp_path / "new"), filters=Filters(source="2"))
+    assert (tmp_path / "new" / "database_workload.json").read_bytes() == (
+        REAL / "no_rules" / "database_workload.json"
+    ).read_bytes()
+
+
+def test_this_tvm_cannot_read_the_other_releases_database() -> None:
+    """Why the export refuses: apache-tvm 0.27 fails on a 0.26 database."""
+    pytest.importorskip("tvm")
+    from tests.realtvm.oracle import modules
+
+    with pytest.raises(TypeError, match="Cannot convert from type"):
+        modules(OTHER_RELEASE)

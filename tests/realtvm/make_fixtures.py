@@ -4,7 +4,11 @@ Run from the checkout with apache-tvm installed (`pip install -e '.[tvm]'`):
 
     .venv/bin/python -m tests.realtvm.make_fixtures tests/data/metaschedule_real [CASE...]
 
-(a case named, or absent from OUT, is tuned again; the others are only asked again).
+(a case named, or absent from OUT, is tuned again; the others are only asked again), and with
+apache-tvm 0.26 (`pip install apache-tvm==0.26.0 apache-tvm-ffi==0.1.14.post1 psutil cloudpickle`
+in another virtualenv):
+
+    python -m tests.realtvm.make_fixtures tests/data/metaschedule_real --other-release
 
 Writes one JSONDatabase directory per case under OUT (each a few tens of kB) and `answers.json`:
 what the real `JSONDatabase` answers for each of its workload lines (`get_top_k(5)` as record
@@ -156,5 +160,21 @@ def _append_database(work_dir: Path, directory: Path) -> None:
             file.write(b"[" + str(int(index.lstrip(b"[")) + base).encode() + b"," + rest + b"\n")
 
 
+def make_other_release(out: Path) -> None:
+    """Tune a matmul into OUT/other_release/ with the TVM running this (apache-tvm 0.26: its
+    databases and 0.27's cannot be read by the other; tunelog must not mix them)."""
+    import tvm
+
+    directory = out / "other_release"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    _tune(_matmul(32), TVM_TARGETS[0], directory)
+    _keep_only_database(directory)
+    print(f"tuned with apache-tvm {tvm.__version__} into {directory}")
+
+
 if __name__ == "__main__":
-    make(Path(sys.argv[1]), retune=tuple(sys.argv[2:]))
+    if sys.argv[2:] == ["--other-release"]:
+        make_other_release(Path(sys.argv[1]))
+    else:
+        make(Path(sys.argv[1]), retune=tuple(sys.argv[2:]))
