@@ -187,3 +187,21 @@ def test_this_tvm_cannot_read_the_other_releases_database() -> None:
 
     with pytest.raises(TypeError, match="Cannot convert from type"):
         modules(OTHER_RELEASE)
+
+
+def test_merging_a_database_of_another_release_warns(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tunelog.cli import app
+
+    runner = CliRunner()
+    old, new = str(tmp_path / "old.db"), str(tmp_path / "new.db")
+    assert runner.invoke(app, ["--db", old, "import", str(OTHER_RELEASE)]).exit_code == 0
+    assert runner.invoke(app, ["--db", new, "import", str(REAL / "no_rules")]).exit_code == 0
+    result = runner.invoke(app, ["--db", new, "merge", old])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == (
+        "warning: the MetaSchedule databases come from TVM 0.26.0, 0.27.0.post1, which no one "
+        "TVM loads together: `export --metaschedule` writes one release at a time (--source or "
+        f"--label)\nmerged 6 new record(s) from 1 database(s) into {new}\n"
+    )
