@@ -14,6 +14,7 @@ import tunelog
 from tests.conftest import CORPUS, DATA, SAMPLE_LOGS, require_shared
 from tunelog.api import export_metaschedule
 from tunelog.cli import app
+from tunelog.msmodule import decode, structural_identity
 from tunelog.selection import metaschedule_valid
 from tunelog.store import Store
 
@@ -408,3 +409,28 @@ def test_failed_runs_are_named_for_what_they_are(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--db", db, "errors", "--json"])
     (row,) = json.loads(result.stdout)
     assert row["errors"] == {"MS_NOT_MEASURED": 1, "MS_NO_SCHEDULE": 1}
+
+
+def test_a_name_shared_with_the_function_name_still_counts() -> None:
+    """A variable whose name node is also the function's name: renaming it renames the
+    function, which structural equality does not ignore."""
+
+    def module(function: str) -> str:
+        graph = {
+            "root_index": 4,
+            "nodes": [
+                {"type": "None"},
+                {"type": "ffi.String", "data": function},
+                {"type": "ir.Var", "data": {"span": 0, "ty": 0, "name": 1}},
+                {"type": "ir.GlobalVar", "data": {"span": 0, "ty": 0, "name_hint": 1}},
+                {"type": "ir.IRModule", "data": {"functions": 3, "params": 2}},
+            ],
+            "metadata": {"tvm_version": "0.27.0"},
+        }
+        return json.dumps(graph)
+
+    main, other = (structural_identity(decode(module(name))) for name in ("main", "other"))
+    assert main != other
+    assert structural_identity(decode(_graph("0.27.0", "A"))) == structural_identity(
+        decode(_graph("0.27.0", "B"))
+    )

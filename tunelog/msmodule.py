@@ -35,6 +35,7 @@ _IGNORED_FIELDS: dict[str, tuple[str, ...]] = {
     "Block": ("name_hint",),
 }
 _SPAN = "span"
+_NAME_MARK = "ignored:"  # prefix of a blanked name field in the canonical graph
 _HEADER_BYTES = 8
 
 
@@ -92,7 +93,9 @@ def structural_identity(graph: ModuleGraph) -> str:
     canonical: list[Any] = []
     for node in nodes:
         canonical.append(_without_ignored(node, nodes, blank))
-    for index in blank:
+    # A name string also reached from a field that counts (a variable named like the function)
+    # keeps its text.
+    for index in blank - _counted_references(canonical, blank):
         canonical[index] = {"type": "blanked name"}
     payload = orjson.dumps([graph.root, canonical], option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(payload).hexdigest()
@@ -114,14 +117,35 @@ def _without_ignored(node: Any, nodes: list[Any], blank: set[int]) -> Any:
             continue
         if name in ignored:
             index = _node_index(value, len(nodes))
-            if index is None:
-                kept[name] = ""  # the name itself, inline
-            else:
+            if index is not None:
                 blank.add(index)
-                kept[name] = value
+            kept[_NAME_MARK + name] = ""  # the name, or the node holding it, does not count
             continue
         kept[name] = value
     return {**node, fields_key: kept}
+
+
+def _counted_references(canonical: list[Any], names: set[int]) -> set[int]:
+    """The name nodes a field that counts may point at (a field's value, or an array item)."""
+    found: set[int] = set()
+    for node in canonical:
+        if not isinstance(node, dict):
+            continue
+        fields = node.get("data", node.get("attrs"))
+        values = (
+            fields
+            if isinstance(fields, list)
+            else (
+                [v for k, v in fields.items() if not k.startswith(_NAME_MARK)]
+                if isinstance(fields, dict)
+                else []
+            )
+        )
+        for value in values:
+            index = _node_index(value, len(canonical))
+            if index in names:
+                found.add(index)
+    return found
 
 
 def _node_index(value: Any, count: int) -> int | None:
