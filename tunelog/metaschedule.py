@@ -24,14 +24,8 @@ import orjson
 
 from tunelog.discovery import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
 from tunelog.errorcodes import MS_NO_SCHEDULE, MS_NOT_MEASURED
-from tunelog.msmodule import (
-    ModuleError,
-    Summary,
-    decode,
-    structural_identity,
-    summarise,
-    summary_args,
-)
+from tunelog.msmodule import ModuleError, decode, structural_identity
+from tunelog.mssummary import Summary, summarise, summary_args
 from tunelog.records import Measurement, Rejected, ScannedLine
 from tunelog.selection import (
     METASCHEDULE_FAILED,

@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from tunelog.versions import METASCHEDULE_TASK
 
 if TYPE_CHECKING:
-    from tunelog.msmodule import Summary
+    from tunelog.mssummary import Summary
 
 __all__ = ["flops", "gflops", "layer_key", "operator_family", "short_args"]
 
@@ -791,7 +791,7 @@ def _metaschedule_summary(task_name: str, args: list[Any]) -> Summary | None:
     """
     if task_name != METASCHEDULE_TASK:
         return None
-    from tunelog.msmodule import summary_of_task
+    from tunelog.mssummary import summary_of_task
 
     return summary_of_task(task_name, args)
 
@@ -805,7 +805,7 @@ def short_args(task_name: str, args: list[Any]) -> str:
     """
     module = _metaschedule_summary(task_name, args)
     if module is not None:  # MetaSchedule: the function and its tensors, from the module
-        from tunelog.msmodule import summary_text
+        from tunelog.mssummary import summary_text
 
         text = summary_text(module)
     else:
