@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ import tunelog
 from tests.conftest import CORPUS, DATA, SAMPLE_LOGS, require_shared
 from tunelog.api import export_metaschedule
 from tunelog.cli import app
+from tunelog.msmodule import decode, structural_identity
+from tunelog.selection import metaschedule_valid
 from tunelog.store import Store
 
 GMM = DATA / "metaschedule_gmm"
@@ -98,11 +101,16 @@ def test_import_of_the_corpus_databases(tmp_path: Path) -> None:
     with Store(tmp_path / "ms.db") as store:
         first, second = tunelog.import_paths(store, [str(llm), str(sd)])
         assert (first.new, first.rejected) == (19, 0)
-        # No workload file beside it: TVM cannot load it either; every line says why.
-        assert (second.new, second.rejected) == (0, 292)
-        assert second.rejects[0].reason == (
-            "MetaSchedule record: no database_workload.json beside it, workload unknown"
-        )
+        # No workload file beside it: TVM cannot load it either; one message says why.
+        assert (second.lines, second.new, second.rejected) == (292, 0, 292)
+        assert [(r.line, r.reason) for r in second.rejects] == [
+            (
+                0,
+                "MetaSchedule records without their workload file: none of the 292 line(s) "
+                "can be read (TVM cannot load them either); put the database's workload file "
+                "(database_workload.json) beside it and import again",
+            )
+        ]
         report = export_metaschedule(store, str(tmp_path / "out"))
     assert report.workloads == len(store_workloads(llm))
 
@@ -180,3 +188,249 @@ def test_removing_a_source_keeps_metaschedule_winners_target_free(tmp_path: Path
         expected = [(r.slots, r.mean_cost) for r in alone.best()]
         assert [(r.slots, r.mean_cost) for r in both.best()] == expected
         assert expected and expected[0][0] == ["*"]
+
+
+# -- TVM's two rules ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("instructions", "valid"),
+    [
+        (["GetSBlock", "EnterPostproc"], True),
+        (["GetSBlock"], True),
+        (["EnterPostproc"], False),
+        ([], False),
+        # A schedule with no rules: postprocessing only, whatever follows EnterPostproc.
+        (["EnterPostproc", "GetSBlock", "GetLoops", "DecomposeReduction"], False),
+    ],
+)
+def test_a_record_counts_only_with_an_instruction_before_the_first_enter_postproc(
+    instructions: list[str], valid: bool
+) -> None:
+    assert metaschedule_valid(instructions, [0.001]) is valid
+
+
+def _graph(version: str, buffer_name: str = "A", function: str = "main") -> str:
+    """A module text as TVM writes it: base64 of an 8-byte length header and the JSON graph."""
+    graph = {
+        "root_index": 5,
+        "nodes": [
+            {"type": "None"},
+            {"type": "ffi.String", "data": buffer_name},
+            {"type": "ir.Var", "data": {"span": 0, "ty": 0, "name": 1}},
+            {"type": "ffi.String", "data": function},
+            {"type": "ir.GlobalVar", "data": {"span": 0, "ty": 0, "name_hint": 3}},
+            {"type": "ir.IRModule", "data": {"functions": 4, "params": 2}},
+        ],
+        "metadata": {"tvm_version": version},
+    }
+    body = json.dumps(graph).encode()
+    return base64.b64encode(len(body).to_bytes(8, "little") + body).decode()
+
+
+def test_modules_equal_but_for_variable_names_are_one_workload(tmp_path: Path) -> None:
+    modules = [_graph("0.27.0", "A"), _graph("0.27.0", "data"), _graph("0.27.0", "A", "other")]
+    records = [_record(0, [0.004]), _record(1, [0.002]), _record(2, [0.003])]
+    database = _database(tmp_path / "db", modules, records)
+    workloads, kept = _pruned(tmp_path, database)
+    # Lines 0 and 1 compete (the faster, of line 1, wins); line 2 is another function.
+    assert [json.loads(line)[1] for line in workloads] == [modules[0], modules[2]]
+    assert kept == [records[1].replace("[1,", "[0,", 1), records[2].replace("[2,", "[1,", 1)]
+
+
+# -- export: top-k, filters, versions -----------------------------------------------------------
+
+
+def test_the_top_k_export_keeps_the_k_best_valid_distinct_traces(tmp_path: Path) -> None:
+    other = [[["GetSBlock", [], ["D", "main"], ["b0"]]], []]
+    third = [[["GetSBlock", [], ["E", "main"], ["b0"]]], []]
+    records = [
+        _record(0, [0.004]),
+        _record(0, [0.001], trace=other),
+        _record(0, [0.002], trace=other),  # the same trace again: the faster one stays
+        _record(0, [0.0005], trace=ONLY_POSTPROC),  # invalid
+        _record(0, [0.003], trace=third),
+    ]
+    database = _database(tmp_path / "db", ["QUFB"], records)
+    with Store(tmp_path / "ms.db") as store:
+        tunelog.import_paths(store, [str(database)])
+        report = export_metaschedule(store, str(tmp_path / "out"), top_k=2)
+    assert (report.workloads, report.records) == (1, 2)
+    kept = (tmp_path / "out" / "database_tuning_record.json").read_text().splitlines()
+    assert kept == [records[1], records[4]]  # file order kept
+
+
+def test_cli_export_metaschedule_takes_top_k_and_filters(tmp_path: Path) -> None:
+    db = str(tmp_path / "ms.db")
+    other = [[["GetSBlock", [], ["D", "main"], ["b0"]]], []]
+    first = _database(
+        tmp_path / "a", ["QUFB"], [_record(0, [0.004]), _record(0, [0.002], trace=other)]
+    )
+    second = _database(tmp_path / "b", ["QkJC"], [_record(0, [0.001], target=CUDA)])
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", db, "import", str(first), str(second)]).exit_code == 0
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app,
+        ["--db", db, "export", "--metaschedule", "--top-k", "5", "--target-key", "cpu", str(out)],
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.endswith(
+        f"wrote 1 workload(s) and up to 5 best records of each (2 in all) to {out}\n"
+    )
+    assert (out / "database_workload.json").read_text() == '["0", "QUFB"]\n'
+    result = runner.invoke(
+        app, ["--db", db, "export", "--metaschedule", "--source", "2", "--force", str(out)]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert (out / "database_workload.json").read_text() == '["0", "QkJC"]\n'
+
+
+def test_databases_of_two_tvm_releases_warn_on_import_and_refuse_to_export(tmp_path: Path) -> None:
+    db = str(tmp_path / "ms.db")
+    old = _database(tmp_path / "old", [_graph("0.26.0")], [_record(0, [0.002])])
+    new = _database(tmp_path / "new", [_graph("0.27.0.post1")], [_record(0, [0.001])])
+    runner = CliRunner()
+    result = runner.invoke(app, ["--db", db, "import", str(old), str(new)])
+    assert result.exit_code == 0
+    assert result.stderr.endswith(
+        "warning: the MetaSchedule databases come from TVM 0.26.0, 0.27.0.post1, which no one "
+        "TVM loads together: `export --metaschedule` writes one release at a time (--source or "
+        "--label)\n"
+    )
+    result = runner.invoke(app, ["--db", db, "export", "--metaschedule", str(tmp_path / "out")])
+    assert (result.exit_code, result.stderr) == (
+        1,
+        "Error: the workloads come from TVM 0.26.0, 0.27.0.post1, whose databases no one TVM "
+        "loads together: export one version at a time (--source or --label)\n",
+    )
+    assert not (tmp_path / "out" / "database_tuning_record.json").exists()
+    one = ["--db", db, "export", "--metaschedule", "--source", "2", str(tmp_path / "out")]
+    assert runner.invoke(app, one).exit_code == 0
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+
+def test_a_database_is_recognised_by_content_whatever_its_file_names(tmp_path: Path) -> None:
+    database = _database(tmp_path / "db", ["QUFB"], [_record(0, [0.004])])
+    (database / "database_workload.json").rename(database / "wl.jsonl")
+    (database / "database_tuning_record.json").rename(database / "tuning.jsonl")
+    (database / "logs").mkdir()
+    (database / "logs" / "task_scheduler.log").write_text("2026-11-25 10:11:24 [INFO] picks\n")
+    with Store(tmp_path / "ms.db") as store:
+        (report,) = tunelog.import_paths(store, [str(tmp_path / "db")])
+        assert (Path(report.path).name, report.new, report.rejected) == ("tuning.jsonl", 1, 0)
+        assert len(store.best()) == 1
+
+
+def test_records_without_their_workload_file_give_one_message(tmp_path: Path) -> None:
+    directory = tmp_path / "db"
+    directory.mkdir()
+    records = directory / "database_tuning_record.json"
+    records.write_text("".join(_record(0, [0.001]) + "\n" for _ in range(3)))
+    result = CliRunner().invoke(app, ["--db", str(tmp_path / "ms.db"), "import", str(directory)])
+    assert result.exit_code == 0
+    assert result.stderr == (
+        f"{records}: MetaSchedule records without their workload file: none of the 3 line(s) "
+        "can be read (TVM cannot load them either); put the database's workload file "
+        "(database_workload.json) beside it and import again\n"
+    )
+
+
+def test_watch_on_a_work_dir_reads_the_database_and_skips_its_text_logs(tmp_path: Path) -> None:
+    work_dir = _database(tmp_path / "work", ["QUFB"], [_record(0, [0.004])])
+    (work_dir / "logs").mkdir()
+    (work_dir / "logs" / "task_0_main.log").write_text("2026-11-25 10:11:24 [INFO] picks\n")
+    with Store(tmp_path / "ms.db") as store:
+        refresh = tunelog.api.watch(
+            store, [str(work_dir)], on_refresh=lambda _: None, interval=0, refreshes=1
+        )
+    assert [(Path(r.path).name, r.new, r.rejected) for r in refresh.reports] == [
+        ("database_tuning_record.json", 1, 0)
+    ]
+
+
+# -- what a user sees ---------------------------------------------------------------------------
+
+
+def test_workloads_show_the_function_its_shapes_and_gflops(tmp_path: Path) -> None:
+    db = str(tmp_path / "ms.db")
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "workloads", "--json"])
+    (layer,) = json.loads(result.stdout)
+    assert layer["shapes"] == "main: 1x128x128 x 1x128x128 -> 1x128x128 float32"
+    # 2 * 128^3 multiply-adds, as estimate_tir_flops counts (and the tuner printed).
+    assert layer["gflops"] == pytest.approx(4194304 / float(_hand_mean(GMM)) / 1e9)
+
+
+def _hand_mean(directory: Path) -> float:
+    _, (_, run_secs, _, _) = json.loads(_hand_best(directory))
+    return float(sum(run_secs) / len(run_secs))
+
+
+def test_knobs_are_the_sampling_decisions_of_the_traces(tmp_path: Path) -> None:
+    db = str(tmp_path / "ms.db")
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "knobs", "main", "--json"])
+    (entry,) = json.loads(result.stdout)
+    knobs = {row["knob"] for row in entry["knobs"]}
+    assert knobs == {
+        "SamplePerfectTile(l2)",
+        "SamplePerfectTile(l3)",
+        "SamplePerfectTile(l4)",
+        "SamplePerfectTile(l5)",
+        "SampleCategorical(v34)",
+        "SampleCategorical(v35)",
+    }
+    # The chosen trace's decisions are marked; a categorical shows the candidate it picked.
+    best = json.loads(_hand_best(GMM))[1][0]
+    chosen = {row["knob"]: row["value"] for row in entry["knobs"] if row["chosen"]}
+    instructions, decisions = best
+    for position, decision in decisions:
+        kind, inputs, attrs, outputs = instructions[position]
+        name = f"{kind}({','.join(inputs or outputs)})"
+        value = attrs[0][decision] if kind == "SampleCategorical" else decision
+        assert chosen[name] == json.dumps(value, separators=(",", ":"))
+
+
+def test_failed_runs_are_named_for_what_they_are(tmp_path: Path) -> None:
+    records = [
+        _record(0, [0.004]),
+        _record(0, [1e10]),
+        _record(0, [0.001], trace=[[["EnterPostproc", [], [], []], ["GetSBlock", [], [], []]], []]),
+    ]
+    db = str(tmp_path / "ms.db")
+    runner = CliRunner()
+    database = _database(tmp_path / "db", ["QUFB"], records)
+    assert runner.invoke(app, ["--db", db, "import", str(database)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "errors", "--json"])
+    (row,) = json.loads(result.stdout)
+    assert row["errors"] == {"MS_NOT_MEASURED": 1, "MS_NO_SCHEDULE": 1}
+
+
+def test_a_name_shared_with_the_function_name_still_counts() -> None:
+    """A variable whose name node is also the function's name: renaming it renames the
+    function, which structural equality does not ignore."""
+
+    def module(function: str) -> str:
+        graph = {
+            "root_index": 4,
+            "nodes": [
+                {"type": "None"},
+                {"type": "ffi.String", "data": function},
+                {"type": "ir.Var", "data": {"span": 0, "ty": 0, "name": 1}},
+                {"type": "ir.GlobalVar", "data": {"span": 0, "ty": 0, "name_hint": 1}},
+                {"type": "ir.IRModule", "data": {"functions": 3, "params": 2}},
+            ],
+            "metadata": {"tvm_version": "0.27.0"},
+        }
+        return json.dumps(graph)
+
+    main, other = (structural_identity(decode(module(name))) for name in ("main", "other"))
+    assert main != other
+    assert structural_identity(decode(_graph("0.27.0", "A"))) == structural_identity(
+        decode(_graph("0.27.0", "B"))
+    )

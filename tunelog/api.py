@@ -23,6 +23,7 @@ from tunelog.exceptions import (
     InputNotFoundError,
     MissingExtraError,
     MixedFormatsError,
+    MixedTvmVersionsError,
     NothingToExportError,
     SourceNotFoundError,
     UnknownLayerError,
@@ -107,9 +108,16 @@ def import_paths(
     for source in discover(paths, include=include, exclude=exclude).inputs:
         if not source.is_stdin and os.path.realpath(source.path) in own_files:
             continue  # `tunelog import .` next to tunelog.db: never read the database itself
-        if _read_with_its_records(source):
-            continue  # a MetaSchedule workload file: read with its records file
-        scanner = _metaschedule_scanner(source)
+        scanner = None
+        database = _metaschedule_files(source)
+        if database is not None:
+            records, workloads = database
+            if records != Path(source.path):
+                continue  # a MetaSchedule workload file: read with its records file
+            if workloads is None:
+                reports.append(_orphan_records_report(source.path))
+                continue
+            scanner = _metaschedule_scanner(records, workloads)
         callback = None
         if progress is not None:
             total = None if source.is_stdin else _size(source.path)
@@ -129,26 +137,33 @@ def import_paths(
     return reports
 
 
-def _metaschedule_scanner(source: LogInput) -> Callable[[bytes], ScannedLine] | None:
-    """The scanner of a MetaSchedule records file (TVM's fixed name), None for a plain log."""
+def _metaschedule_files(source: LogInput) -> tuple[Path, Path | None] | None:
+    """(records file, workload file or None) when SOURCE is part of a MetaSchedule database."""
+    from tunelog.discovery import metaschedule_files
+
+    return None if source.is_stdin else metaschedule_files(Path(source.path))
+
+
+def _metaschedule_scanner(records: Path, workloads: Path) -> Callable[[bytes], ScannedLine]:
+    """The line scanner of a MetaSchedule records file whose workload file is WORKLOADS."""
     from tunelog import metaschedule
 
-    path = Path(source.path)
-    if source.is_stdin or path.name != metaschedule.RECORD_FILE:
-        return None
-    return metaschedule.record_scanner(metaschedule.read_workloads(path.parent))
+    return metaschedule.record_scanner(metaschedule.read_workloads(workloads))
 
 
-def _read_with_its_records(source: LogInput) -> bool:
-    """True for a MetaSchedule workload file with a records file beside it."""
-    from tunelog import metaschedule
+def _orphan_records_report(path: str) -> FileReport:
+    """One message for a records file without its workload file: no line can be read."""
+    from tunelog.importreport import FileReport, RejectedLine
+    from tunelog.metaschedule import WORKLOAD_FILE
 
-    path = Path(source.path)
-    return (
-        not source.is_stdin
-        and path.name == metaschedule.WORKLOAD_FILE
-        and (path.parent / metaschedule.RECORD_FILE).is_file()
+    with open(path, "rb") as file:
+        lines = sum(1 for _ in file)
+    reason = (
+        f"MetaSchedule records without their workload file: none of the {lines} line(s) can "
+        f"be read (TVM cannot load them either); put the database's workload file "
+        f"({WORKLOAD_FILE}) beside it and import again"
     )
+    return FileReport(path, lines=lines, rejected=lines, rejects=[RejectedLine(0, reason)])
 
 
 def _database_files(store: Store) -> set[str]:
@@ -844,10 +859,12 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
     that knob's rows (`layout` selects the derived layouts of x86 NCHWc templates).
     """
     from tunelog.knobs import KnobTrial, coverage, knob_values
+    from tunelog.metaschedule import trace_knobs
     from tunelog.recordmodels import TuningRecord
     from tunelog.records import parse_line
     from tunelog.results import TemplateKnobs
     from tunelog.store.trials import layer_trials
+    from tunelog.versions import METASCHEDULE_TASK as MS_TASK
 
     chosen_ids = [t.chosen.record_id for t in layer.templates if t.chosen is not None]
     rows = layer_trials(
@@ -857,19 +874,19 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
         with_lines=True,
         extra_ids=chosen_ids,
     )
+    metaschedule = {t.workload.id for t in layer.templates if t.workload.task_name == MS_TASK}
     parsed: dict[int, KnobTrial | None] = {}
     for row in rows:
         assert row.raw is not None
-        record = parse_line(row.raw)
+        knob_values_of: dict[str, tuple[str, object]] | None = None
+        if row.workload_id in metaschedule:  # the trace's sampling decisions
+            knob_values_of = trace_knobs(row.raw)
+        elif isinstance(record := parse_line(row.raw), TuningRecord):
+            knob_values_of = {name: (kind, value) for name, kind, value in record.entity}
         parsed[row.record_id] = (
-            KnobTrial(
-                {name: (kind, value) for name, kind, value in record.entity},
-                row.error_no,
-                row.mean_cost,
-                row.config_index,
-            )
-            if isinstance(record, TuningRecord)
-            else None
+            None
+            if knob_values_of is None
+            else KnobTrial(knob_values_of, row.error_no, row.mean_cost, row.config_index)
         )
     target_ids = set(_group_target_ids(store, layer))
     found: list[TemplateKnobs] = []
@@ -1076,28 +1093,62 @@ METASCHEDULE_TARGET_WARNING = (
 )
 
 
-def export_metaschedule(store: Store, directory: str, *, force: bool = False) -> MetaScheduleExport:
-    """Write a pruned MetaSchedule database: the best valid record of each workload.
+def metaschedule_version_warning(store: Store) -> str | None:
+    """A warning when the MetaSchedule databases imported come from TVM releases that no one
+    TVM loads together (`export_metaschedule` refuses to mix them); None otherwise."""
+    from tunelog.metaschedule import mixed_releases
 
-    The two files hold the original lines (the workload index rewritten to its new line), in
-    the order the records were imported. Existing files are refused unless `force`.
+    mixed = mixed_releases(store.metaschedule_tvm_versions())
+    if not mixed:
+        return None
+    return (
+        f"the MetaSchedule databases come from TVM {', '.join(mixed)}, which no one TVM loads "
+        "together: `export --metaschedule` writes one release at a time (--source or --label)"
+    )
+
+
+def export_metaschedule(
+    store: Store,
+    directory: str,
+    *,
+    force: bool = False,
+    filters: Filters | None = None,
+    top_k: int = 1,
+) -> MetaScheduleExport:
+    """Write a pruned MetaSchedule database: the `top_k` best valid records of each workload.
+
+    The workloads are those whose best record matches `filters` (as for `export`); each keeps
+    its `top_k` best valid records of distinct traces. The two files hold the original lines
+    (each record's workload index rewritten to its workload's new line), in import order.
+    Existing files are refused unless `force`; so is a mix of TVM releases, which no TVM loads
+    (MixedTvmVersionsError, naming the versions).
     """
     from tunelog.exporting import write_lines_atomically
-    from tunelog.metaschedule import RECORD_FILE, WORKLOAD_FILE, pruned_database
+    from tunelog.metaschedule import RECORD_FILE, WORKLOAD_FILE, mixed_releases, pruned_database
     from tunelog.results import MetaScheduleExport
 
     with store.snapshot():
-        winners = store.metaschedule_winners()
-    if not winners:
+        rows = store.metaschedule_export(filters, top_k=top_k)
+        versions = store.metaschedule_tvm_versions({row[0] for row in rows})
+    if not rows:
         raise NothingToExportError(
-            "no valid MetaSchedule record: nothing to export (import a database directory first)"
+            "no valid MetaSchedule record matches: nothing to export "
+            "(import a database directory first, or loosen the filters)"
         )
-    workload_lines, record_lines = pruned_database(winners)
+    mixed = mixed_releases(versions)
+    if mixed:
+        raise MixedTvmVersionsError(
+            f"the workloads come from TVM {', '.join(mixed)}, whose databases no one TVM loads "
+            "together: export one version at a time (--source or --label)"
+        )
+    workload_lines, record_lines = pruned_database(rows)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     write_lines_atomically(str(out / WORKLOAD_FILE), workload_lines, force=force)
     write_lines_atomically(str(out / RECORD_FILE), record_lines, force=force)
-    return MetaScheduleExport(directory, len(winners), [METASCHEDULE_TARGET_WARNING])
+    return MetaScheduleExport(
+        directory, len(workload_lines), [METASCHEDULE_TARGET_WARNING], len(record_lines)
+    )
 
 
 # -- sources: remove -----------------------------------------------------------------------------

@@ -411,7 +411,10 @@ def import_command(
             repair=repair,
             progress=progress,
         )
+        version_warning = api.metaschedule_version_warning(store)
     _print_import(reports, as_json)
+    if version_warning:
+        _err(f"warning: {version_warning}")
     if any(r.rolled_back for r in reports):
         _err("Error: --strict: files with rejected lines were rolled back; fix or drop --strict")
         raise typer.Exit(1)
@@ -461,6 +464,11 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
         )
     for report in reports:
         shown = report.rejects[:REJECTS_SHOWN]
+        from tunelog.importreport import WHOLE_FILE
+
+        if [r.line for r in shown] == [WHOLE_FILE]:  # one reason for every line of the file
+            _err(f"{report.path}: {shown[0].reason}")
+            continue
         for reject in shown:
             _err(f"{report.path}:{reject.line}: {reject.reason}")
         if report.rejected > len(shown):
@@ -742,21 +750,21 @@ def export(
     """
     from tunelog import api
 
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     if metaschedule:
-        if top_k != 1 or winners_only or log_format is not None:
+        if winners_only or log_format is not None or include_v01 or fix_targets:
             raise typer.BadParameter(
-                "a MetaSchedule database keeps one best record per workload: drop --top-k, "
-                "--winners-only and --format",
+                "a MetaSchedule database has no templates, log formats or target strings to "
+                "fix: drop --winners-only, --format, --include-v01 and --fix-targets",
                 param_hint="--metaschedule",
             )
-        _export_metaschedule(out, force)
+        _export_metaschedule(out, force, filters, top_k)
         return
     if log_format is not None and log_format not in api.LOG_FORMATS:
         raise typer.BadParameter(f"use one of {', '.join(api.LOG_FORMATS)}", param_hint="--format")
 
-    filters = Filters(
-        target_key, model, template, task, for_target, source=source, label=label, target=target
-    )
     with opened_store() as store:
         report = api.export(
             store,
@@ -1409,7 +1417,11 @@ def _layer_entries(
 
 def _layer_template_title(layer: Layer, template: TemplateResult) -> str:
     """`curve`'s and `knobs`' heading of one template of a layer."""
+    from tunelog.versions import METASCHEDULE_TASK
+
     picked = "  (relay picks it)" if layer.winner is template else ""
+    if template.workload.task_name == METASCHEDULE_TASK:
+        picked = ""  # one MetaSchedule workload: no templates for relay to choose among
     return f"{layer.group.label}  {layer.shapes}  {template.name}{picked}"
 
 
@@ -1591,17 +1603,24 @@ def export_metaschedule(
     force: Annotated[bool, typer.Option(help="Replace the database files if they exist.")] = False,
 ) -> None:
     """Write a pruned MetaSchedule database: the best valid record of each workload."""
-    _export_metaschedule(directory, force)
+    _export_metaschedule(directory, force, Filters(), 1)
 
 
-def _export_metaschedule(directory: str, force: bool) -> None:
+def _export_metaschedule(directory: str, force: bool, filters: Filters, top_k: int) -> None:
     from tunelog import api
 
     with opened_store() as store:
-        report = api.export_metaschedule(store, directory, force=force)
+        report = api.export_metaschedule(
+            store, directory, force=force, filters=filters, top_k=top_k
+        )
     for warning in report.warnings:
         _err(f"warning: {warning}")
-    _err(f"wrote {report.workloads} workload(s) and their best record to {directory}")
+    kept = (
+        "their best record"
+        if top_k == 1
+        else f"up to {top_k} best records of each ({report.records} in all)"
+    )
+    _err(f"wrote {report.workloads} workload(s) and {kept} to {directory}")
 
 
 # -- sources, machines and strategies ----------------------------------------------------------
@@ -1696,11 +1715,14 @@ def merge(
             except KeyboardInterrupt:  # one transaction: rolled back
                 _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
                 raise typer.Exit(130) from None
+            version_warning = api.metaschedule_version_warning(store)
     except BaseException:
         if created:  # a merge that failed leaves no new, empty database behind
             for suffix in ("", "-wal", "-shm"):
                 Path(state.db_path + suffix).unlink(missing_ok=True)
         raise
+    if version_warning:
+        _err(f"warning: {version_warning}")
     if as_json:
         emit_json([{**r.model_dump(), "new": r.new, "duplicates": r.duplicates} for r in reports])
         return

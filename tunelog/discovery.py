@@ -14,10 +14,10 @@ an optional UTF-8 byte order mark, skipping blank lines and `#` comment lines, t
 must start with `{` (every AutoTVM record is a JSON object), and the bytes must hold no NUL.
 A file that holds only blank and comment lines in that block is not a log either.
 
-A MetaSchedule database's records file (`database_tuning_record.json`, whose lines are JSON
-lists) is always taken: without its workload file beside it, the import rejects each line and
-says why. The workload file is taken when the records file lies beside it (the import reads
-the two together, see `tunelog.metaschedule`).
+A MetaSchedule database is recognised by content, whatever its file names (JSONDatabase takes
+any): a records file's first line is `[<workload index>, [...`, a workload file's is
+`["<hash>", ...`. A records file is always taken (without a workload file beside it the import
+says so once); a workload file is read with the records file beside it (`metaschedule_files`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import bz2
 import fnmatch
 import lzma
 import os
+import re
 import zlib
 from collections import Counter
 from collections.abc import Sequence
@@ -128,20 +129,65 @@ def _glob_matches(relative: str, glob: str) -> bool:
     )
 
 
-# TVM's fixed file names of a MetaSchedule JSONDatabase (tunelog.metaschedule reads them).
+# TVM's default file names of a MetaSchedule JSONDatabase (tunelog.metaschedule reads them).
 METASCHEDULE_RECORD_FILE = "database_tuning_record.json"
 METASCHEDULE_WORKLOAD_FILE = "database_workload.json"
+METASCHEDULE_RECORDS = "records"
+METASCHEDULE_WORKLOADS = "workloads"
+_MS_RECORD_START = re.compile(rb"\[\s*-?\d+\s*,\s*\[")
+_MS_WORKLOAD_START = re.compile(rb'\[\s*"')
+
+
+def metaschedule_kind(path: Path) -> str | None:
+    """`records` or `workloads` for the files of a MetaSchedule database (by their first line)."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(64)
+    except OSError:
+        return None
+    head = head.lstrip()
+    if _MS_RECORD_START.match(head):
+        return METASCHEDULE_RECORDS
+    if _MS_WORKLOAD_START.match(head):
+        return METASCHEDULE_WORKLOADS
+    return None
+
+
+def metaschedule_files(path: Path) -> tuple[Path, Path | None] | None:
+    """(records file, its workload file or None) of the database PATH belongs to; None if none.
+
+    The partner of a file is the default-named file of the other kind beside it, else the one
+    file of the other kind's content beside it (two such files and no default name: unknown).
+    A workload file without a records file belongs to no database worth reading (None).
+    """
+    kind = metaschedule_kind(path)
+    if kind is None:
+        return None
+    if kind == METASCHEDULE_RECORDS:
+        return path, _partner(path, METASCHEDULE_WORKLOADS, METASCHEDULE_WORKLOAD_FILE)
+    records = _partner(path, METASCHEDULE_RECORDS, METASCHEDULE_RECORD_FILE)
+    return None if records is None else (records, path)
+
+
+def _partner(path: Path, kind: str, default_name: str) -> Path | None:
+    default = path.parent / default_name
+    if default != path and default.is_file() and metaschedule_kind(default) == kind:
+        return default
+    found = [
+        p
+        for p in sorted(path.parent.iterdir())
+        if p != path and p.is_file() and metaschedule_kind(p) == kind
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def sniff(path: Path) -> str | None:
     """None when the file's first bytes look like a tuning log, else the reason it is not."""
-    if path.name == METASCHEDULE_RECORD_FILE:
-        return None  # without its workload file beside it, each line is rejected with why
-    if (
-        path.name == METASCHEDULE_WORKLOAD_FILE
-        and (path.parent / METASCHEDULE_RECORD_FILE).is_file()
-    ):
-        return None
+    kind = metaschedule_kind(path)
+    if kind == METASCHEDULE_RECORDS:
+        return None  # without a workload file beside it, the import says so
+    if kind == METASCHEDULE_WORKLOADS:
+        return None if metaschedule_files(path) is not None else NOT_A_LOG
     try:
         with open(path, "rb") as file:
             head = file.read(SNIFF_BYTES)

@@ -280,10 +280,32 @@ def lookup_error_code(code: str | int) -> ErrorCode:
     raise _unknown(code)
 
 
+# MetaSchedule records no error, only run_secs of 1e10 for a build or run that failed; tunelog
+# stores its invalid records under these numbers (outside AutoTVM's 0-8) so they are named for
+# what they are (see tunelog.metaschedule).
+MS_NOT_MEASURED = 101
+MS_NO_SCHEDULE = 102
+METASCHEDULE_ERRORS: dict[int, tuple[str, str]] = {
+    MS_NOT_MEASURED: (
+        "MS_NOT_MEASURED",
+        "the build or the run failed (MetaSchedule writes run_secs 1e10 and no reason): the "
+        'work_dir\'s logs/*.log say why ("Build errors", "Run errors")',
+    ),
+    MS_NO_SCHEDULE: (
+        "MS_NO_SCHEDULE",
+        "the trace holds no schedule instruction before EnterPostproc (a space with no "
+        "schedule rules): TVM never uses such a record; give the space its schedule rules",
+    ),
+}
+
+
 def error_name(number: int) -> str:
     """Return the name of an error number, or ``UNKNOWN(n)`` for one AutoTVM does not define."""
     code = ERROR_CODES.get(number)
-    return code.name if code is not None else f"UNKNOWN({number})"
+    if code is not None:
+        return code.name
+    metaschedule = METASCHEDULE_ERRORS.get(number)
+    return metaschedule[0] if metaschedule is not None else f"UNKNOWN({number})"
 
 
 # --- diagnosis -------------------------------------------------------------------------------
@@ -329,6 +351,8 @@ def _cause_advice(number: int, *, any_valid: bool) -> str:
             return "some configs do not compile; the tuner's output has the compiler error"
         return "the template likely does not match the target (e.g. a GPU template on llvm)"
     advice = _CAUSE_ADVICE.get(number)
+    if advice is None and number in METASCHEDULE_ERRORS:
+        return METASCHEDULE_ERRORS[number][1]
     if advice is None:
         return "not an AutoTVM error number; check where this log came from"
     return advice

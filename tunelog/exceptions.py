@@ -97,3 +97,7 @@ class TargetRequiredError(TunelogError):
 
 class NotARecordError(TunelogError, ValueError):
     """`explain` was given text that is not an AutoTVM record line."""
+
+
+class MixedTvmVersionsError(TunelogError):
+    """A MetaSchedule export would mix databases of TVM releases no one TVM loads together."""

@@ -15,10 +15,13 @@ __all__ = ["FileReport", "RejectedLine"]
 
 @dataclass(slots=True)
 class RejectedLine(_Dumpable):
-    """A line that was not imported, and why."""
+    """A line that was not imported, and why (line WHOLE_FILE: no line of the file could be)."""
 
     line: int
     reason: str
+
+
+WHOLE_FILE = 0
 
 
 @dataclass(slots=True)

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from tunelog.discovery import discover
 from tunelog.errorcodes import BUILD_TIMEOUT
-from tunelog.inputs import expand_inputs
 from tunelog.layers import Layer
 from tunelog.models import FileReport
 from tunelog.store import Store
@@ -119,7 +119,9 @@ class Follower:
         present = [p for p in self.paths if os.path.exists(p)]
         waiting = [p for p in self.paths if p not in present]
         changed: list[str] = []
-        for source in expand_inputs(present):
+        # Directories are read by `import DIR`'s rule: a MetaSchedule work_dir's text logs
+        # (logs/*.log) and other files that are not tuning logs are left alone.
+        for source in discover(present).inputs:
             try:
                 stat = os.stat(source.path)
             except OSError:

@@ -6,8 +6,9 @@ Pure (files in, values out; no SQLite). A database is a directory with
 * `database_tuning_record.json`: one `[workload_index, [trace, run_secs, target, args_info]]`
   per line, the index being the 0-based line of the workload file.
 
-TVM recomputes the structural hash on load and ignores the stored one, so equal modules are one
-workload: here a workload is the SHA-256 of its module text. Records become `Measurement`s with
+TVM recomputes the structural hash on load and ignores the stored one, so structurally equal
+modules (equal but for the names of variables, buffers and blocks) are one workload: here a
+workload is `tunelog.msmodule.structural_identity` of its module. Records become `Measurement`s with
 log version "metaschedule", whose single slot ignores the target (selection.slots_of).
 """
 
@@ -22,38 +23,46 @@ from typing import Any
 import orjson
 
 from tunelog.discovery import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
+from tunelog.errorcodes import MS_NO_SCHEDULE, MS_NOT_MEASURED
+from tunelog.msmodule import ModuleError, decode, structural_identity
+from tunelog.mssummary import Summary, summarise, summary_args
 from tunelog.records import Measurement, Rejected, ScannedLine
 from tunelog.selection import (
     METASCHEDULE_FAILED,
     METASCHEDULE_VERSION,
     metaschedule_mean,
+    metaschedule_schedules,
     metaschedule_valid,
 )
+from tunelog.versions import METASCHEDULE_TASK
 
 WORKLOAD_FILE = METASCHEDULE_WORKLOAD_FILE
 RECORD_FILE = METASCHEDULE_RECORD_FILE
-TASK_NAME = "metaschedule"
-# error_no of a record MetaSchedule does not count (no trace, or no run time but 1e10).
-INVALID_ERROR_NO = 8
-
-
-def is_database(path: Path) -> bool:
-    """True for a directory holding a MetaSchedule tuning-record file."""
-    return path.is_dir() and (path / RECORD_FILE).is_file()
+TASK_NAME = METASCHEDULE_TASK
 
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """One line of the workload file: its identity and the line as written."""
+    """One line of the workload file: its identity, the line as written, what it computes."""
 
     identity: str
     stored_hash: str
     line: bytes
+    tvm_version: str | None
+    summary: Summary | None
+
+    @property
+    def args_json(self) -> str:
+        """The workload's arguments as stored: its identity, then what the module computes."""
+        described = [] if self.summary is None else [summary_args(self.summary)]
+        return orjson.dumps([self.identity, *described]).decode()
 
 
-def read_workloads(directory: Path) -> list[Workload | str]:
-    """Each line of the workload file, as a Workload or the reason it cannot be read."""
-    path = directory / WORKLOAD_FILE
+def read_workloads(path: Path) -> list[Workload | str]:
+    """Each line of a workload file (or a database directory's default one), as a Workload or
+    the reason it cannot be read."""
+    if path.is_dir():
+        path = path / WORKLOAD_FILE
     if not path.is_file():
         return []
     found: list[Workload | str] = []
@@ -74,8 +83,13 @@ def _workload(raw: bytes) -> Workload | str:
         or not isinstance(value[1], str)
     ):
         return 'not ["<hash>", "<base64 module>"]'
-    module = value[1].encode()
-    return Workload(hashlib.sha256(module).hexdigest(), value[0], raw)
+    try:
+        graph = decode(value[1])
+    except ModuleError:
+        # Not decodable: identified by its exact text, competing only with copies of itself.
+        text_hash = hashlib.sha256(value[1].encode()).hexdigest()
+        return Workload("text:" + text_hash, value[0], raw, None, None)
+    return Workload(structural_identity(graph), value[0], raw, graph.tvm_version, summarise(graph))
 
 
 def target_text(target: object) -> str:
@@ -126,22 +140,74 @@ def scan_record(line: bytes, workloads: list[Workload | str]) -> ScannedLine:
         return Rejected(f"MetaSchedule record: workload line {index + 1} unreadable ({workload})")
     instructions = [inst[0] for inst in trace[0]]
     costs = tuple(float(x) for x in run_secs or [])
-    valid = metaschedule_valid(instructions, list(costs))
+    if metaschedule_valid(instructions, list(costs)):
+        error_no = 0
+    elif metaschedule_schedules(instructions):
+        error_no = MS_NOT_MEASURED
+    else:
+        error_no = MS_NO_SCHEDULE
     return Measurement(
         log_version=METASCHEDULE_VERSION,
         target=target_text(target),
         task_name=TASK_NAME,
-        template_key="",
-        args_json=orjson.dumps([workload.identity]).decode(),
+        template_key=workload.tvm_version or "",  # databases of two TVMs never mix
+        args_json=workload.args_json,
         config_index=_trace_number(trace),
         costs=costs or (METASCHEDULE_FAILED,),
-        error_no=0 if valid else INVALID_ERROR_NO,
+        error_no=error_no,
         all_cost=0.0,
         timestamp=0.0,
-        tvm_version=None,
+        tvm_version=workload.tvm_version,
         mean_cost=metaschedule_mean(list(costs)),
         spelling=workload.line.decode("utf-8", "replace"),
     )
+
+
+def trace_knobs(line: bytes) -> dict[str, tuple[str, object]] | None:
+    """A record's sampling decisions as knobs: `SamplePerfectTile(l2)` -> (kind, decision).
+
+    A sampling instruction (SamplePerfectTile, SampleCategorical, SampleComputeLocation, ...) is
+    named by its kind and its input random variables (its outputs when it has no inputs), which
+    are the same in every trace of one design space. None for a line that is not a record.
+    """
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if _record_problem(value) is not None:
+        return None
+    instructions, decisions = value[1][0]
+    decided = {
+        d[0]: d[1]
+        for d in decisions
+        if isinstance(d, list) and len(d) == 2 and isinstance(d[0], int)
+    }
+    knobs: dict[str, tuple[str, object]] = {}
+    for position, instruction in enumerate(instructions):
+        if position not in decided or len(instruction) < 4:
+            continue
+        kind, inputs, attrs, outputs = instruction[:4]
+        variables = inputs if isinstance(inputs, list) and inputs else outputs
+        names = (
+            ",".join(v for v in variables if isinstance(v, str))
+            if isinstance(variables, list)
+            else ""
+        )
+        knobs[f"{kind}({names})"] = (kind, _decided_value(kind, attrs, decided[position]))
+    return knobs
+
+
+def _decided_value(kind: str, attrs: Any, decision: object) -> object:
+    """SampleCategorical decides an index into its candidates: the candidate is the value."""
+    if kind == "SampleCategorical" and isinstance(attrs, list) and attrs:
+        candidates = attrs[0]
+        if (
+            isinstance(candidates, list)
+            and isinstance(decision, int)
+            and 0 <= decision < len(candidates)
+        ):
+            return candidates[decision]
+    return decision
 
 
 def _record_problem(value: Any) -> str | None:
@@ -171,19 +237,36 @@ def _trace_number(trace: Any) -> int:
     return int.from_bytes(digest, "big") >> 2
 
 
-def pruned_database(
-    winners: list[tuple[bytes, bytes]],
-) -> tuple[list[bytes], list[bytes]]:
-    """The files of a pruned database: `(workload line, record line)` per workload, in order.
+def pruned_database(rows: list[tuple[int, bytes, bytes]]) -> tuple[list[bytes], list[bytes]]:
+    """The two files of a pruned database from `(workload key, workload line, record line)` rows.
 
-    Each record's workload index is rewritten to the line its workload takes in the new file;
-    every other byte of both lines is kept.
+    Workload lines are written once each, in the order their first record comes; each record's
+    workload index is rewritten to its workload's new line, every other byte of both lines kept.
     """
+    new_index: dict[int, int] = {}
     workload_lines: list[bytes] = []
     record_lines: list[bytes] = []
-    for new_index, (workload_line, record_line) in enumerate(winners):
-        workload_lines.append(workload_line)
+    for key, workload_line, record_line in rows:
+        index = new_index.get(key)
+        if index is None:
+            index = new_index[key] = len(workload_lines)
+            workload_lines.append(workload_line)
         rest = record_line.lstrip()[1:].lstrip()  # after "["
         digits = len(rest) - len(rest.lstrip(b"-0123456789"))
-        record_lines.append(b"[" + str(new_index).encode() + rest[digits:])
+        record_lines.append(b"[" + str(index).encode() + rest[digits:])
     return workload_lines, record_lines
+
+
+def release(version: str) -> str:
+    """The release a TVM version belongs to (`0.27.0.post1` -> `0.27`): one database format."""
+    return ".".join(version.split(".")[:2])
+
+
+def mixed_releases(versions: set[str]) -> list[str]:
+    """The TVM versions named, sorted, when they span releases no one TVM loads together.
+
+    Empty when they are one release (or unknown): apache-tvm 0.27 cannot read a 0.26 database
+    and no release reads another's (tvm-reference §9).
+    """
+    known = sorted(v for v in versions if v)
+    return known if len({release(v) for v in known}) > 1 else []

@@ -91,6 +91,7 @@ class MetaScheduleExport:
     directory: str
     workloads: int
     warnings: list[str]
+    records: int = 0
 
 
 @dataclass

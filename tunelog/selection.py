@@ -181,10 +181,20 @@ METASCHEDULE_FAILED = 1e10
 
 
 def metaschedule_valid(instructions: list[str], run_secs: list[float] | None) -> bool:
-    """TuningRecord::IsValid: an instruction besides EnterPostproc, and a run_secs value != 1e10."""
-    if not any(kind != "EnterPostproc" for kind in instructions):
+    """TuningRecord::IsValid: an instruction before the first EnterPostproc, a run_secs != 1e10.
+
+    TVM counts the instructions from the start up to the first postproc instruction
+    (GetNumValidInstructions with remove_postproc): a trace that starts with EnterPostproc is
+    invalid whatever follows it.
+    """
+    if not metaschedule_schedules(instructions):
         return False
     return any(value != METASCHEDULE_FAILED for value in run_secs or [])
+
+
+def metaschedule_schedules(instructions: list[str]) -> bool:
+    """The trace half of IsValid: at least one instruction before the first EnterPostproc."""
+    return bool(instructions) and instructions[0] != "EnterPostproc"
 
 
 def metaschedule_mean(run_secs: list[float] | None) -> float:

@@ -11,3 +11,6 @@ from __future__ import annotations
 # workload compete for one slot.
 ANSOR_VERSION = "ansor"
 METASCHEDULE_VERSION = "metaschedule"  # MetaSchedule JSONDatabase records
+# The task name of every MetaSchedule workload; its arguments are the module's identity, then
+# what it computes (tunelog.msmodule.summary_args).
+METASCHEDULE_TASK = "metaschedule"

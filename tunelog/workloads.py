@@ -60,7 +60,12 @@ import math
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from tunelog.versions import METASCHEDULE_TASK
+
+if TYPE_CHECKING:
+    from tunelog.mssummary import Summary
 
 __all__ = [
     "call_fields",
@@ -905,6 +910,18 @@ def _generic_short(args: object) -> str:
     return " ".join(w for w in [" * ".join(shapes), *others] if w)
 
 
+def _metaschedule_summary(task_name: str, args: list[Any]) -> Summary | None:
+    """What a MetaSchedule workload's module computes (None for other tasks).
+
+    tunelog.msmodule is loaded only for MetaSchedule workloads: it brings hashlib and orjson.
+    """
+    if task_name != METASCHEDULE_TASK:
+        return None
+    from tunelog.mssummary import summary_of_task
+
+    return summary_of_task(task_name, args)
+
+
 def short_args(task_name: str, args: list[Any]) -> str:
     """Compact human text for a task's arguments, e.g. `1x3x608x608 * 16x3x7x7 s1 p3`.
 
@@ -912,8 +929,14 @@ def short_args(task_name: str, args: list[Any]) -> str:
     number when equal) and dilation when not 1; a dtype shows only when it is not float32.
     Never raises.
     """
-    call = _parse(_name_info(task_name), args)
-    text = _call_short(call) if call is not None else _generic_short(args)
+    module = _metaschedule_summary(task_name, args)
+    if module is not None:  # MetaSchedule: the function and its tensors, from the module
+        from tunelog.mssummary import summary_text
+
+        text = summary_text(module)
+    else:
+        call = _parse(_name_info(task_name), args)
+        text = _call_short(call) if call is not None else _generic_short(args)
     if len(text) > _SHORT_LIMIT:
         text = text[: _SHORT_LIMIT - 3] + "..."
     return text
@@ -1019,6 +1042,9 @@ def flops(task_name: str, template_key: str, args: list[Any]) -> int | None:
     Formulas in the module docstring. `template_key` is accepted for symmetry with the record
     fields; it does not change the count (winograd counts as the direct convolution).
     """
+    module = _metaschedule_summary(task_name, args)
+    if module is not None:  # MetaSchedule: estimated from the TIR as TVM's estimate_tir_flops
+        return module.flops
     info = _name_info(task_name)
     call = _parse(info, args)
     if isinstance(call, _Conv):

@@ -926,21 +926,70 @@ class Store:
                   JOIN workloads w ON w.id = s.workload_id {where}"""
         return {str(version) for (version,) in self.conn.execute(sql, params)}
 
-    def metaschedule_winners(self) -> list[tuple[bytes, bytes]]:
-        """(workload line, record line) of each MetaSchedule workload's best valid record."""
+    def metaschedule_export(
+        self, filters: Filters | None = None, *, top_k: int = 1
+    ) -> list[tuple[int, bytes, bytes]]:
+        """(workload id, workload line, record line) to write for a pruned MetaSchedule database.
+
+        The workloads are those whose best valid record (the target-less slot) matches the
+        filters; each keeps its `top_k` best valid records of distinct traces, ranked as
+        `get_top_k` does (mean run time, then import order). Rows come in import order, so
+        records of equal mean keep their order.
+        """
         from tunelog.selection import ANY_TARGET_SLOT
         from tunelog.store.codec import LineReader
 
+        where, params = self._slot_filter_sql(filters or Filters())
+        where = f"{where} AND s.kind = ?" if where else "WHERE s.kind = ?"
+        spellings: dict[int, str] = {}
+        chosen: list[tuple[int, int]] = []
+        for workload_id, record_id, spelling in self.conn.execute(
+            f"""SELECT s.workload_id, s.record_id, w.spelling FROM slots s
+                JOIN records r ON r.id = s.record_id
+                JOIN workloads w ON w.id = s.workload_id {where}""",
+            (*params, ANY_TARGET_SLOT),
+        ):
+            spellings[int(workload_id)] = str(spelling)
+            chosen.append((int(record_id), int(workload_id)))
+        if top_k > 1:
+            chosen = self._metaschedule_top_k(set(spellings), top_k)
         reader = LineReader(self.conn)
         return [
-            (str(spelling).encode(), reader.line(int(record_id)))
-            for record_id, spelling in self.conn.execute(
-                """SELECT s.record_id, w.spelling FROM slots s
-                   JOIN workloads w ON w.id = s.workload_id
-                   WHERE s.kind = ? ORDER BY s.record_id""",
-                (ANY_TARGET_SLOT,),
-            )
+            (workload_id, spellings[workload_id].encode(), reader.line(record_id))
+            for record_id, workload_id in sorted(chosen)
         ]
+
+    def _metaschedule_top_k(self, workloads: set[int], top_k: int) -> list[tuple[int, int]]:
+        # One pass over the valid records, best first: a workload keeps the first (best,
+        # earliest) record of each trace until it has K traces.
+        traces: dict[int, set[int]] = {workload_id: set() for workload_id in workloads}
+        chosen: list[tuple[int, int]] = []
+        for record_id, workload_id, trace in self.conn.execute(
+            """SELECT id, workload_id, config_index FROM records WHERE error_no = 0
+               ORDER BY mean_cost, id"""
+        ):
+            seen = traces.get(workload_id)
+            if seen is not None and len(seen) < top_k and trace not in seen:
+                seen.add(trace)
+                chosen.append((int(record_id), int(workload_id)))
+        return chosen
+
+    def metaschedule_tvm_versions(self, workload_ids: Iterable[int] | None = None) -> set[str]:
+        """The TVM versions that wrote the MetaSchedule workloads (all, or those given).
+
+        The version is kept as the workload's template key ("" when the module has none).
+        """
+        from tunelog.selection import METASCHEDULE_VERSION
+
+        wanted = None if workload_ids is None else set(workload_ids)
+        return {
+            str(version)
+            for workload_id, version in self.conn.execute(
+                "SELECT id, template_key FROM workloads WHERE version = ?",
+                (METASCHEDULE_VERSION,),
+            )
+            if wanted is None or workload_id in wanted
+        }
 
     def has_slot_winners(self, filters: Filters | None = None) -> bool:
         """True when at least one slot matches the filters."""
