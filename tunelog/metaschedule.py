@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from tunelog.discovery import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
+from tunelog.linesplit import OverlongLine, split_lines
 from tunelog.records import Measurement, Rejected, ScannedLine
 from tunelog.selection import (
     METASCHEDULE_FAILED,
@@ -57,8 +58,13 @@ def read_workloads(directory: Path) -> list[Workload | str]:
     if not path.is_file():
         return []
     found: list[Workload | str] = []
-    for raw in path.read_bytes().splitlines():
-        found.append(_workload(raw))
+    with open(path, "rb") as file:
+        # Line by line, as the records' file: a line past the cap is never held whole.
+        for raw in split_lines(file.read):
+            if isinstance(raw, OverlongLine):
+                found.append(raw.reason)
+            else:
+                found.append(_workload(raw.rstrip(b"\r\n")))
     return found
 
 
