@@ -10,6 +10,7 @@ import copy
 import functools
 import io
 import os
+import re
 import shutil
 import sqlite3
 import sys
@@ -165,8 +166,38 @@ class _State:
 state = _State()
 
 
+# Control characters (C0, DEL, C1): a log's task name holding ESC ]0;... BEL or ESC [2J would
+# set the terminal's title or clear it. Shown as escapes instead, in every table and line.
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def shown(text: str, *, keep_newlines: bool = False) -> str:
+    """Text for the terminal: control characters escaped (`\\x1b`, `\\n`), log text included.
+
+    `keep_newlines`: the line breaks of multi-line output stay (table cells escape them).
+    """
+    if text.isprintable() or (keep_newlines and text.replace("\n", "").isprintable()):
+        return text  # the usual text: nothing to escape (also true of most non-ASCII)
+    return "".join(
+        char
+        if char.isprintable() or (keep_newlines and char == "\n") or not _is_control(char)
+        else _ESCAPES.get(char) or f"\\x{ord(char):02x}"
+        for char in text
+    )
+
+
+def _is_control(char: str) -> bool:
+    code = ord(char)
+    return code < 0x20 or 0x7F <= code <= 0x9F
+
+
+def echo(text: str = "") -> None:
+    """One line (or several) on stdout, control characters escaped."""
+    typer.echo(shown(text, keep_newlines=True))
+
+
 def _err(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    sys.stderr.write(shown(message, keep_newlines=True) + "\n")
     sys.stderr.flush()
 
 
@@ -211,9 +242,16 @@ def opened_store(*, create: bool = False) -> Iterator[Store]:
         store.close()
 
 
+# DEL and the C1 controls: JSON escapes the C0 ones only, orjson writes these raw.
+_RAW_IN_JSON = re.compile("[\x7f-\x9f]")
+
+
 def emit_json(value: Any) -> None:
-    """Pretty JSON on stdout."""
-    sys.stdout.write(_json_text(value, indent=True) + "\n")
+    """Pretty JSON on stdout, every control character as an escape (`\\u009b`)."""
+    text = _json_text(value, indent=True)
+    if "\x7f" in text or not text.isascii():
+        text = _RAW_IN_JSON.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+    sys.stdout.write(text + "\n")
 
 
 def _json_text(value: Any, *, indent: bool = False) -> str:
@@ -261,8 +299,8 @@ def emit_table(
         return
     from tunelog.tables import fit_table, simple_table
 
-    cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
-    names = list(headers)
+    cells = [["" if cell is None else shown(str(cell)) for cell in row] for row in rows]
+    names = [shown(name) for name in headers]
     width = terminal_width()
     if width is not None:
         cells, names = fit_table(cells, names, width)
@@ -271,7 +309,7 @@ def emit_table(
         from tabulate import tabulate
 
         text = tabulate(cells, headers=names, tablefmt="simple", disable_numparse=True)
-    typer.echo(text)
+    echo(text)
 
 
 def terminal_width() -> int | None:
@@ -322,7 +360,7 @@ def _print_version(value: bool) -> None:
     if value:
         from tunelog import __version__
 
-        typer.echo(f"tunelog {__version__}")
+        echo(f"tunelog {__version__}")
         raise typer.Exit()
 
 
@@ -501,7 +539,9 @@ def _progress() -> Iterator[api.ImportProgress | None]:
 
     def update(source: LogInput, done: int, *, total: int | None) -> None:
         if source.path not in tasks:
-            tasks[source.path] = bar.add_task(source.path, total=total)
+            from rich.markup import escape
+
+            tasks[source.path] = bar.add_task(escape(shown(source.path)), total=total)
         bar.update(tasks[source.path], completed=done)
 
     with bar:
@@ -583,7 +623,7 @@ def stats(as_json: JsonOption = False) -> None:
     if as_json:
         emit_json(result.model_dump())
         return
-    typer.echo(
+    echo(
         f"records: {result.records}  valid: {result.valid}  failed: {result.failed}  "
         f"sources: {result.sources}  targets: {result.targets}  workloads: {result.workloads}"
     )
@@ -593,7 +633,7 @@ def stats(as_json: JsonOption = False) -> None:
         ("by error", result.by_error, ("error_no", "records")),
     ):
         if rows:
-            typer.echo(f"\n{title}:")
+            echo(f"\n{title}:")
             emit_table([[row[h] for h in headers] for row in rows], headers)
 
 
@@ -984,7 +1024,7 @@ def explain(
         lines += ["", "Common causes:", *(f"  - {c}" for c in entry.causes)]
     if entry.remedies:
         lines += ["", "What to change:", *(f"  - {r}" for r in entry.remedies)]
-    typer.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 # -- convergence ------------------------------------------------------------------------------
@@ -1055,10 +1095,10 @@ def curve(
         return
     for number, one in enumerate(series):
         if number:
-            typer.echo("")
+            echo("")
         summary = one.summary
-        typer.echo(_layer_template_title(found, one.template))
-        typer.echo(
+        echo(_layer_template_title(found, one.template))
+        echo(
             f"{summary.trials} trials, {summary.valid} valid; "
             + (
                 f"best {format_seconds(summary.best_cost)} at trial {summary.trials_to_best}, "
@@ -1111,11 +1151,11 @@ def knobs(
         return
     for number, entry in enumerate(tables):
         if number:
-            typer.echo("")
+            echo("")
         cov = entry.coverage
         splits = ", ".join(f"{name} {n}" for name, n in cov.sp_factorisations.items())
-        typer.echo(_layer_template_title(found, entry.template))
-        typer.echo(
+        echo(_layer_template_title(found, entry.template))
+        echo(
             f"{cov.trials} trials, {cov.configs} distinct configs"
             + (f"; split factorisations: {splits}" if splits else "")
             + " (the full space size is not in the log)"
@@ -1198,7 +1238,7 @@ def rejects(
         f"{display_path(f.source.path)}:{r.line}: {r.reason}" for f in found for r in f.rejects
     ]
     if lines:
-        typer.echo("\n".join(lines))
+        echo("\n".join(lines))
     else:
         _err("no rejected lines")
 
@@ -1520,15 +1560,15 @@ class _WatchView:
         if self.live is not None:
             self.live.update(_watch_table(refresh), refresh=True)
         else:
-            typer.echo(f"refresh {refresh.number}: {_watch_summary(refresh)}")
+            echo(f"refresh {refresh.number}: {_watch_summary(refresh)}")
 
     def finish(self) -> None:
         """The last summary, after the table or lines."""
         how = "interrupted" if self.interrupted else "stopped"
         if self.last is None:
-            typer.echo(f"{how} before the first refresh: nothing imported")
+            echo(f"{how} before the first refresh: nothing imported")
             return
-        typer.echo(
+        echo(
             f"{how} after {self.last.number} refresh(es): {_watch_totals(self.last)}; "
             "every complete line read is in the database"
         )
@@ -1584,7 +1624,7 @@ def _watch_table(refresh: Any) -> Any:
         if with_verdict:
             cells.append(lay.verdict or "")
         # Text, not markup: shapes and target strings may hold brackets.
-        row = [Text(cell) for cell in cells]
+        row = [Text(shown(cell)) for cell in cells]
         row.append(Text(lay.warning or "", style="bold red"))
         table.add_row(*row)
     return table
