@@ -847,12 +847,13 @@ def find_source(store: Store, ref: str) -> Source:
     Raises SourceNotFoundError saying where to look.
     """
     from tunelog.inputs import stored_path
+    from tunelog.optionvalues import source_id
 
     known = store.sources()
-    number = ref.removeprefix("#")
-    if number.isdigit():
+    number = source_id(ref)
+    if number is not None:
         for source in known:
-            if source.id == int(number):
+            if source.id == number:
                 return source
     wanted = {ref, stored_path(ref)}
     for source in known:
@@ -1045,9 +1046,10 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     (one source of `db`, by its id in `tunelog sources`).
     """
     from tunelog.diffing import diff_layers
+    from tunelog.optionvalues import percent
     from tunelog.results import DiffReport
 
-    report = DiffReport(a, b, threshold_pct, [])
+    report = DiffReport(a, b, percent(threshold_pct, "threshold_pct"), [])
     with (
         _run_store(a, db, "A", report.notes) as left,
         _run_store(b, db, "B", report.notes) as right,
@@ -1091,8 +1093,10 @@ def _selected_sources(spec: str, db: str | None) -> list[int]:
         name = spec[len(LABEL_PREFIX) :]
         ids = [s.id for s in found if s.label == name]
     else:
-        wanted = spec[len(SOURCE_PREFIX) :]
-        ids = [s.id for s in found if str(s.id) == wanted]
+        from tunelog.optionvalues import source_id
+
+        wanted = source_id(spec[len(SOURCE_PREFIX) :])
+        ids = [s.id for s in found if s.id == wanted]
     if not ids:
         raise UnknownSourceError(
             f"no source of {db} matches {spec!r}: see `tunelog sources` for ids and labels"
@@ -1143,8 +1147,12 @@ def watch(
     Stops after `refreshes` refreshes, or when no file grew for `until_idle` seconds, or on
     KeyboardInterrupt (which rolls back only the file being imported). Returns the last refresh.
     """
+    from tunelog import optionvalues
     from tunelog.live import follow
 
+    optionvalues.interval(interval)
+    if until_idle is not None:
+        optionvalues.seconds(until_idle, "until_idle")
     return follow(
         store,
         paths,

@@ -24,6 +24,7 @@ from typer import _click as click  # typer < 0.29 vendors click: its classes, no
 from typer.core import TyperArgument, TyperGroup, TyperOption
 from typer.models import CommandInfo
 
+from tunelog import optionvalues
 from tunelog.exceptions import TunelogError
 from tunelog.filters import Filters
 
@@ -201,6 +202,23 @@ def _err(message: str) -> None:
     sys.stderr.flush()
 
 
+def checked(check: Callable[[Any], object]) -> Callable[[Any], Any]:
+    """A typer callback running one of `tunelog.optionvalues`' checks on an option's value:
+    a value it refuses is a usage error (exit 2) saying what is allowed."""
+
+    def callback(value: Any) -> Any:
+        if value is not None:
+            from tunelog.exceptions import InvalidValueError
+
+            try:
+                check(value)
+            except InvalidValueError as exc:
+                raise typer.BadParameter(str(exc)) from None
+        return value
+
+    return callback
+
+
 def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn domain errors into one `Error:` line and exit 1, never a traceback."""
 
@@ -316,9 +334,9 @@ def terminal_width() -> int | None:
     """Columns to fit tables into: $COLUMNS, else the terminal's; None for --wide or a pipe."""
     if state.wide:
         return None
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
+    columns = optionvalues.columns(os.environ.get("COLUMNS", ""))
+    if columns is not None:
+        return columns
     if sys.stdout.isatty():
         return shutil.get_terminal_size().columns
     return None  # a file or a pipe: whole lines for grep and friends
@@ -393,6 +411,7 @@ def main(
     """tunelog: AutoTVM tuning logs in an embedded SQLite database."""
     state.db_path = db or DEFAULT_DB
     state.wide = wide
+    checked(optionvalues.columns)(os.environ.get("COLUMNS", ""))  # before any work is done
 
 
 # -- import -----------------------------------------------------------------------------------
@@ -1216,7 +1235,11 @@ def report(
 def rejects(
     source: Annotated[
         str | None,
-        typer.Argument(help="A source's id or path (default: every source).", show_default=False),
+        typer.Argument(
+            help="A source's id or path (default: every source).",
+            show_default=False,
+            callback=checked(optionvalues.source_id),
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -1271,7 +1294,9 @@ def _export_metaschedule(directory: str, force: bool) -> None:
 FilterSource = Annotated[
     str | None,
     typer.Option(
-        "--source", help="Only records of this imported file: its id or path (`tunelog sources`)."
+        "--source",
+        help="Only records of this imported file: its id or path (`tunelog sources`).",
+        callback=checked(optionvalues.source_id),
     ),
 ]
 FilterLabel = Annotated[
@@ -1286,7 +1311,12 @@ FilterTarget = Annotated[
 @sources_app.command("remove")
 @handles_errors
 def sources_remove(
-    ref: Annotated[str, typer.Argument(help="The source's id, label or path.")],
+    ref: Annotated[
+        str,
+        typer.Argument(
+            help="The source's id, label or path.", callback=checked(optionvalues.source_id)
+        ),
+    ],
 ) -> None:
     """Delete a source's records and recompute everything as if it had never been imported."""
     from tunelog import api
@@ -1399,15 +1429,18 @@ def diff(
     threshold: Annotated[
         float,
         typer.Option(
-            "--threshold", min=0, metavar="PCT", help="Changes within PCT % count as the same."
+            "--threshold",
+            metavar="PCT",
+            help="Changes within PCT % count as the same.",
+            callback=checked(functools.partial(optionvalues.percent, name="--threshold")),
         ),
     ] = 5.0,
     fail_on_regression: Annotated[
         float | None,
         typer.Option(
             "--fail-on-regression",
-            min=0,
             metavar="PCT",
+            callback=checked(functools.partial(optionvalues.percent, name="--fail-on-regression")),
             help="Exit 1 when a layer is slower in B by more than PCT %, or tuned in A but "
             "untuned or missing in B.",
         ),
@@ -1484,7 +1517,12 @@ def watch(
         list[str], typer.Argument(help="Log files or directories a tuner is writing to.")
     ],
     interval: Annotated[
-        float, typer.Option(min=0.0, help="Seconds between refreshes.", show_default=True)
+        float,
+        typer.Option(
+            help="Seconds between refreshes.",
+            show_default=True,
+            callback=checked(functools.partial(optionvalues.interval, name="--interval")),
+        ),
     ] = 2.0,
     once: Annotated[bool, typer.Option(help="Refresh once and stop.")] = False,
     refreshes: Annotated[
@@ -1492,7 +1530,11 @@ def watch(
     ] = None,
     until_idle: Annotated[
         float | None,
-        typer.Option(min=0.0, metavar="S", help="Stop when no file has grown for S seconds."),
+        typer.Option(
+            metavar="S",
+            help="Stop when no file has grown for S seconds.",
+            callback=checked(functools.partial(optionvalues.seconds, name="--until-idle")),
+        ),
     ] = None,
     repair: Annotated[
         bool,

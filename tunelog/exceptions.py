@@ -85,3 +85,8 @@ class UnknownSourceError(TunelogError, LookupError):
 
 class SameDatabaseError(TunelogError):
     """A database was given to merge into itself."""
+
+
+class InvalidValueError(TunelogError, ValueError):
+    """An option or argument value outside what it allows (NaN, a non-ASCII digit, too large);
+    the command line reports it as a usage error (exit 2)."""
