@@ -324,7 +324,9 @@ def _export(
     first = next(written, None)  # before the output is touched: an empty log helps no one
     if first is None:
         raise NothingToExportError(_nothing_written(report))
-    report.written = write_lines_atomically(out, itertools.chain([first], written), force=force)
+    report.written = write_lines_atomically(
+        out, itertools.chain([first], written), force=force, protected=_database_files(store)
+    )
     return report
 
 
@@ -896,7 +898,7 @@ def write_report(
     with store.snapshot():  # every part of the page from one state of the database
         data = _report_data(store, filters or Filters())
     text = page.render(data, plotly_js).encode()
-    write_lines_atomically(out, [text], force=force)
+    write_lines_atomically(out, [text], force=force, protected=_database_files(store))
     untuned_count = sum(1 for lay in data.layers if lay.winner is None)
     return ReportSummary(out, len(data.layers), untuned_count, len(data.failures), len(text) + 1)
 
@@ -999,8 +1001,9 @@ def export_metaschedule(store: Store, directory: str, *, force: bool = False) ->
     workload_lines, record_lines = pruned_database(winners)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    write_lines_atomically(str(out / WORKLOAD_FILE), workload_lines, force=force)
-    write_lines_atomically(str(out / RECORD_FILE), record_lines, force=force)
+    own = _database_files(store)
+    write_lines_atomically(str(out / WORKLOAD_FILE), workload_lines, force=force, protected=own)
+    write_lines_atomically(str(out / RECORD_FILE), record_lines, force=force, protected=own)
     return MetaScheduleExport(directory, len(winners), [METASCHEDULE_TARGET_WARNING])
 
 
