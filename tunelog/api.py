@@ -96,34 +96,64 @@ def import_paths(
     stopped. `follow` (files a tuner is appending to): a last line without line end is left
     for the next import.
     """
-    from tunelog.discovery import discover
-    from tunelog.inputs import OpenedLog
+    from tunelog.discovery import discover, unreadable_reason
+    from tunelog.importreport import FileReport
 
-    reports: list[FileReport] = []
+    found = discover(paths, include=include, exclude=exclude)
+    reports = [FileReport(path=path, unreadable=reason) for path, reason in found.unreadable]
     own_files = _database_files(store)
-    for source in discover(paths, include=include, exclude=exclude).inputs:
+    for source in found.inputs:
         if not source.is_stdin and os.path.realpath(source.path) in own_files:
             continue  # `tunelog import .` next to tunelog.db: never read the database itself
         if _read_with_its_records(source):
             continue  # a MetaSchedule workload file: read with its records file
-        scanner = _metaschedule_scanner(source)
         callback = None
         if progress is not None:
             total = None if source.is_stdin else _size(source.path)
             callback = functools.partial(progress, source, total=total)
-        with OpenedLog(source) as opened:
+        try:
             reports.append(
-                store.import_log(
-                    opened,
+                _import_one(
+                    store,
+                    source,
+                    callback,
                     label=label,
                     strict=strict,
                     repair=repair,
-                    progress=callback,
-                    scanner=scanner,
                     follow=follow,
                 )
             )
+        except (InputNotFoundError, OSError) as exc:
+            # Deleted or made unreadable since it was found (a tuner's temporary file): the
+            # file's transaction is rolled back, the next files are imported.
+            reports.append(FileReport(path=source.path, unreadable=unreadable_reason(exc)))
     return reports
+
+
+def _import_one(
+    store: Store,
+    source: LogInput,
+    progress: Callable[[int], None] | None,
+    *,
+    label: str | None,
+    strict: bool,
+    repair: bool,
+    follow: bool,
+) -> FileReport:
+    """Open one log and import it (MetaSchedule records with their workload file)."""
+    from tunelog.inputs import OpenedLog
+
+    scanner = _metaschedule_scanner(source)
+    with OpenedLog(source) as opened:
+        return store.import_log(
+            opened,
+            label=label,
+            strict=strict,
+            repair=repair,
+            progress=progress,
+            scanner=scanner,
+            follow=follow,
+        )
 
 
 def _metaschedule_scanner(source: LogInput) -> Callable[[bytes], ScannedLine] | None:

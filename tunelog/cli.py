@@ -453,12 +453,15 @@ def import_command(
 ) -> None:
     """Import AutoTVM logs (plain, .gz, .bz2 or .xz); re-importing adds nothing."""
     from tunelog import api
+    from tunelog.importreport import FileReport
 
     found = api.find_logs(paths, include=include or (), exclude=exclude or ())
     if found.summary():
         _err(f"{found.summary()} (see `tunelog import --help`)")
+    # Entries that cannot be read are skipped with their reason; the rest is imported.
+    reports = [FileReport(path=path, unreadable=reason) for path, reason in found.unreadable]
     with opened_store(create=True) as store, _progress() as progress:
-        reports = api.import_paths(
+        reports += api.import_paths(
             store,
             [source.path for source in found.inputs],
             label=label,
@@ -466,7 +469,17 @@ def import_command(
             repair=repair,
             progress=progress,
         )
-    _print_import(reports, as_json)
+    # A path named on the command line that cannot be read is an error (exit 1), once the
+    # other files are imported; an entry found in a directory is only reported.
+    named = set(paths)
+    missing = [r for r in reports if r.unreadable and r.path in named]
+    shown_reports = reports if as_json else [r for r in reports if r not in missing]
+    if shown_reports or not missing:
+        _print_import(shown_reports, as_json)
+    for report in missing:
+        _err(f"Error: {report.path} {report.unreadable}")
+    if missing:
+        raise typer.Exit(1)
     if any(r.rolled_back for r in reports):
         _err("Error: --strict: files with rejected lines were rolled back; fix or drop --strict")
         raise typer.Exit(1)
@@ -489,6 +502,7 @@ _REPORT_FIELDS = {
     "skipped_lines",
     "held_back_bytes",
     "prefix_changed",
+    "unreadable",
 }
 
 
@@ -515,6 +529,8 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
             empty="no log to import (see `tunelog import --help` for what is read)",
         )
     for report in reports:
+        if report.unreadable:
+            _err(f"{report.path} {report.unreadable}: skipped")
         shown = report.rejects[:REJECTS_SHOWN]
         for reject in shown:
             _err(f"{report.path}:{reject.line}: {reject.reason}")
@@ -524,6 +540,8 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
 
 def _import_note(report: FileReport) -> str:
     notes = []
+    if report.unreadable:
+        notes.append(f"skipped: {report.unreadable}")
     if report.rolled_back:
         notes.append(f"rolled back (--strict): {report.discarded} new record(s) not stored")
     if report.already_imported_as:
@@ -1593,6 +1611,8 @@ class _WatchView:
         """Show one refresh; rejected lines go to stderr."""
         self.last = refresh
         for report in refresh.reports:
+            if report.unreadable:  # a tuner's temporary file, deleted meanwhile: go on
+                _err(f"{report.path} {report.unreadable}: skipped")
             for reject in report.rejects[:REJECTS_SHOWN]:
                 _err(f"{report.path}:{reject.line}: {reject.reason}")
         for path in refresh.waiting_for:

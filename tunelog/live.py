@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from tunelog.errorcodes import BUILD_TIMEOUT
-from tunelog.inputs import expand_inputs
+from tunelog.exceptions import InputNotFoundError
+from tunelog.inputs import LogInput, expand_inputs
 from tunelog.layers import Layer
 from tunelog.models import FileReport
 from tunelog.store import Store
@@ -119,7 +120,7 @@ class Follower:
         present = [p for p in self.paths if os.path.exists(p)]
         waiting = [p for p in self.paths if p not in present]
         changed: list[str] = []
-        for source in expand_inputs(present):
+        for source in self._inputs(present):
             try:
                 stat = os.stat(source.path)
             except OSError:
@@ -137,6 +138,17 @@ class Follower:
             self.last_growth = time.monotonic()
         layers = [layer_status(layer) for layer in api.layers(self.store)]
         return Refresh(self.refreshes, reports, layers, waiting)
+
+    @staticmethod
+    def _inputs(paths: Sequence[str]) -> list[LogInput]:
+        """The files of `paths` now; one that vanished meanwhile is looked at next time."""
+        found: list[LogInput] = []
+        for path in paths:
+            try:
+                found += expand_inputs([path])
+            except InputNotFoundError:
+                continue  # deleted since os.path.exists: no longer there to import
+        return found
 
     def idle_for(self) -> float:
         """Seconds since a refresh last read a new line."""
