@@ -3,9 +3,10 @@
 Usage: .venv/bin/python bench/longline.py [--runs R] [--line-mb M] [--size N] [--baseline COMMIT]
        [--quiet-wait S]
 
-- **Giant line**: the 200 lines of sample_logs/x86_mini_llvm.log followed by one line of M MB
-  (default 100) with no line end (`{"x": "aaaa...`), imported into a fresh database, plain and
-  gzip-compressed. Before issue 26 such a line was read whole (100 MB: 3.2 GB peak).
+- **Giant lines**: the 200 lines of sample_logs/x86_mini_llvm.log followed by one line of M MB
+  (default 100) with no line end (`{"x": "aaaa...`), imported into a fresh database: plain,
+  gzip-compressed and with --repair; and a valid record of M MB (its arguments a list of
+  millions of 1s) followed by the sample log. Before issue 26 such lines were read whole.
 - **Normal import**: the synthetic log of N lines (bench/generate.py, default 1M).
 - `--baseline COMMIT`: that commit's tunelog imports both as well (the giant line once).
 
@@ -23,6 +24,7 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import run
 from commands import baseline_tree
@@ -33,16 +35,40 @@ PEAK_LIMIT = 400e6  # bytes of peak RSS for a 100 MB line (issue 26)
 
 
 def giant_line_log(path: Path, megabytes: int) -> Path:
-    """The sample log then one line of `megabytes` MB without line end, written in pieces."""
-    if path.exists():
-        return path
-    piece = b"a" * (1 << 20)
-    with open(path, "wb") as out:
-        out.write(SAMPLE.read_bytes())
-        out.write(b'{"x": "')
-        for _ in range(megabytes * 1_000_000 // len(piece)):
-            out.write(piece)
+    """The sample log then one line of `megabytes` MB without line end (`{"x": "aaa...`)."""
+    if not path.exists():
+        with open(path, "wb") as out:
+            out.write(SAMPLE.read_bytes())
+            prefix = b'{"x": "'
+            out.write(prefix)
+            _write_repeated(out, b"a", megabytes * 1_000_000 - len(prefix))
     return path
+
+
+def giant_record_log(path: Path, megabytes: int) -> Path:
+    """One valid record of `megabytes` MB (its arguments hold a list of millions of 1s), then
+    the sample log: a line that parses, the costliest kind to hold."""
+    if not path.exists():
+        first = SAMPLE.read_bytes().split(b"\n", 1)[0]
+        head, tail = first.split(b'"float32"], {}]', 1)
+        head += b'"float32", [1'
+        tail = b"]], {}]" + tail + b"\n"
+        with open(path, "wb") as out:
+            out.write(head)
+            _write_repeated(out, b",1", megabytes * 1_000_000 - len(head) - len(tail))
+            out.write(tail)
+            out.write(SAMPLE.read_bytes())
+    return path
+
+
+def _write_repeated(out: BinaryIO, unit: bytes, size: int) -> None:
+    """`size // len(unit)` copies of `unit`, written a megabyte at a time."""
+    piece = unit * ((1 << 20) // len(unit))
+    count = size // len(unit)
+    per_piece = len(piece) // len(unit)
+    for _ in range(count // per_piece):
+        out.write(piece)
+    out.write(unit * (count % per_piece))
 
 
 def gzipped(path: Path) -> Path:
@@ -55,12 +81,14 @@ def gzipped(path: Path) -> Path:
     return packed
 
 
-def imports(cmd: Sequence[str], db: Path, log_path: Path, runs: int) -> list[Sample]:
-    """`runs` imports of `log_path` into a fresh database each."""
+def imports(
+    cmd: Sequence[str], db: Path, log_path: Path, runs: int, options: Sequence[str] = ()
+) -> list[Sample]:
+    """`runs` imports of `log_path` (with `options`) into a fresh database each."""
     samples = []
     for _ in range(runs):
         run.remove_db(db)
-        samples.append(measure([*cmd, "--db", str(db), "import", str(log_path)]))
+        samples.append(measure([*cmd, "--db", str(db), "import", *options, str(log_path)]))
     return samples
 
 
@@ -86,20 +114,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     snapshot = run.snapshot_sources(run.source_digest())
     env = {**os.environ, "PYTHONPATH": str(snapshot)}
     run.options.env = env
-    giant = giant_line_log(OUT / f"giant-line-{args.line_mb}mb.log", args.line_mb)
+    mb = args.line_mb
+    line = giant_line_log(OUT / f"giant-line-{mb}mb.log", mb)
+    giants = [
+        (f"{mb} MB line, no line end", [], line),
+        (f"{mb} MB line, gzip", [], gzipped(line)),
+        (f"{mb} MB line, --repair", ["--repair"], line),
+        (f"{mb} MB valid record", [], giant_record_log(OUT / f"giant-record-{mb}mb.log", mb)),
+    ]
     rows = ["| import | wall s (median) | peak RSS MB (median) |", "|---|---|---|"]
     with tempfile.TemporaryDirectory(dir=OUT, prefix="work-") as tmp:
         db = Path(tmp) / "t.db"
-        log(f"importing {giant.name} ...")
-        rows.append(
-            row(f"{args.line_mb} MB line, no line end", imports([TUNELOG], db, giant, args.runs))
-        )
-        rows.append(
-            row(
-                f"{args.line_mb} MB line, gzip",
-                imports([TUNELOG], db, gzipped(giant), args.runs),
-            )
-        )
+        for name, options, path in giants:
+            log(f"importing {path.name} {' '.join(options)} ...")
+            rows.append(row(name, imports([TUNELOG], db, path, args.runs, options)))
         synthetic = run.ensure_log(args.size, args.seed)
         log(f"importing {synthetic.name} ...")
         rows.append(
@@ -113,12 +141,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                     imports([TUNELOG], db, synthetic, args.runs),
                 )
             )
-            rows.append(
-                row(
-                    f"{args.line_mb} MB line, commit {args.baseline} (1 run)",
-                    imports([TUNELOG], db, giant, 1),
+            for name, options, path in giants:
+                rows.append(
+                    row(
+                        f"{name}, commit {args.baseline} (1 run)",
+                        imports([TUNELOG], db, path, 1, options),
+                    )
                 )
-            )
             run.options.env = env
     commit = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
