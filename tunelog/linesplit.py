@@ -100,9 +100,9 @@ def split_lines(
     """The lines of the bytes `read(chunk)` returns until it returns b"", each with its end.
 
     A line longer than `cap` bytes (default MAX_LINE_BYTES) comes as an `OverlongLine`.
-    `hold_back_unterminated`: leave
-    out a last line without line end (a tuner mid-write). `skip_leading_lf`: the bytes before
-    the stream ended with a CR (a resumed file), so a first LF completes that CRLF.
+    `hold_back_unterminated`: leave out a last line without line end (a tuner mid-write).
+    `skip_leading_lf`: the bytes before the stream ended with a CR (a resumed file), so a
+    first LF completes that CRLF.
     """
     cap = MAX_LINE_BYTES if cap is None else cap
     chunk = min(chunk, cap)  # a line inside one chunk then fits the cap
