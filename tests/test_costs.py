@@ -84,6 +84,8 @@ def _run_everything(tmp_path: Path, costs: list[list[float]]) -> None:
         ["export", "--force", "--format", "auto_scheduler", "--top-k", "3", str(out_dir / "a.log")],
         ["diff", db, db],
         ["diff", db, db, "--json"],
+        ["rejects"],
+        ["watch", str(log), "--once"],
     ]
     for command in commands:
         result = runner.invoke(app, ["--db", db, *command])
@@ -97,6 +99,10 @@ def _run_everything(tmp_path: Path, costs: list[list[float]]) -> None:
             assert result.stderr.startswith("Error: "), (command, result.stderr)
         if "--json" in command and result.exit_code == 0:
             json.loads(result.stdout, parse_constant=_no_constants)
+    merged = str(tmp_path / "merged.db")
+    result = runner.invoke(app, ["--db", merged, "merge", db])
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(app, ["--db", merged, "workloads"]).exit_code == 0
 
 
 def _no_constants(name: str) -> float:
