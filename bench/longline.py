@@ -93,10 +93,11 @@ def imports(
 
 
 def row(name: str, samples: list[Sample]) -> str:
-    """One markdown row: median wall time and peak RSS."""
+    """One markdown row: median wall time, CPU time and peak RSS."""
     seconds = statistics.median(s.seconds for s in samples)
+    cpu = statistics.median(s.cpu_seconds for s in samples)
     rss = statistics.median(s.rss_bytes for s in samples)
-    return f"| {name} | {seconds:.2f} | {rss / 1e6:.0f} |"
+    return f"| {name} | {seconds:.2f} | {cpu:.2f} | {rss / 1e6:.0f} |"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -122,7 +123,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         (f"{mb} MB line, --repair", ["--repair"], line),
         (f"{mb} MB valid record", [], giant_record_log(OUT / f"giant-record-{mb}mb.log", mb)),
     ]
-    rows = ["| import | wall s (median) | peak RSS MB (median) |", "|---|---|---|"]
+    rows = [
+        "| import | wall s (median) | CPU s (median) | peak RSS MB (median) |",
+        "|---|---|---|---|",
+    ]
     with tempfile.TemporaryDirectory(dir=OUT, prefix="work-") as tmp:
         db = Path(tmp) / "t.db"
         for name, options, path in giants:

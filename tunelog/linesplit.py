@@ -11,6 +11,7 @@ No SQLite and no printing here.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
 
 # The longest line read (its line end included). Real records are far shorter: AutoTVM and
@@ -18,7 +19,9 @@ from collections.abc import Callable, Iterator
 # (a whole TIR module, base64) is 75 kB; 16 MiB leaves 200 times that for bigger models, and
 # a line at the cap costs an import about 100 MB (the line, its copy and its parse).
 MAX_LINE_BYTES = 16 << 20
-CHUNK_BYTES = 1 << 20  # bytes asked of the stream at a time
+# Bytes asked of the stream at a time: a chunk below malloc's mmap threshold (128 KiB) reuses
+# heap memory; 1 MiB chunks, each a fresh mapping, cost a million-line import 0.3 s of faults.
+CHUNK_BYTES = 1 << 16
 
 _LF, _CR = 10, 13
 
@@ -121,7 +124,7 @@ def split_lines(
                 head, dropped = bytearray(), 0
             if not data:
                 continue
-        pieces = data.splitlines(keepends=True)
+        pieces = _pieces(data)
         # Each piece but the last ends with a line end; the last ends with LF, or is the start
         # of a line read on in the next chunk (a CR there may yet be followed by a LF).
         tail = b"" if pieces[-1][-1] == _LF else pieces.pop()
@@ -142,6 +145,18 @@ def split_lines(
         last = _whole(head, dropped, b"", cap)
         if not (hold_back_unterminated and not is_terminated(last)):
             yield last
+
+
+def _pieces(data: bytes) -> list[bytes]:
+    """The chunk cut after each line end (its last piece may have none).
+
+    Where no CR ends a line (no CR, or each one is part of a CRLF), the cuts are after each
+    LF: BytesIO finds those with memchr, seven times faster than `splitlines`, which looks at
+    every byte (0.3 s per million lines of import otherwise).
+    """
+    if b"\r" not in data or (data[-1] != _CR and data.count(b"\r") == data.count(b"\r\n")):
+        return io.BytesIO(data).readlines()
+    return data.splitlines(keepends=True)
 
 
 def _whole(head: bytearray, dropped: int, rest: bytes, cap: int) -> bytes:
