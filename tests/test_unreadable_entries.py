@@ -162,3 +162,9 @@ def test_watch_survives_temporary_files_deleted_under_it(
     assert result.stdout.startswith("refresh 1: +408 new record(s)")
     assert "stopped after 1 refresh(es)" in result.stdout
     assert "tmp123.log vanished before it could be read: skipped" in result.stderr
+
+
+def test_diff_of_a_missing_log_is_an_error(logs: Path) -> None:
+    result = runner.invoke(app, ["diff", "logs/a.log", "nope.log"])
+    assert result.exit_code == 1
+    assert result.stderr == "Error: nope.log does not exist: check the path\n"

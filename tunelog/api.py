@@ -1106,6 +1106,10 @@ def _run_store(spec: str, db: str | None, side: str, notes: list[str]) -> Iterat
         return
     with Store(":memory:") as temp:
         for report in import_paths(temp, [spec]):
+            if report.unreadable and report.path == spec:
+                raise InputNotFoundError(f"{spec} {report.unreadable}")
+            if report.unreadable:
+                notes.append(f"{side}: {report.path} {report.unreadable}: skipped")
             if report.rejected:
                 notes.append(
                     f"{side}: {report.path}: {report.rejected} line(s) rejected "
