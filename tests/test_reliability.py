@@ -7,7 +7,6 @@ costs, so every line is distinct) into temporary directories.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import random
@@ -555,8 +554,8 @@ class Hostile:
 
 
 def _lines(data: bytes) -> list[bytes]:
-    """The lines as a binary file iterates them (split after each LF only)."""
-    return list(io.BytesIO(data))
+    """The lines as TVM's text-mode reader sees them (after each LF, CRLF or lone CR)."""
+    return data.splitlines(keepends=True)
 
 
 def _content(number: int, line: bytes) -> bytes:
@@ -625,7 +624,7 @@ def _truncated_gzip() -> Hostile:
     packed = gzip.compress(X86.read_bytes())
     data = packed[: len(packed) // 2]
     readable = zlib.decompressobj(wbits=31).decompress(data)
-    complete = _lines(readable)[: readable.count(b"\n")]
+    complete = [line for line in _lines(readable) if line.endswith((b"\n", b"\r"))]
     kept = {n: _content(n, line) for n, line in enumerate(complete, 1)}
     return Hostile("truncated_gzip", data, len(complete) + 1, kept, [len(complete) + 1])
 

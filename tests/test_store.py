@@ -23,7 +23,6 @@ from tests.conftest import (
     write_distinct_copies,
 )
 from tunelog.exceptions import (
-    InputNotFoundError,
     NewerSchemaError,
     NotATunelogDatabaseError,
 )
@@ -388,9 +387,14 @@ def test_an_interrupted_import_leaves_the_database_as_before(store: Store, after
     assert report.new == 200
 
 
-def test_missing_path_raises_input_not_found(store: Store) -> None:
-    with pytest.raises(InputNotFoundError, match="does not exist"):
-        tunelog.import_paths(store, ["no/such/file.log"])
+def test_a_missing_path_is_reported_unreadable_and_the_others_imported(store: Store) -> None:
+    missing, imported = tunelog.import_paths(store, ["no/such/file.log", str(X86)])
+    assert (missing.path, missing.unreadable, missing.lines) == (
+        "no/such/file.log",
+        "does not exist: check the path",
+        0,
+    )
+    assert imported.new == 200
 
 
 def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:

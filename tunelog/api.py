@@ -100,41 +100,71 @@ def import_paths(
     stopped. `follow` (files a tuner is appending to): a last line without line end is left
     for the next import.
     """
-    from tunelog.discovery import discover
-    from tunelog.inputs import OpenedLog
+    from tunelog.discovery import discover, unreadable_reason
+    from tunelog.importreport import FileReport
 
-    reports: list[FileReport] = []
+    found = discover(paths, include=include, exclude=exclude)
+    reports = [FileReport(path=path, unreadable=reason) for path, reason in found.unreadable]
     own_files = _database_files(store)
-    for source in discover(paths, include=include, exclude=exclude).inputs:
+    for source in found.inputs:
         if not source.is_stdin and os.path.realpath(source.path) in own_files:
             continue  # `tunelog import .` next to tunelog.db: never read the database itself
-        scanner = None
-        database = _metaschedule_files(source)
-        if database is not None:
-            records, workloads = database
-            if records != Path(source.path):
-                continue  # a MetaSchedule workload file: read with its records file
-            if workloads is None:
-                reports.append(_orphan_records_report(source.path))
-                continue
-            scanner = _metaschedule_scanner(records, workloads)
         callback = None
         if progress is not None:
             total = None if source.is_stdin else _size(source.path)
             callback = functools.partial(progress, source, total=total)
-        with OpenedLog(source) as opened:
-            reports.append(
-                store.import_log(
-                    opened,
-                    label=label,
-                    strict=strict,
-                    repair=repair,
-                    progress=callback,
-                    scanner=scanner,
-                    follow=follow,
-                )
+        try:
+            report = _import_one(
+                store,
+                source,
+                callback,
+                label=label,
+                strict=strict,
+                repair=repair,
+                follow=follow,
             )
+        except (InputNotFoundError, OSError) as exc:
+            # Deleted or made unreadable since it was found (a tuner's temporary file): the
+            # file's transaction is rolled back, the next files are imported.
+            report = FileReport(path=source.path, unreadable=unreadable_reason(exc))
+        if report is not None:
+            reports.append(report)
     return reports
+
+
+def _import_one(
+    store: Store,
+    source: LogInput,
+    progress: Callable[[int], None] | None,
+    *,
+    label: str | None,
+    strict: bool,
+    repair: bool,
+    follow: bool,
+) -> FileReport | None:
+    """Open one log and import it; None for a MetaSchedule workload file (read with its
+    records file), one report for a records file without its workload file."""
+    from tunelog.inputs import OpenedLog
+
+    scanner = None
+    database = _metaschedule_files(source)
+    if database is not None:
+        records, workloads = database
+        if records != Path(source.path):
+            return None
+        if workloads is None:
+            return _orphan_records_report(source.path)
+        scanner = _metaschedule_scanner(records, workloads)
+    with OpenedLog(source) as opened:
+        return store.import_log(
+            opened,
+            label=label,
+            strict=strict,
+            repair=repair,
+            progress=progress,
+            scanner=scanner,
+            follow=follow,
+        )
 
 
 def _metaschedule_files(source: LogInput) -> tuple[Path, Path | None] | None:
@@ -342,7 +372,9 @@ def _export(
     first = next(written, None)  # before the output is touched: an empty log helps no one
     if first is None:
         raise NothingToExportError(_nothing_written(report))
-    report.written = write_lines_atomically(out, itertools.chain([first], written), force=force)
+    report.written = write_lines_atomically(
+        out, itertools.chain([first], written), force=force, protected=_database_files(store)
+    )
     return report
 
 
@@ -960,12 +992,13 @@ def find_source(store: Store, ref: str) -> Source:
     Raises SourceNotFoundError saying where to look.
     """
     from tunelog.inputs import stored_path
+    from tunelog.optionvalues import source_id
 
     known = store.sources()
-    number = ref.removeprefix("#")
-    if number.isdigit():
+    number = source_id(ref)
+    if number is not None:
         for source in known:
-            if source.id == int(number):
+            if source.id == number:
                 return source
     wanted = {ref, stored_path(ref)}
     for source in known:
@@ -1009,7 +1042,7 @@ def write_report(
     with store.snapshot():  # every part of the page from one state of the database
         data = _report_data(store, filters or Filters())
     text = page.render(data, plotly_js).encode()
-    write_lines_atomically(out, [text], force=force)
+    write_lines_atomically(out, [text], force=force, protected=_database_files(store))
     untuned_count = sum(1 for lay in data.layers if lay.winner is None)
     return ReportSummary(out, len(data.layers), untuned_count, len(data.failures), len(text) + 1)
 
@@ -1144,8 +1177,9 @@ def export_metaschedule(
     workload_lines, record_lines = pruned_database(rows)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    write_lines_atomically(str(out / WORKLOAD_FILE), workload_lines, force=force)
-    write_lines_atomically(str(out / RECORD_FILE), record_lines, force=force)
+    own = _database_files(store)
+    write_lines_atomically(str(out / WORKLOAD_FILE), workload_lines, force=force, protected=own)
+    write_lines_atomically(str(out / RECORD_FILE), record_lines, force=force, protected=own)
     return MetaScheduleExport(
         directory, len(workload_lines), [METASCHEDULE_TARGET_WARNING], len(record_lines)
     )
@@ -1193,9 +1227,10 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     (one source of `db`, by its id in `tunelog sources`).
     """
     from tunelog.diffing import diff_layers
+    from tunelog.optionvalues import percent
     from tunelog.results import DiffReport
 
-    report = DiffReport(a, b, threshold_pct, [])
+    report = DiffReport(a, b, percent(threshold_pct, "threshold_pct"), [])
     with (
         _run_store(a, db, "A", report.notes) as left,
         _run_store(b, db, "B", report.notes) as right,
@@ -1219,6 +1254,10 @@ def _run_store(spec: str, db: str | None, side: str, notes: list[str]) -> Iterat
         return
     with Store(":memory:") as temp:
         for report in import_paths(temp, [spec]):
+            if report.unreadable and report.path == spec:
+                raise InputNotFoundError(f"{spec} {report.unreadable}")
+            if report.unreadable:
+                notes.append(f"{side}: {report.path} {report.unreadable}: skipped")
             if report.rejected:
                 notes.append(
                     f"{side}: {report.path}: {report.rejected} line(s) rejected "
@@ -1239,8 +1278,10 @@ def _selected_sources(spec: str, db: str | None) -> list[int]:
         name = spec[len(LABEL_PREFIX) :]
         ids = [s.id for s in found if s.label == name]
     else:
-        wanted = spec[len(SOURCE_PREFIX) :]
-        ids = [s.id for s in found if str(s.id) == wanted]
+        from tunelog.optionvalues import source_id
+
+        wanted = source_id(spec[len(SOURCE_PREFIX) :])
+        ids = [s.id for s in found if s.id == wanted]
     if not ids:
         raise UnknownSourceError(
             f"no source of {db} matches {spec!r}: see `tunelog sources` for ids and labels"
@@ -1291,8 +1332,12 @@ def watch(
     Stops after `refreshes` refreshes, or when no file grew for `until_idle` seconds, or on
     KeyboardInterrupt (which rolls back only the file being imported). Returns the last refresh.
     """
+    from tunelog import optionvalues
     from tunelog.live import follow
 
+    optionvalues.interval(interval)
+    if until_idle is not None:
+        optionvalues.seconds(until_idle, "until_idle")
     return follow(
         store,
         paths,

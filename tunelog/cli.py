@@ -10,6 +10,7 @@ import copy
 import functools
 import io
 import os
+import re
 import shutil
 import sqlite3
 import sys
@@ -23,6 +24,7 @@ from typer import _click as click  # typer < 0.29 vendors click: its classes, no
 from typer.core import TyperArgument, TyperGroup, TyperOption
 from typer.models import CommandInfo
 
+from tunelog import optionvalues
 from tunelog.exceptions import TunelogError
 from tunelog.filters import Filters
 
@@ -167,9 +169,56 @@ class _State:
 state = _State()
 
 
+# Control characters (C0, DEL, C1): a log's task name holding ESC ]0;... BEL or ESC [2J would
+# set the terminal's title or clear it. Shown as escapes instead, in every table and line.
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def shown(text: str, *, keep_newlines: bool = False) -> str:
+    """Text for the terminal: control characters escaped (`\\x1b`, `\\n`), log text included.
+
+    `keep_newlines`: the line breaks of multi-line output stay (table cells escape them).
+    """
+    if text.isprintable() or (keep_newlines and text.replace("\n", "").isprintable()):
+        return text  # the usual text: nothing to escape (also true of most non-ASCII)
+    return "".join(
+        char
+        if char.isprintable() or (keep_newlines and char == "\n") or not _is_control(char)
+        else _ESCAPES.get(char) or f"\\x{ord(char):02x}"
+        for char in text
+    )
+
+
+def _is_control(char: str) -> bool:
+    code = ord(char)
+    return code < 0x20 or 0x7F <= code <= 0x9F
+
+
+def echo(text: str = "") -> None:
+    """One line (or several) on stdout, control characters escaped."""
+    typer.echo(shown(text, keep_newlines=True))
+
+
 def _err(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    sys.stderr.write(shown(message, keep_newlines=True) + "\n")
     sys.stderr.flush()
+
+
+def checked(check: Callable[[Any], object]) -> Callable[[Any], Any]:
+    """A typer callback running one of `tunelog.optionvalues`' checks on an option's value:
+    a value it refuses is a usage error (exit 2) saying what is allowed."""
+
+    def callback(value: Any) -> Any:
+        if value is not None:
+            from tunelog.exceptions import InvalidValueError
+
+            try:
+                check(value)
+            except InvalidValueError as exc:
+                raise typer.BadParameter(str(exc)) from None
+        return value
+
+    return callback
 
 
 def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
@@ -213,9 +262,16 @@ def opened_store(*, create: bool = False) -> Iterator[Store]:
         store.close()
 
 
+# DEL and the C1 controls: JSON escapes the C0 ones only, orjson writes these raw.
+_RAW_IN_JSON = re.compile("[\x7f-\x9f]")
+
+
 def emit_json(value: Any) -> None:
-    """Pretty JSON on stdout."""
-    sys.stdout.write(_json_text(value, indent=True) + "\n")
+    """Pretty JSON on stdout, every control character as an escape (`\\u009b`)."""
+    text = _json_text(value, indent=True)
+    if "\x7f" in text or not text.isascii():
+        text = _RAW_IN_JSON.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+    sys.stdout.write(text + "\n")
 
 
 def _json_text(value: Any, *, indent: bool = False) -> str:
@@ -263,8 +319,8 @@ def emit_table(
         return
     from tunelog.tables import fit_table, simple_table
 
-    cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
-    names = list(headers)
+    cells = [["" if cell is None else shown(str(cell)) for cell in row] for row in rows]
+    names = [shown(name) for name in headers]
     width = terminal_width()
     if width is not None:
         cells, names = fit_table(cells, names, width)
@@ -273,16 +329,16 @@ def emit_table(
         from tabulate import tabulate
 
         text = tabulate(cells, headers=names, tablefmt="simple", disable_numparse=True)
-    typer.echo(text)
+    echo(text)
 
 
 def terminal_width() -> int | None:
     """Columns to fit tables into: $COLUMNS, else the terminal's; None for --wide or a pipe."""
     if state.wide:
         return None
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
+    columns = optionvalues.columns(os.environ.get("COLUMNS", ""))
+    if columns is not None:
+        return columns
     if sys.stdout.isatty():
         return shutil.get_terminal_size().columns
     return None  # a file or a pipe: whole lines for grep and friends
@@ -324,7 +380,7 @@ def _print_version(value: bool) -> None:
     if value:
         from tunelog import __version__
 
-        typer.echo(f"tunelog {__version__}")
+        echo(f"tunelog {__version__}")
         raise typer.Exit()
 
 
@@ -357,6 +413,7 @@ def main(
     """tunelog: AutoTVM tuning logs in an embedded SQLite database."""
     state.db_path = db or DEFAULT_DB
     state.wide = wide
+    checked(optionvalues.columns)(os.environ.get("COLUMNS", ""))  # before any work is done
 
 
 # -- import -----------------------------------------------------------------------------------
@@ -398,12 +455,15 @@ def import_command(
 ) -> None:
     """Import AutoTVM logs (plain, .gz, .bz2 or .xz); re-importing adds nothing."""
     from tunelog import api
+    from tunelog.importreport import FileReport
 
     found = api.find_logs(paths, include=include or (), exclude=exclude or ())
     if found.summary():
         _err(f"{found.summary()} (see `tunelog import --help`)")
+    # Entries that cannot be read are skipped with their reason; the rest is imported.
+    reports = [FileReport(path=path, unreadable=reason) for path, reason in found.unreadable]
     with opened_store(create=True) as store, _progress() as progress:
-        reports = api.import_paths(
+        reports += api.import_paths(
             store,
             [source.path for source in found.inputs],
             label=label,
@@ -412,9 +472,19 @@ def import_command(
             progress=progress,
         )
         version_warning = api.metaschedule_version_warning(store)
-    _print_import(reports, as_json)
+    # A path named on the command line that cannot be read is an error (exit 1), once the
+    # other files are imported; an entry found in a directory is only reported.
+    named = set(paths)
+    missing = [r for r in reports if r.unreadable and r.path in named]
+    shown_reports = reports if as_json else [r for r in reports if r not in missing]
+    if shown_reports or not missing:
+        _print_import(shown_reports, as_json)
     if version_warning:
         _err(f"warning: {version_warning}")
+    for report in missing:
+        _err(f"Error: {report.path} {report.unreadable}")
+    if missing:
+        raise typer.Exit(1)
     if any(r.rolled_back for r in reports):
         _err("Error: --strict: files with rejected lines were rolled back; fix or drop --strict")
         raise typer.Exit(1)
@@ -437,6 +507,7 @@ _REPORT_FIELDS = {
     "skipped_lines",
     "held_back_bytes",
     "prefix_changed",
+    "unreadable",
 }
 
 
@@ -463,6 +534,8 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
             empty="no log to import (see `tunelog import --help` for what is read)",
         )
     for report in reports:
+        if report.unreadable:
+            _err(f"{report.path} {report.unreadable}: skipped")
         shown = report.rejects[:REJECTS_SHOWN]
         from tunelog.importreport import WHOLE_FILE
 
@@ -477,6 +550,8 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
 
 def _import_note(report: FileReport) -> str:
     notes = []
+    if report.unreadable:
+        notes.append(f"skipped: {report.unreadable}")
     if report.rolled_back:
         notes.append(f"rolled back (--strict): {report.discarded} new record(s) not stored")
     if report.already_imported_as:
@@ -511,7 +586,9 @@ def _progress() -> Iterator[api.ImportProgress | None]:
 
     def update(source: LogInput, done: int, *, total: int | None) -> None:
         if source.path not in tasks:
-            tasks[source.path] = bar.add_task(source.path, total=total)
+            from rich.markup import escape
+
+            tasks[source.path] = bar.add_task(escape(shown(source.path)), total=total)
         bar.update(tasks[source.path], completed=done)
 
     with bar:
@@ -593,7 +670,7 @@ def stats(as_json: JsonOption = False) -> None:
     if as_json:
         emit_json(result.model_dump())
         return
-    typer.echo(
+    echo(
         f"records: {result.records}  valid: {result.valid}  failed: {result.failed}  "
         f"sources: {result.sources}  targets: {result.targets}  workloads: {result.workloads}"
     )
@@ -603,7 +680,7 @@ def stats(as_json: JsonOption = False) -> None:
         ("by error", result.by_error, ("error_no", "records")),
     ):
         if rows:
-            typer.echo(f"\n{title}:")
+            echo(f"\n{title}:")
             emit_table([[row[h] for h in headers] for row in rows], headers)
 
 
@@ -1353,7 +1430,7 @@ def _explain_error(code: str, as_json: bool) -> None:
         lines += ["", "Common causes:", *(f"  - {c}" for c in entry.causes)]
     if entry.remedies:
         lines += ["", "What to change:", *(f"  - {r}" for r in entry.remedies)]
-    typer.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 def _explain_record(line: str, as_json: bool) -> None:
@@ -1445,10 +1522,10 @@ def curve(
         return
     for number, one in enumerate(series):
         if number:
-            typer.echo("")
+            echo("")
         summary = one.summary
-        typer.echo(_layer_template_title(found, one.template))
-        typer.echo(
+        echo(_layer_template_title(found, one.template))
+        echo(
             f"{summary.trials} trials, {summary.valid} valid; "
             + (
                 f"best {format_seconds(summary.best_cost)} at trial {summary.trials_to_best}, "
@@ -1501,11 +1578,11 @@ def knobs(
         return
     for number, entry in enumerate(tables):
         if number:
-            typer.echo("")
+            echo("")
         cov = entry.coverage
         splits = ", ".join(f"{name} {n}" for name, n in cov.sp_factorisations.items())
-        typer.echo(_layer_template_title(found, entry.template))
-        typer.echo(
+        echo(_layer_template_title(found, entry.template))
+        echo(
             f"{cov.trials} trials, {cov.configs} distinct configs"
             + (f"; split factorisations: {splits}" if splits else "")
             + " (the full space size is not in the log)"
@@ -1566,7 +1643,11 @@ def report(
 def rejects(
     source: Annotated[
         str | None,
-        typer.Argument(help="A source's id or path (default: every source).", show_default=False),
+        typer.Argument(
+            help="A source's id or path (default: every source).",
+            show_default=False,
+            callback=checked(optionvalues.source_id),
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -1588,7 +1669,7 @@ def rejects(
         f"{display_path(f.source.path)}:{r.line}: {r.reason}" for f in found for r in f.rejects
     ]
     if lines:
-        typer.echo("\n".join(lines))
+        echo("\n".join(lines))
     else:
         _err("no rejected lines")
 
@@ -1628,7 +1709,9 @@ def _export_metaschedule(directory: str, force: bool, filters: Filters, top_k: i
 FilterSource = Annotated[
     str | None,
     typer.Option(
-        "--source", help="Only records of this imported file: its id or path (`tunelog sources`)."
+        "--source",
+        help="Only records of this imported file: its id or path (`tunelog sources`).",
+        callback=checked(optionvalues.source_id),
     ),
 ]
 FilterLabel = Annotated[
@@ -1643,7 +1726,12 @@ FilterTarget = Annotated[
 @sources_app.command("remove")
 @handles_errors
 def sources_remove(
-    ref: Annotated[str, typer.Argument(help="The source's id, label or path.")],
+    ref: Annotated[
+        str,
+        typer.Argument(
+            help="The source's id, label or path.", callback=checked(optionvalues.source_id)
+        ),
+    ],
 ) -> None:
     """Delete a source's records and recompute everything as if it had never been imported."""
     from tunelog import api
@@ -1759,15 +1847,18 @@ def diff(
     threshold: Annotated[
         float,
         typer.Option(
-            "--threshold", min=0, metavar="PCT", help="Changes within PCT % count as the same."
+            "--threshold",
+            metavar="PCT",
+            help="Changes within PCT % count as the same.",
+            callback=checked(functools.partial(optionvalues.percent, name="--threshold")),
         ),
     ] = 5.0,
     fail_on_regression: Annotated[
         float | None,
         typer.Option(
             "--fail-on-regression",
-            min=0,
             metavar="PCT",
+            callback=checked(functools.partial(optionvalues.percent, name="--fail-on-regression")),
             help="Exit 1 when a layer is slower in B by more than PCT %, or tuned in A but "
             "untuned or missing in B.",
         ),
@@ -1844,7 +1935,12 @@ def watch(
         list[str], typer.Argument(help="Log files or directories a tuner is writing to.")
     ],
     interval: Annotated[
-        float, typer.Option(min=0.0, help="Seconds between refreshes.", show_default=True)
+        float,
+        typer.Option(
+            help="Seconds between refreshes.",
+            show_default=True,
+            callback=checked(functools.partial(optionvalues.interval, name="--interval")),
+        ),
     ] = 2.0,
     once: Annotated[bool, typer.Option(help="Refresh once and stop.")] = False,
     refreshes: Annotated[
@@ -1852,7 +1948,11 @@ def watch(
     ] = None,
     until_idle: Annotated[
         float | None,
-        typer.Option(min=0.0, metavar="S", help="Stop when no file has grown for S seconds."),
+        typer.Option(
+            metavar="S",
+            help="Stop when no file has grown for S seconds.",
+            callback=checked(functools.partial(optionvalues.seconds, name="--until-idle")),
+        ),
     ] = None,
     repair: Annotated[
         bool,
@@ -1911,6 +2011,8 @@ class _WatchView:
         """Show one refresh; rejected lines go to stderr."""
         self.last = refresh
         for report in refresh.reports:
+            if report.unreadable:  # a tuner's temporary file, deleted meanwhile: go on
+                _err(f"{report.path} {report.unreadable}: skipped")
             for reject in report.rejects[:REJECTS_SHOWN]:
                 _err(f"{report.path}:{reject.line}: {reject.reason}")
         for path in refresh.waiting_for:
@@ -1920,15 +2022,15 @@ class _WatchView:
         if self.live is not None:
             self.live.update(_watch_table(refresh), refresh=True)
         else:
-            typer.echo(f"refresh {refresh.number}: {_watch_summary(refresh)}")
+            echo(f"refresh {refresh.number}: {_watch_summary(refresh)}")
 
     def finish(self) -> None:
         """The last summary, after the table or lines."""
         how = "interrupted" if self.interrupted else "stopped"
         if self.last is None:
-            typer.echo(f"{how} before the first refresh: nothing imported")
+            echo(f"{how} before the first refresh: nothing imported")
             return
-        typer.echo(
+        echo(
             f"{how} after {self.last.number} refresh(es): {_watch_totals(self.last)}; "
             "every complete line read is in the database"
         )
@@ -1984,7 +2086,7 @@ def _watch_table(refresh: Any) -> Any:
         if with_verdict:
             cells.append(lay.verdict or "")
         # Text, not markup: shapes and target strings may hold brackets.
-        row = [Text(cell) for cell in cells]
+        row = [Text(shown(cell)) for cell in cells]
         row.append(Text(lay.warning or "", style="bold red"))
         table.add_row(*row)
     return table

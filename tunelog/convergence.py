@@ -188,7 +188,7 @@ class Progress:
         # The first valid trial counts as significant: before it there was no config at all.
         last_significant: int | None = improvements[0][0] if improvements else None
         for (_, before), (number, after) in pairwise(improvements):
-            if before / after - 1.0 >= SIGNIFICANT_GAIN:
+            if is_significant_gain(before, after):
                 last_significant = number
         return Convergence(
             trials=self.trials,
@@ -198,6 +198,15 @@ class Progress:
             last_significant=last_significant,
             verdict=verdict(self.trials, self.valid, last_significant),
         )
+
+
+def is_significant_gain(before: float, after: float) -> bool:
+    """True when a new best `after` is at least SIGNIFICANT_GAIN faster than `before`.
+
+    `before / after - 1 >= gain`, multiplied out: a valid record may cost 0 (or -0.0), and a
+    drop to 0 from any positive cost is an unbounded gain, not a ZeroDivisionError.
+    """
+    return before - after >= SIGNIFICANT_GAIN * after
 
 
 def verdict(trials: int, valid: int, last_significant: int | None) -> str:

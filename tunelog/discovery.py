@@ -7,7 +7,11 @@ in sorted order) a file is skipped when:
 - `--include` globs are given and none matches, or an `--exclude` glob matches (a glob is
   matched against the path relative to the directory given and against the file name);
 - it is an SQLite database (its first 16 bytes are `SQLite format 3\\0`: tunelog's own file);
-- its first bytes do not look like a tuning log (`sniff`).
+- its first bytes do not look like a tuning log (`sniff`);
+- it is not a regular file (a FIFO, socket or device).
+
+A dangling symlink and a directory that cannot be listed are not skipped silently: each is
+listed in `Discovery.unreadable` with its reason, as a named path that does not exist.
 
 `sniff` reads the first 64 KiB (decompressed first when the file is gzip, bzip2 or xz): after
 an optional UTF-8 byte order mark, skipping blank lines and `#` comment lines, the first line
@@ -33,7 +37,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tunelog.exceptions import InputNotFoundError
 from tunelog.inputs import STDIN, LogInput
 
 SNIFF_BYTES = 1 << 16
@@ -45,7 +48,8 @@ NOT_A_LOG = "not a tuning log"
 SQLITE = "SQLite database"
 HIDDEN = "dot-file"
 FILTERED = "left out by --include/--exclude"
-REASONS = (NOT_A_LOG, SQLITE, HIDDEN, FILTERED)
+NOT_REGULAR = "not a regular file"
+REASONS = (NOT_A_LOG, SQLITE, HIDDEN, FILTERED, NOT_REGULAR)
 
 
 @dataclass
@@ -55,6 +59,9 @@ class Discovery:
     inputs: list[LogInput] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     dot_directories: int = 0
+    # (path, reason) of each entry that cannot be read: a path that does not exist, a dangling
+    # symlink, an unreadable directory. The rest is imported; each is reported by name.
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
 
     def summary(self) -> str | None:
         """One line saying how many files were skipped and why; None when none was."""
@@ -76,7 +83,8 @@ def discover(
 ) -> Discovery:
     """Files as given, directories expanded recursively by the module's rule.
 
-    Raises InputNotFoundError naming the first path that does not exist.
+    A path that cannot be read (missing, a dangling symlink, neither file nor directory) and
+    an unreadable directory met in the walk go to `unreadable` with the reason; never raises.
     """
     found = Discovery()
     for path in paths:
@@ -88,21 +96,51 @@ def discover(
             _walk(p, include, exclude, found)
         elif p.is_file():
             found.inputs.append(LogInput(path))
-        elif p.exists():
-            raise InputNotFoundError(f"{path} is not a regular file or directory")
         else:
-            raise InputNotFoundError(f"{path} does not exist: check the path")
+            found.unreadable.append((path, not_readable_reason(p)))
     return found
 
 
+def not_readable_reason(path: Path) -> str:
+    """Why a path that is neither a file nor a directory cannot be imported (read after the
+    path: `x.log does not exist: check the path`)."""
+    if path.is_symlink() and not path.exists():
+        return "is a dangling symlink (its target does not exist)"
+    if path.exists():
+        return "is not a regular file or directory"
+    return "does not exist: check the path"
+
+
+def unreadable_reason(exc: BaseException) -> str:
+    """Why an entry could not be read, from the error opening or reading it (read after the
+    path, as `not_readable_reason`)."""
+    cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
+    if isinstance(cause, FileNotFoundError):
+        return "vanished before it could be read"
+    if isinstance(cause, OSError):
+        return f"cannot be read ({cause.strerror or cause})"
+    return f"cannot be read ({exc})"
+
+
 def _walk(top: Path, include: Sequence[str], exclude: Sequence[str], found: Discovery) -> None:
-    for root, dirs, files in os.walk(top):
+    def unreadable_directory(exc: OSError) -> None:
+        found.unreadable.append(
+            (str(exc.filename or top), f"is a directory that cannot be read ({exc.strerror})")
+        )
+
+    for root, dirs, files in os.walk(top, onerror=unreadable_directory):
         hidden = [d for d in dirs if d.startswith(".")]
         found.dot_directories += len(hidden)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             child = Path(root) / name
             if not child.is_file():
+                if name.startswith("."):
+                    found.skipped[HIDDEN] += 1
+                elif child.is_symlink() and not child.exists():
+                    found.unreadable.append((str(child), not_readable_reason(child)))
+                else:
+                    found.skipped[NOT_REGULAR] += 1  # a FIFO, socket or device
                 continue
             reason = _skip_reason(child, child.relative_to(top).as_posix(), include, exclude)
             if reason is None:

@@ -101,3 +101,12 @@ class NotARecordError(TunelogError, ValueError):
 
 class MixedTvmVersionsError(TunelogError):
     """A MetaSchedule export would mix databases of TVM releases no one TVM loads together."""
+
+
+class InvalidValueError(TunelogError, ValueError):
+    """An option or argument value outside what it allows (NaN, a non-ASCII digit, too large);
+    the command line reports it as a usage error (exit 2)."""
+
+
+class OutputIsDatabaseError(TunelogError):
+    """An output path that is the open database or one of its side files (-wal, -shm)."""

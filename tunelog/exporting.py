@@ -6,40 +6,108 @@ import contextlib
 import os
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
+from typing import BinaryIO
 
-from tunelog.exceptions import OutputExistsError, OutputIsDirectoryError, OutputNotWritableError
+from tunelog.exceptions import (
+    OutputExistsError,
+    OutputIsDatabaseError,
+    OutputIsDirectoryError,
+    OutputNotWritableError,
+)
 from tunelog.targets import parse_target
 
 STDOUT = "-"
 
 
-def write_lines_atomically(out: str, lines: Iterable[bytes], *, force: bool = False) -> int:
+def write_lines_atomically(
+    out: str, lines: Iterable[bytes], *, force: bool = False, protected: Collection[str] = ()
+) -> int:
     """Write `lines` (each without its line end) to `out`, or stdout for `-`; return the count.
 
     A file is written to a temporary file in the same directory and renamed over `out`, so a
-    crash never leaves a half-written log. An existing `out` is refused unless `force`.
+    crash never leaves a half-written log. An existing `out` is refused unless `force`. A
+    symlink is followed: its target is replaced (atomically), the link stays. A character
+    device or FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is written through, never
+    replaced; any other special file is refused. `protected` (the open database and its
+    `-wal`, `-shm` and `-journal` files) is refused even with `force`, by real path or inode.
     """
     if out == STDOUT:
-        count = 0
-        stream = sys.stdout.buffer
-        for line in lines:
-            stream.write(line + b"\n")
-            count += 1
-        stream.flush()
-        return count
-    path = Path(out)
-    if path.is_dir():
+        return _write_to(sys.stdout.buffer, lines)
+    _refuse_protected(out, protected)
+    try:
+        info = os.stat(out)  # through symlinks: what a write would reach
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise _not_writable(out, exc) from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
         raise OutputIsDirectoryError(
             f"{out} is a directory: give the path of the log file to write, "
-            f"e.g. {path / 'best.log'}"
+            f"e.g. {Path(out) / 'best.log'}"
         )
-    if path.exists() and not force:
+    if info is not None and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+        return _write_through(out, lines)
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise OutputNotWritableError(
+            f"cannot write {out}: it is a special file (not a regular file, character device "
+            "or pipe); choose another path"
+        )
+    if info is not None and not force:
         raise OutputExistsError(
             f"{out} already exists; tunelog never merges into an existing log: "
             "choose another path or pass --force to replace it"
         )
+    # A symlink's target is what gets replaced, so the link keeps pointing at the new file.
+    path = Path(os.path.realpath(out)) if os.path.islink(out) else Path(out)
+    return _replace_atomically(out, path, lines)
+
+
+def _write_to(stream: BinaryIO, lines: Iterable[bytes]) -> int:
+    count = 0
+    for line in lines:
+        stream.write(line + b"\n")
+        count += 1
+    stream.flush()
+    return count
+
+
+def _write_through(out: str, lines: Iterable[bytes]) -> int:
+    """Write into a character device or pipe as it is (a rename would replace the node)."""
+    try:
+        with open(out, "wb") as stream:
+            return _write_to(stream, lines)
+    except OSError as exc:
+        raise _not_writable(out, exc) from None
+
+
+def _refuse_protected(out: str, protected: Collection[str]) -> None:
+    """Raise OutputIsDatabaseError when `out` is one of the `protected` files: the same real
+    path (symlinks resolved) or the same inode (a hard link)."""
+    if not protected:
+        return
+    real = os.path.realpath(out)
+    try:
+        info = os.stat(out)
+        inode: tuple[int, int] | None = (info.st_dev, info.st_ino)
+    except OSError:
+        inode = None
+    for path in protected:
+        same = os.path.realpath(path) == real
+        if not same and inode is not None:
+            with contextlib.suppress(OSError):
+                other = os.stat(path)
+                same = (other.st_dev, other.st_ino) == inode
+        if same:
+            raise OutputIsDatabaseError(
+                f"{out} is the database being read ({path}) or one of its files: writing it "
+                "would destroy the database; choose another path"
+            )
+
+
+def _replace_atomically(out: str, path: Path, lines: Iterable[bytes]) -> int:
+    """Write a temporary file beside `path` and rename it over `path`."""
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp_name = _new_private_file(directory, f".{path.name}.", ".tmp")

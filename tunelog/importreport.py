@@ -57,6 +57,9 @@ class FileReport(_Dumpable):
     held_back_bytes: int = 0
     # The file no longer starts with the bytes imported from its path before: read in full.
     prefix_changed: bool = False
+    # Why the entry could not be read at all (it vanished, is unreadable, a dangling symlink,
+    # an unreadable directory); None for a file read. Such an entry counts no line.
+    unreadable: str | None = None
 
     @property
     def accounted(self) -> bool:

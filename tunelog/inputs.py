@@ -22,6 +22,7 @@ from typing import Any, BinaryIO, cast
 import xxhash
 
 from tunelog.exceptions import InputNotFoundError
+from tunelog.linesplit import reader_keeping_data, split_lines
 
 STDIN = "-"
 
@@ -127,7 +128,9 @@ class HashingReader(io.RawIOBase):
         n = len(data)
         buffer[:n] = data
         self.sha256.update(data)
-        last = data.rfind(b"\n")
+        # A line ends at LF, CRLF or a CR alone (see tunelog.linesplit). A CR ending the bytes
+        # read counts as a line end too: a resumed read skips a LF that completes it.
+        last = max(data.rfind(b"\n"), data.rfind(b"\r"))
         if last >= 0:
             # Each byte hashed once: up to the line end, a copy of the state there, the rest.
             view = memoryview(data)
@@ -154,11 +157,13 @@ class OpenedLog:
     """An opened log: iterate `lines()`; `sha256`/`size` are complete once lines are read."""
 
     def __init__(
-        self, source: LogInput, *, _resumed: tuple[BinaryIO, LineEnd, Any] | None = None
+        self, source: LogInput, *, _resumed: tuple[BinaryIO, LineEnd, Any, bool] | None = None
     ) -> None:
         self.source = source
         # A resumed log (see `after`) reads on from a line end: plain text, its own hashes.
         self.resumed_at = _resumed[1] if _resumed else None
+        # The bytes before a resumed read end with a CR: a LF first completes that CRLF.
+        self._after_cr = _resumed is not None and _resumed[3]
         if _resumed is not None:
             raw = _resumed[0]
         else:
@@ -177,7 +182,7 @@ class OpenedLog:
         )
         buffered = io.BufferedReader(self._hashing, buffer_size=_CHUNK)
         self.compression = None if _resumed else _detect(buffered.peek(8)[:8])
-        self._stream: BinaryIO = _decompressor(self.compression, buffered)
+        self._stream = _decompressor(self.compression, buffered)
 
     @classmethod
     def after(cls, source: LogInput, start: LineEnd) -> OpenedLog | None:
@@ -191,6 +196,7 @@ class OpenedLog:
         buffer = bytearray(_CHUNK)
         view = memoryview(buffer)
         remaining = start.offset
+        last_byte = 0
         try:
             while remaining:
                 n = raw.readinto(view[: min(_CHUNK, remaining)])
@@ -198,13 +204,14 @@ class OpenedLog:
                     break
                 hasher.update(view[:n])
                 remaining -= n
+                last_byte = view[n - 1]
         except OSError:
             raw.close()
             raise
         if remaining or hasher.hexdigest() != start.prefix_hash:
             raw.close()
             return None
-        return cls(source, _resumed=(raw, start, hasher))
+        return cls(source, _resumed=(raw, start, hasher, last_byte == ord("\r")))
 
     def line_end(self, lines: int) -> LineEnd:
         """The end of the last complete line read so far (of the stored bytes, so meaningful
@@ -217,14 +224,17 @@ class OpenedLog:
         return os.fstat(self._raw.fileno()).st_size <= self._hashing.size
 
     def lines(self, *, hold_back_unterminated: bool = False) -> Iterator[bytes]:
-        """The decompressed lines, each with its line end.
+        """The decompressed lines, each with its line end (LF, CRLF or CR, as TVM reads them);
+        a line longer than `linesplit.MAX_LINE_BYTES` comes as an `OverlongLine`.
 
         `hold_back_unterminated`: leave out a last line without line end (a tuner mid-write);
         `line_end()` then still points before it, so the next import reads it once complete.
         """
-        if hold_back_unterminated:
-            return _terminated(iter(self._stream))
-        return iter(self._stream)
+        return split_lines(
+            reader_keeping_data(self._stream.read1),
+            hold_back_unterminated=hold_back_unterminated,
+            skip_leading_lf=self._after_cr,
+        )
 
     @property
     def sha256(self) -> str:
@@ -259,13 +269,6 @@ def _regular_file_size(raw: BinaryIO) -> int | None:
     return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
-def _terminated(lines: Iterator[bytes]) -> Iterator[bytes]:
-    for line in lines:
-        if line.endswith(b"\n"):
-            yield line
-        # else: only the last line can lack its end; it is held back
-
-
 def _detect(head: bytes) -> str | None:
     for magic, name in _MAGIC:
         if head.startswith(magic):
@@ -273,11 +276,12 @@ def _detect(head: bytes) -> str | None:
     return None
 
 
-def _decompressor(compression: str | None, stream: Any) -> BinaryIO:
+def _decompressor(compression: str | None, stream: io.BufferedIOBase) -> io.BufferedIOBase:
+    """The decompressed stream (each has `read1`, which the line splitter reads with)."""
     if compression == "gzip":
-        return cast(BinaryIO, gzip.GzipFile(fileobj=stream, mode="rb"))
+        return gzip.GzipFile(fileobj=stream, mode="rb")
     if compression == "bzip2":
-        return cast(BinaryIO, bz2.BZ2File(stream, mode="rb"))
+        return bz2.BZ2File(stream, mode="rb")
     if compression == "xz":
-        return cast(BinaryIO, lzma.LZMAFile(stream, mode="rb"))
-    return cast(BinaryIO, stream)
+        return lzma.LZMAFile(cast(BinaryIO, stream), mode="rb")
+    return stream

@@ -22,6 +22,7 @@ whose tuned config has the strictly lowest cost, skipping untuned ones (tvm-refe
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -155,7 +156,10 @@ class Layer:
         if self.winner is None or self.runner_up is None:
             return None
         assert self.winner.chosen is not None and self.runner_up.chosen is not None
-        return self.runner_up.chosen.mean_cost / self.winner.chosen.mean_cost - 1.0
+        winner, runner_up = self.winner.chosen.mean_cost, self.runner_up.chosen.mean_cost
+        if not winner:  # a valid record may cost 0: slower than 0 is infinitely slower
+            return 0.0 if not runner_up else math.inf
+        return runner_up / winner - 1.0
 
     @property
     def flops(self) -> int | None:

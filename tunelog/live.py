@@ -120,7 +120,8 @@ class Follower:
         waiting = [p for p in self.paths if p not in present]
         changed: list[str] = []
         # Directories are read by `import DIR`'s rule: a MetaSchedule work_dir's text logs
-        # (logs/*.log) and other files that are not tuning logs are left alone.
+        # (logs/*.log) and other files that are not tuning logs are left alone; an entry
+        # that vanished meanwhile is looked at again next time.
         for source in discover(present).inputs:
             try:
                 stat = os.stat(source.path)

@@ -24,6 +24,7 @@ import orjson
 
 from tunelog.discovery import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
 from tunelog.errorcodes import MS_NO_SCHEDULE, MS_NOT_MEASURED
+from tunelog.linesplit import OverlongLine, split_lines
 from tunelog.msmodule import ModuleError, decode, structural_identity
 from tunelog.mssummary import Summary, summarise, summary_args
 from tunelog.records import Measurement, Rejected, ScannedLine
@@ -66,8 +67,13 @@ def read_workloads(path: Path) -> list[Workload | str]:
     if not path.is_file():
         return []
     found: list[Workload | str] = []
-    for raw in path.read_bytes().splitlines():
-        found.append(_workload(raw))
+    with open(path, "rb") as file:
+        # Line by line, as the records' file: a line past the cap is never held whole.
+        for raw in split_lines(file.read):
+            if isinstance(raw, OverlongLine):
+                found.append(raw.reason)
+            else:
+                found.append(_workload(raw.rstrip(b"\r\n")))
     return found
 
 

@@ -116,5 +116,6 @@ class DiffReport:
     def regressions(self, pct: float) -> list[LayerDiff]:
         """Layers slower in B by more than `pct` percent, or tuned in A only."""
         from tunelog.diffing import regressions
+        from tunelog.optionvalues import percent
 
-        return regressions(self.layers, pct)
+        return regressions(self.layers, percent(pct, "pct"))

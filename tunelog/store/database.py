@@ -653,9 +653,12 @@ class Store:
         return removed
 
     def _sources_named(self, ref: str) -> list[int]:
-        """An id (digits), else every source with this label, else with this path."""
-        if ref.isdigit():
-            row = self.conn.execute("SELECT id FROM sources WHERE id = ?", (int(ref),)).fetchone()
+        """An id (ASCII digits), else every source with this label, else with this path."""
+        from tunelog.optionvalues import source_id
+
+        number = source_id(ref) if not ref.startswith("#") else None  # refuses `²`, `10**30`
+        if number is not None:
+            row = self.conn.execute("SELECT id FROM sources WHERE id = ?", (number,)).fetchone()
             if row is not None:
                 return [int(row[0])]
         for column in ("label", "path"):

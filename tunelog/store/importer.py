@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tunelog.inputs import OpenedLog, stored_path
+from tunelog.linesplit import OverlongLine, is_terminated
 from tunelog.models import REJECTS_KEPT_IN_REPORT, FileReport, RejectedLine
 from tunelog.records import (
     SKIPPED_BY_ANSOR_READER,
@@ -156,12 +157,15 @@ class ImportWriter:
             elif type(parsed) is Rejected:
                 self._rejected_line(line_no, raw, parsed)
             elif type(parsed) is Blank:
+                if type(raw) is OverlongLine:  # too long to be read: it is no blank line
+                    self._reject(line_no, raw.reason)
+                    continue
                 report.blank += 1
             else:
                 report.comments += 1
         report.lines = line_no - self.first_line
         # Only the last line can lack a line end: the lines up to the last line end.
-        self.terminated_lines = line_no - (not raw.endswith(b"\n"))
+        self.terminated_lines = line_no - (not is_terminated(raw))
         if progress is not None:
             progress(opened.size)
 
@@ -247,6 +251,9 @@ class ImportWriter:
 
     def _rejected_line(self, line_no: int, raw: bytes, parsed: Rejected) -> None:
         """Reject the line, or with --repair recover the records pasted into it."""
+        if type(raw) is OverlongLine:  # too long to be read (a scanner saw only its end)
+            self._reject(line_no, raw.reason)
+            return
         pieces = repair_line(raw) if self.repair and parsed != SKIPPED_BY_ANSOR_READER else []
         if not pieces:
             self._reject(line_no, parsed.reason)

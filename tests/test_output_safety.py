@@ -1,0 +1,146 @@
+"""Outputs never destroy the database or a device node: `export`/`report --force` onto the open
+database (or its side files) is refused, special files are written through, symlinks followed."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import SAMPLE_LOGS
+from tunelog.cli import app
+from tunelog.exceptions import OutputIsDatabaseError
+from tunelog.exporting import write_lines_atomically
+
+runner = CliRunner()
+X86 = str(SAMPLE_LOGS / "x86_mini_llvm.log")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A database of the x86 sample log, with its -wal and -shm files."""
+    path = tmp_path / "e.db"
+    assert runner.invoke(app, ["--db", str(path), "import", X86]).exit_code == 0
+    (tmp_path / "e.db-wal").touch()
+    (tmp_path / "e.db-shm").touch()
+    return path
+
+
+def _stats(db: Path) -> str:
+    result = runner.invoke(app, ["--db", str(db), "stats", "--json"])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def _hard_link(db: Path) -> Path:
+    link = db.with_name("hard.db")
+    os.link(db, link)
+    return link
+
+
+def _symlink(db: Path) -> Path:
+    link = db.with_name("soft.db")
+    link.symlink_to(db)
+    return link
+
+
+OUTPUTS: dict[str, Callable[[Path], Path]] = {
+    "database": lambda db: db,
+    "wal": lambda db: db.with_name("e.db-wal"),
+    "shm": lambda db: db.with_name("e.db-shm"),
+    "relative": lambda db: Path(os.path.relpath(db)),
+    "symlink": _symlink,
+    "hard link": _hard_link,
+}
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+@pytest.mark.parametrize("output", list(OUTPUTS))
+def test_writing_onto_the_open_database_is_refused_even_with_force(
+    db: Path, command: str, output: str
+) -> None:
+    if command == "report":
+        pytest.importorskip("plotly")
+    before = _stats(db)
+    out = OUTPUTS[output](db)
+    result = runner.invoke(app, ["--db", str(db), command, "--force", str(out)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(f"Error: {out} is the database being read"), result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert _stats(db) == before
+
+
+def test_the_api_refuses_the_database_too(db: Path) -> None:
+    with pytest.raises(OutputIsDatabaseError):
+        write_lines_atomically(str(db), [b"x"], force=True, protected=[str(db)])
+
+
+def _exported(db: Path) -> bytes:
+    out = db.with_name("reference.log")
+    assert runner.invoke(app, ["--db", str(db), "export", "--force", str(out)]).exit_code == 0
+    return out.read_bytes()
+
+
+def test_a_character_device_is_written_through_not_replaced(db: Path, tmp_path: Path) -> None:
+    null = tmp_path / "null"
+    try:
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a node like /dev/null
+    except PermissionError:
+        pytest.skip("creating a device node needs root")
+    result = runner.invoke(app, ["--db", str(db), "export", "--force", str(null)])
+    assert result.exit_code == 0, result.output
+    assert stat.S_ISCHR(null.stat().st_mode)
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["plain", "force"])
+def test_a_named_pipe_is_written_through(db: Path, tmp_path: Path, force: list[str]) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so the writer can open it
+    try:
+        result = runner.invoke(app, ["--db", str(db), "export", *force, str(fifo)])
+        assert result.exit_code == 0, result.output
+        received = os.read(reader, 1 << 20)
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert received == _exported(db)
+
+
+def test_dev_stdout_is_written_through(db: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tunelog", "--db", str(db), "export", "/dev/stdout"],
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == _exported(db)
+    assert os.path.islink("/dev/stdout") or stat.S_ISCHR(os.stat("/dev/stdout").st_mode)
+
+
+def test_a_symlink_keeps_pointing_at_the_replaced_target(db: Path, tmp_path: Path) -> None:
+    target = tmp_path / "real.log"
+    target.write_text("old\n")
+    link = tmp_path / "best.log"
+    link.symlink_to(target)
+    result = runner.invoke(app, ["--db", str(db), "export", "--force", str(link)])
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink()
+    assert target.read_bytes() == _exported(db)
+
+
+def test_a_symlink_without_force_is_still_refused(db: Path, tmp_path: Path) -> None:
+    target = tmp_path / "real.log"
+    target.write_text("old\n")
+    link = tmp_path / "best.log"
+    link.symlink_to(target)
+    result = runner.invoke(app, ["--db", str(db), "export", str(link)])
+    assert result.exit_code == 1
+    assert "already exists" in result.stderr
+    assert target.read_text() == "old\n"

@@ -1,0 +1,170 @@
+"""Entries that cannot be read are skipped with a named reason, and the rest is imported: files
+that vanish mid-import (a tuner's temporary files), dangling symlinks, unreadable directories;
+`watch` never dies of them. A path named on the command line that cannot be read is an error
+(exit 1), once the other files are imported."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import tunelog
+from tests.conftest import SAMPLE_LOGS
+from tunelog import api
+from tunelog.cli import app
+from tunelog.inputs import LogInput
+from tunelog.store import Store
+
+runner = CliRunner()
+X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
+EDGE = SAMPLE_LOGS / "edge_cases.log"
+
+
+@pytest.fixture
+def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory of three logs (a.log, b.log, c.log); the working directory is its parent."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    directory = tmp_path / "logs"
+    directory.mkdir()
+    shutil.copy(X86, directory / "a.log")
+    shutil.copy(EDGE, directory / "b.log")
+    (directory / "c.log").write_bytes(X86.read_bytes().replace(b"0.16.dev0", b"0.17"))
+    return directory
+
+
+def vanish_before_open(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Delete the file called `name` just before the import opens it."""
+    real = api._metaschedule_files
+
+    def deleting(source: LogInput) -> tuple[Path, Path | None] | None:
+        if Path(source.path).name == name:
+            os.unlink(source.path)
+        return real(source)
+
+    monkeypatch.setattr(api, "_metaschedule_files", deleting)
+
+
+def _import_json(*args: str) -> tuple[int, dict[str, object], str]:
+    result = runner.invoke(app, ["--db", "t.db", "import", "--json", *args])
+    return result.exit_code, json.loads(result.stdout or "{}"), result.stderr
+
+
+def _files(data: dict[str, object]) -> list[tuple[object, ...]]:
+    files = data["files"]
+    assert isinstance(files, list)
+    return [(f["path"], f["new"], f["unreadable"]) for f in files]
+
+
+def test_a_file_vanishing_during_a_directory_import_is_skipped(
+    logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vanish_before_open(monkeypatch, "b.log")
+    code, data, err = _import_json("logs")
+    assert code == 0
+    assert _files(data) == [
+        ("logs/a.log", 200, None),
+        ("logs/b.log", 0, "vanished before it could be read"),
+        ("logs/c.log", 200, None),
+    ]
+    assert "logs/b.log vanished before it could be read: skipped\n" in err
+
+
+def test_the_api_skips_a_vanished_file_and_imports_the_rest(
+    logs: Path, monkeypatch: pytest.MonkeyPatch, store: Store
+) -> None:
+    vanish_before_open(monkeypatch, "a.log")
+    reports = tunelog.import_paths(store, [str(logs)])
+    assert [(Path(r.path).name, r.new, r.unreadable) for r in reports] == [
+        ("a.log", 0, "vanished before it could be read"),
+        ("b.log", 8, None),
+        ("c.log", 200, None),
+    ]
+
+
+def test_a_dangling_symlink_is_reported_not_silently_skipped(logs: Path) -> None:
+    (logs / "b-link.log").symlink_to(logs / "gone.log")
+    code, data, err = _import_json("logs")
+    assert code == 0
+    assert ("logs/b-link.log", 0, "is a dangling symlink (its target does not exist)") in _files(
+        data
+    )
+    assert "logs/b-link.log is a dangling symlink (its target does not exist): skipped\n" in err
+    assert sum(f[1] for f in _files(data) if isinstance(f[1], int)) == 408
+
+
+def test_an_unreadable_subdirectory_is_reported(
+    logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (logs / "sub").mkdir()
+    real_walk = os.walk
+
+    def walk(top: str, onerror: object = None) -> object:
+        for root, dirs, files in real_walk(top):
+            if Path(root).name == "sub":
+                assert callable(onerror)
+                onerror(PermissionError(13, "Permission denied", root))
+                continue
+            yield root, dirs, files
+
+    monkeypatch.setattr(os, "walk", walk)
+    code, data, err = _import_json("logs")
+    assert code == 0
+    reason = "is a directory that cannot be read (Permission denied)"
+    assert ("logs/sub", 0, reason) in _files(data)
+    assert f"logs/sub {reason}: skipped\n" in err
+
+
+def test_an_unreadable_subdirectory_for_real(logs: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads directories without read permission")
+    sub = logs / "sub"
+    sub.mkdir()
+    sub.chmod(0)
+    try:
+        code, data, _ = _import_json("logs")
+    finally:
+        sub.chmod(0o755)
+    assert code == 0
+    assert any(f[0] == str(sub) and f[2] for f in _files(data))
+
+
+def test_a_missing_named_path_is_an_error_after_the_others_are_imported(logs: Path) -> None:
+    result = runner.invoke(app, ["--db", "t.db", "import", "logs/a.log", "nope.log", "logs/c.log"])
+    assert result.exit_code == 1
+    assert result.stderr.endswith("Error: nope.log does not exist: check the path\n")
+    assert "logs/a.log" in result.stdout and "logs/c.log" in result.stdout
+    stats = runner.invoke(app, ["--db", "t.db", "stats", "--json"])
+    assert json.loads(stats.stdout)["sources"] == 2
+
+
+def test_a_missing_named_path_in_json_is_listed_with_its_reason(logs: Path) -> None:
+    code, data, _ = _import_json("nope.log", "logs/a.log")
+    assert code == 1
+    assert _files(data) == [
+        ("nope.log", 0, "does not exist: check the path"),
+        ("logs/a.log", 200, None),
+    ]
+
+
+def test_watch_survives_temporary_files_deleted_under_it(
+    logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (logs / "tmp123.log").write_bytes(X86.read_bytes()[:2000])
+    vanish_before_open(monkeypatch, "tmp123.log")
+    result = runner.invoke(app, ["--db", "t.db", "watch", "logs", "--once", "--interval", "0"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("refresh 1: +408 new record(s)")
+    assert "stopped after 1 refresh(es)" in result.stdout
+    assert "tmp123.log vanished before it could be read: skipped" in result.stderr
+
+
+def test_diff_of_a_missing_log_is_an_error(logs: Path) -> None:
+    result = runner.invoke(app, ["diff", "logs/a.log", "nope.log"])
+    assert result.exit_code == 1
+    assert result.stderr == "Error: nope.log does not exist: check the path\n"

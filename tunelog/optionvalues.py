@@ -1,0 +1,75 @@
+"""What option and argument values may be: the one home of their checks.
+
+The command line runs each check when it reads the value (a usage error, exit 2, naming what is
+allowed); the Python API runs the same check and raises InvalidValueError. Numbers of seconds
+and percentages must be finite (NaN compares false with everything: `--fail-on-regression nan`
+would never fail); ids and widths are ASCII digits only (`int()` reads an Arabic-Indic one as
+1 and refuses `²`, which `str.isdigit` accepts).
+"""
+
+from __future__ import annotations
+
+import math
+
+from tunelog.exceptions import InvalidValueError
+
+# Source ids are SQLite integers.
+MAX_ID = (1 << 63) - 1
+# The longest pause between two refreshes of `watch` (one day).
+MAX_INTERVAL = 86_400.0
+
+
+def percent(value: float, name: str) -> float:
+    """A percentage: finite and at least 0."""
+    if not (math.isfinite(value) and value >= 0):
+        raise InvalidValueError(f"{name} must be a finite number of percent >= 0, not {value!r}")
+    return value
+
+
+def seconds(value: float, name: str, *, maximum: float = math.inf) -> float:
+    """A number of seconds: finite, at least 0 and at most `maximum`."""
+    if not (math.isfinite(value) and 0 <= value <= maximum):
+        upper = f" and <= {maximum:g}" if math.isfinite(maximum) else ""
+        raise InvalidValueError(
+            f"{name} must be a finite number of seconds >= 0{upper}, not {value!r}"
+        )
+    return value
+
+
+def interval(value: float, name: str = "interval") -> float:
+    """Seconds between two refreshes of `watch`: 0 to MAX_INTERVAL."""
+    return seconds(value, name, maximum=MAX_INTERVAL)
+
+
+def is_ascii_number(text: str) -> bool:
+    """True for a non-empty run of ASCII digits."""
+    return text.isascii() and text.isdigit()
+
+
+def source_id(ref: str) -> int | None:
+    """The source id `ref` names (`3` or `#3`), or None when it names none (a label or path).
+
+    Raises InvalidValueError for digits that can be no id: other than ASCII (`²`, Arabic-Indic)
+    or past SQLite's integers.
+    """
+    number = ref.removeprefix("#")
+    if not number.isdigit():  # any Unicode digits: those are refused below, not taken as paths
+        return None
+    # The length first: int() of thousands of digits is refused (and slow) in itself.
+    if not number.isascii() or len(number) > len(str(MAX_ID)) or int(number) > MAX_ID:
+        raise InvalidValueError(
+            f"a source id is ASCII digits from 0 to {MAX_ID}, not {ref!r}: "
+            "see `tunelog sources` for the ids"
+        )
+    return int(number)
+
+
+def columns(text: str) -> int | None:
+    """The table width `$COLUMNS` asks for: None when unset, empty or 0 (no width given)."""
+    if not text:
+        return None
+    if not is_ascii_number(text):
+        raise InvalidValueError(
+            f"COLUMNS must be a whole number of columns in ASCII digits, or unset; not {text!r}"
+        )
+    return int(text) or None
