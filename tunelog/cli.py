@@ -1067,7 +1067,7 @@ def _print_diagnoses(found: Sequence[Diagnosis]) -> None:
         empty="no 'Cannot find tuning records' or 'Cannot find config' message found",
     )
     if found:
-        typer.echo(f"\n{verdict(found)}")
+        echo(f"\n{verdict(found)}")
 
 
 @app.command(epilog=example("tunelog tasks tasks.json --target 'llvm -mcpu=core-avx2'"))
@@ -1229,7 +1229,7 @@ def _network_totals(filters: Filters, as_json: bool) -> None:
     )
     for t in totals:
         untuned = f", {t.untuned} untuned layer(s) not counted" if t.untuned else ""
-        typer.echo(
+        echo(
             f"{t.group.label}: total {format_seconds(t.total)} over {len(t.layers)} "
             f"layer(s){untuned}; {_ONCE_NOTE}"
         )
@@ -1336,7 +1336,7 @@ def _print_network(graph: GraphLog) -> None:
             "import the kernel log of these layers (--db) to compare with each layer's fastest "
             "kernel; a kernel log alone cannot count occurrences"
         )
-    typer.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 @app.command(epilog=example("tunelog errors --target-key cuda"))
@@ -1405,7 +1405,7 @@ def explain(
         if as_json:
             emit_json(meanings)
         else:
-            typer.echo("\n".join(f"{name}: {text}" for name, text in meanings.items()))
+            echo("\n".join(f"{name}: {text}" for name, text in meanings.items()))
         return
     _explain_error(code, as_json)
 
