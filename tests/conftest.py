@@ -138,9 +138,10 @@ def database_contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, 
 # What each migration from 5 on adds, to undo it (newest first): tests make a database of an
 # older schema from a new one. Migration 9 also rewrites the sources_summary view of 6.
 _UNDO_MIGRATION: dict[int, tuple[str, ...]] = {
+    11: ("DROP VIEW sources_summary", "DROP TABLE holdings"),
     10: ("DROP TABLE resume_points",),
     9: (
-        "DROP VIEW sources_summary",
+        "DROP VIEW IF EXISTS sources_summary",
         "ALTER TABLE sources DROP COLUMN merged_at",
         "ALTER TABLE sources DROP COLUMN merged_from",
     ),

@@ -54,6 +54,7 @@ def test_schema_after_migrations(store: Store) -> None:
         "tallies",
         "rejects",
         "resume_points",
+        "holdings",
     }
     assert [c.name for c in store.db["resume_points"].columns] == [
         "real_path",
@@ -604,15 +605,23 @@ def test_integers_past_64_bits_are_rejected_with_a_reason(
     assert [(r.line, r.reason) for r in report.rejects] == [(1, reason)]
 
 
-def test_a_reimport_adds_an_import_not_a_source(tmp_path: Path) -> None:
+def test_a_reimport_adds_an_import_a_copy_a_source(tmp_path: Path) -> None:
+    """The same path again is one more import of its source; the same bytes at another path
+    are a source of their own, holding the same lines (nothing parsed, nothing stored)."""
     copy = tmp_path / "copy.log"
     copy.write_bytes(X86.read_bytes())
     with Store(tmp_path / "r.db") as store:
         tunelog.import_paths(store, [str(X86)])
-        tunelog.import_paths(store, [str(copy)])
-        (source,) = store.sources()
-    assert source.path == str(X86)  # absolute, as stored
-    assert [i.path for i in source.imports] == [str(X86), str(copy)]
+        tunelog.import_paths(store, [str(X86)])
+        (report,) = tunelog.import_paths(store, [str(copy)])
+        first, second = store.sources()
+        records = store.stats().records
+    assert first.path == str(X86)  # absolute, as stored
+    assert [i.path for i in first.imports] == [str(X86), str(X86)]
+    assert (report.source_id, report.new, report.already_imported_as) == (2, 0, f"#1 {X86}")
+    assert [i.path for i in second.imports] == [str(copy)]
+    assert (second.records, second.duplicates, second.held, second.shared) == (0, 200, 200, 200)
+    assert (first.records, first.held, first.shared, records) == (200, 200, 200, 200)
 
 
 def test_migration_5_records_each_earlier_source_once(tmp_path: Path) -> None:

@@ -221,12 +221,14 @@ def export(
     import order. `log_format` ("autotvm" or "auto_scheduler") picks one kind of record: TVM
     reads them with different loaders, so a database holding both must say which to write.
     """
-    with store.snapshot():  # the winners and their lines from one state of the database
-        chosen = _export_format(store, filters or Filters(), log_format)
+    # The winners and their lines from one state of the database (of the chosen files'
+    # records with --source/--label, see Store.selected).
+    with store.selected(filters) as (store, filters), store.snapshot():
+        chosen = _export_format(store, filters, log_format)
         return _export(
             store,
             out,
-            filters or Filters(),
+            filters,
             top_k,
             force,
             include_v01,
@@ -367,6 +369,10 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     """
     from tunelog.layers import TargetGroup, build_layers
 
+    if filters is not None and filters.selects_sources:
+        # What importing only the chosen files gives (see Store.selected).
+        with store.selected(filters) as (chosen, rest):
+            return layers(chosen, rest, sort=sort)
     target = filters.query_target if filters is not None else None
     for_group = None
     if target is not None:

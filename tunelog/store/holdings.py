@@ -1,0 +1,198 @@
+"""What each source held: every record its file contained, with its line (table `holdings`).
+
+A record is stored once, owned by the first source that had its line (`records.source_id`,
+`records.line`); a source is the set of lines its file held, whoever stored them first. The
+table keeps, per source, its record lines in file order as runs: a run is `count` consecutive
+positions among the file's records (`seq` ...), at consecutive line numbers (`line` ...),
+holding consecutive record ids (`record_id` ...). A file imported fresh is one run per stretch
+of records between other lines; its duplicates of an earlier file are runs of that file's ids.
+So the table stays a fraction of `records` in size and costs the import almost nothing.
+
+Everything that asks "what did this file hold" (filters by source or label, `diff label:`,
+`merge`, `sources remove`) reads it through `held_records`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+
+# A run: (seq, line, record_id, count).
+Run = tuple[int, int, int, int]
+
+INSERT_RUN = "INSERT INTO holdings (source_id, seq, line, record_id, count) VALUES (?, ?, ?, ?, ?)"
+
+
+class RunBuilder:
+    """Joins (seq, line, record id) positions, given in seq order, into runs."""
+
+    __slots__ = ("_count", "_line", "_rid", "_seq", "runs")
+
+    def __init__(self) -> None:
+        self.runs: list[Run] = []
+        self._seq = self._line = self._rid = self._count = 0
+
+    def add(self, seq: int, line: int, record_id: int) -> None:
+        """Append one position: it extends the open run when all three follow on."""
+        count = self._count
+        if (
+            count
+            and seq == self._seq + count
+            and line == self._line + count
+            and record_id == self._rid + count
+        ):
+            self._count = count + 1
+            return
+        if count:
+            self.runs.append((self._seq, self._line, self._rid, count))
+        self._seq, self._line, self._rid, self._count = seq, line, record_id, 1
+
+    def close(self) -> list[Run]:
+        """Every run, the open one included; the builder is empty afterwards."""
+        if self._count:
+            self.runs.append((self._seq, self._line, self._rid, self._count))
+            self._count = 0
+        runs, self.runs = self.runs, []
+        return runs
+
+
+def next_seq(conn: sqlite3.Connection, source_id: int) -> int:
+    """How many record lines the source holds so far (the seq of its next one)."""
+    row = conn.execute(
+        "SELECT seq + count FROM holdings WHERE source_id = ? ORDER BY seq DESC LIMIT 1",
+        (source_id,),
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def store_runs(conn: sqlite3.Connection, source_id: int, runs: Iterable[Run]) -> None:
+    """Insert runs of one source."""
+    conn.executemany(INSERT_RUN, [(source_id, *run) for run in runs])
+
+
+def positions(conn: sqlite3.Connection, source_id: int, from_seq: int = 0) -> Iterator[Run]:
+    """(seq, line, record id, 1) of each record line of the source from `from_seq`, in order."""
+    rows = conn.execute(
+        "SELECT seq, line, record_id, count FROM holdings WHERE source_id = ? AND seq >= ? "
+        "ORDER BY seq",
+        (source_id, from_seq),
+    ).fetchall()
+    for seq, line, record_id, count in rows:
+        for k in range(count):
+            yield seq + k, line + k, record_id + k, 1
+
+
+# Each record line of one source in file order: its line number and the record's columns.
+_HELD = """SELECT h.seq + (r.id - h.record_id), h.line + (r.id - h.record_id), r.id, r.target_id,
+                  r.workload_id, r.config_index, r.error_no, r.mean_cost, r.all_cost, r.timestamp
+           FROM holdings h JOIN records r ON r.id >= h.record_id AND r.id < h.record_id + h.count
+           WHERE h.source_id = ? ORDER BY h.seq, r.id"""
+
+
+def held_records(conn: sqlite3.Connection, source_id: int) -> Iterator[tuple[int, ...]]:
+    """(seq, line, record id, target id, workload id, config index, error number, mean cost,
+    all cost, timestamp) of every record line the source held, in its file's order."""
+    return conn.execute(_HELD, (source_id,))
+
+
+def remap(
+    conn: sqlite3.Connection, source_id: int, from_seq: int, holders: Iterable[tuple[int, int]]
+) -> None:
+    """Point the source's positions from `from_seq` at their holders: `holders` gives
+    (dropped record id, the record holding its line) in ascending id order. The writer's runs
+    hold ascending ids, so one pass over both sequences re-joins the runs."""
+    pending = iter(holders)
+    nxt = next(pending, None)
+    builder = RunBuilder()
+    for seq, line, record_id, _ in positions(conn, source_id, from_seq):
+        while nxt is not None and nxt[0] < record_id:
+            nxt = next(pending, None)
+        if nxt is not None and nxt[0] == record_id:
+            record_id = nxt[1]
+        builder.add(seq, line, record_id)
+    conn.execute("DELETE FROM holdings WHERE source_id = ? AND seq >= ?", (source_id, from_seq))
+    store_runs(conn, source_id, builder.close())
+
+
+def fill_from_records(conn: sqlite3.Connection) -> None:
+    """What a database without holdings knows: each source held the records it stored."""
+    builder = RunBuilder()
+    current: int | None = None
+    seq = 0
+    for record_id, source_id, line in conn.execute(
+        "SELECT id, source_id, line FROM records ORDER BY source_id, id"
+    ):
+        if source_id != current:
+            if current is not None:
+                store_runs(conn, current, builder.close())
+            current, seq = source_id, 0
+        builder.add(seq, line, record_id)
+        seq += 1
+    if current is not None:
+        store_runs(conn, current, builder.close())
+
+
+def copy_runs(conn: sqlite3.Connection, from_source: int, to_source: int) -> None:
+    """Give a new source (a copy of a file at another path) the holdings of the original."""
+    conn.execute(
+        """INSERT INTO holdings (source_id, seq, line, record_id, count)
+           SELECT ?, seq, line, record_id, count FROM holdings WHERE source_id = ?""",
+        (to_source, from_source),
+    )
+
+
+def intervals(conn: sqlite3.Connection) -> dict[int, list[tuple[int, int]]]:
+    """Per source, the record id ranges [first, end) it holds (a range once per time held)."""
+    found: dict[int, list[tuple[int, int]]] = {}
+    for source_id, first, count in conn.execute("SELECT source_id, record_id, count FROM holdings"):
+        found.setdefault(int(source_id), []).append((int(first), int(first) + int(count)))
+    return found
+
+
+def shared_lines(conn: sqlite3.Connection) -> dict[int, int]:
+    """Per source, how many of its record lines hold a record another source holds too."""
+    events: list[tuple[int, int, int]] = []  # (record id, +1/-1, source)
+    for source_id, ranges in intervals(conn).items():
+        for first, end in ranges:
+            events += [(first, 1, source_id), (end, -1, source_id)]
+    events.sort()
+    covering: dict[int, int] = {}  # source -> how many of its ranges cover the point
+    shared: dict[int, int] = {}
+    last = 0
+    for point, change, source_id in events:
+        if point > last and len(covering) > 1:
+            for holder, times in covering.items():
+                shared[holder] = shared.get(holder, 0) + (point - last) * times
+        last = point
+        times = covering.get(source_id, 0) + change
+        if times:
+            covering[source_id] = times
+        else:
+            del covering[source_id]
+    return shared
+
+
+def held_only_by(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[tuple[int, int]]:
+    """Record id ranges [first, end) the sources hold and no other source holds."""
+    removed = set(source_ids)
+    events: list[tuple[int, int, bool]] = []  # (record id, +1/-1, one of the sources)
+    for source_id, ranges in intervals(conn).items():
+        mine = source_id in removed
+        for first, end in ranges:
+            events += [(first, 1, mine), (end, -1, mine)]
+    events.sort()
+    found: list[tuple[int, int]] = []
+    mine_count = other_count = 0
+    last = 0
+    for point, change, mine in events:
+        if point > last and mine_count and not other_count:
+            if found and found[-1][1] == last:
+                found[-1] = (found[-1][0], point)
+            else:
+                found.append((last, point))
+        last = point
+        if mine:
+            mine_count += change
+        else:
+            other_count += change
+    return found
