@@ -168,6 +168,10 @@ def undo_migrations(conn: sqlite3.Connection, version: int) -> None:
         if number > version:
             for statement in _UNDO_MIGRATION[number]:
                 conn.execute(statement)
+    if 9 <= version < 11:  # sources_summary as migration 9 made it
+        from tunelog.store.schema import sources_summary_of_migration_9
+
+        sources_summary_of_migration_9(conn)
     if 6 <= version < 9:  # the views as migration 6 made them, sources_summary included
         for view in _UNDO_MIGRATION[6]:
             conn.execute(view)

@@ -746,3 +746,24 @@ def test_a_read_error_leaves_the_resume_line_at_the_last_line_end(store: Store) 
     writer.run(lines(), cast(OpenedLog, None), None)
     store.conn.execute("ROLLBACK")
     assert (report.lines, report.rejected, writer.terminated_lines) == (3, 1, 2)
+
+
+def test_migration_11_gives_each_source_the_records_it_stored(tmp_path: Path) -> None:
+    """An older database knows only the records each file stored first: those become its
+    holdings (a later file's duplicates of them are not known)."""
+    first, grown = tmp_path / "first.log", tmp_path / "grown.log"
+    lines = X86.read_bytes().splitlines(keepends=True)
+    first.write_bytes(b"".join(lines[:50]))
+    grown.write_bytes(b"".join(lines[:80]))
+    path = tmp_path / "v10.db"
+    with Store(path) as store:
+        tunelog.import_paths(store, [str(first), str(grown)])
+        undo_migrations(store.conn, 10)
+    with Store(path) as store:
+        assert store.schema_version == len(MIGRATIONS)
+        held = [(s.records, s.duplicates, s.held, s.shared) for s in store.sources()]
+        assert held == [(50, 0, 50, 0), (30, 50, 30, 0)]
+        reader = LineReader(store.conn)
+        from tunelog.store.holdings import held_records
+
+        assert [reader.line(row[2]) + b"\n" for row in held_records(store.conn, 2)] == lines[50:80]

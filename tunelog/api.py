@@ -1015,9 +1015,9 @@ def export_metaschedule(store: Store, directory: str, *, force: bool = False) ->
 def remove_sources(store: Store, ref: str) -> list[RemovedSource]:
     """Remove the sources named by id, label or path, as if they had never been imported.
 
-    Records are stored once, owned by the first source that had the line: a removed source
-    takes its lines with it even when a later source also contained them (see
-    `tunelog.store.removal`). Raises UnknownSourceError when nothing matches.
+    A record goes only when no remaining source held its line; one a later file also held stays,
+    as if that file had stored it (see `tunelog.store.removal`). Raises UnknownSourceError when
+    nothing matches.
     """
     return store.remove_sources(ref)
 

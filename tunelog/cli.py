@@ -1255,7 +1255,7 @@ FilterTarget = Annotated[
 def sources_remove(
     ref: Annotated[str, typer.Argument(help="The source's id, label or path.")],
 ) -> None:
-    """Delete a source's records and recompute everything as if it had never been imported."""
+    """Remove a source as if it had never been imported (its records no other file held go)."""
     from tunelog import api
 
     with opened_store() as store:

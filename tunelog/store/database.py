@@ -717,6 +717,10 @@ class Store:
         from tunelog.store.merging import copy_sources
 
         ids = self.selected_sources(filters)
+        every = [int(i) for (i,) in self.conn.execute("SELECT id FROM sources")]
+        if sorted(ids) == sorted(every):  # every file: this database is the answer
+            yield self, filters.without_sources()
+            return
         with (
             tempfile.TemporaryDirectory(prefix="tunelog-selection-") as tmp,
             Store(os.path.join(tmp, "selection.db")) as chosen,
@@ -740,7 +744,7 @@ class Store:
     def remove_sources(self, ref: str) -> list[RemovedSource]:
         """Remove the sources `ref` names (an id, a label, or a path), in one transaction.
 
-        The database becomes what importing only the remaining stored records gives (see
+        The database becomes what importing only the remaining files gives (see
         `tunelog.store.removal`). UnknownSourceError when nothing matches.
         """
         from tunelog.store.removal import remove_sources
