@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 # A run: (seq, line, record_id, count).
 Run = tuple[int, int, int, int]
+Run3 = tuple[int, int, int]
 
 INSERT_RUN = "INSERT INTO holdings (source_id, seq, line, record_id, count) VALUES (?, ?, ?, ?, ?)"
 
@@ -32,8 +33,9 @@ class RunBuilder:
         self.runs: list[Run] = []
         self._seq = self._line = self._rid = self._count = 0
 
-    def add(self, seq: int, line: int, record_id: int) -> None:
-        """Append one position: it extends the open run when all three follow on."""
+    def add(self, seq: int, line: int, record_id: int, length: int = 1) -> None:
+        """Append `length` positions from these: they extend the open run when all three
+        follow on."""
         count = self._count
         if (
             count
@@ -41,11 +43,11 @@ class RunBuilder:
             and line == self._line + count
             and record_id == self._rid + count
         ):
-            self._count = count + 1
+            self._count = count + length
             return
         if count:
             self.runs.append((self._seq, self._line, self._rid, count))
-        self._seq, self._line, self._rid, self._count = seq, line, record_id, 1
+        self._seq, self._line, self._rid, self._count = seq, line, record_id, length
 
     def close(self) -> list[Run]:
         """Every run, the open one included; the builder is empty afterwards."""
@@ -70,18 +72,6 @@ def store_runs(conn: sqlite3.Connection, source_id: int, runs: Iterable[Run]) ->
     conn.executemany(INSERT_RUN, [(source_id, *run) for run in runs])
 
 
-def positions(conn: sqlite3.Connection, source_id: int, from_seq: int = 0) -> Iterator[Run]:
-    """(seq, line, record id, 1) of each record line of the source from `from_seq`, in order."""
-    rows = conn.execute(
-        "SELECT seq, line, record_id, count FROM holdings WHERE source_id = ? AND seq >= ? "
-        "ORDER BY seq",
-        (source_id, from_seq),
-    ).fetchall()
-    for seq, line, record_id, count in rows:
-        for k in range(count):
-            yield seq + k, line + k, record_id + k, 1
-
-
 # Each record line of one source in file order: its line number and the record's columns.
 _HELD = """SELECT h.seq + (r.id - h.record_id), h.line + (r.id - h.record_id), r.id, r.target_id,
                   r.workload_id, r.config_index, r.error_no, r.mean_cost, r.all_cost, r.timestamp
@@ -95,21 +85,43 @@ def held_records(conn: sqlite3.Connection, source_id: int) -> Iterator[tuple[int
     return conn.execute(_HELD, (source_id,))
 
 
-def remap(
-    conn: sqlite3.Connection, source_id: int, from_seq: int, holders: Iterable[tuple[int, int]]
-) -> None:
-    """Point the source's positions from `from_seq` at their holders: `holders` gives
-    (dropped record id, the record holding its line) in ascending id order. The writer's runs
-    hold ascending ids, so one pass over both sequences re-joins the runs."""
-    pending = iter(holders)
-    nxt = next(pending, None)
+# The dropped records of an import as segments: consecutive ids whose holders are consecutive
+# too (a file's lines repeating an earlier file's are a few segments, not a row per line).
+# `island`: consecutive ids; `streak`: within it, consecutive rows of one holder offset.
+DROPPED_SEGMENTS = """
+    SELECT min(id), min(holder), count(*) FROM (
+        SELECT id, holder, island, holder - id AS offset,
+               row_number() OVER (ORDER BY id)
+               - row_number() OVER (PARTITION BY island, holder - id ORDER BY id) AS streak
+        FROM (SELECT id, holder, id - row_number() OVER (ORDER BY id) AS island
+              FROM temp.dropped_records))
+    GROUP BY island, offset, streak ORDER BY min(id)"""
+
+
+def remap(conn: sqlite3.Connection, source_id: int, from_seq: int, dropped: Sequence[Run3]) -> None:
+    """Point the source's positions from `from_seq` at the records holding their lines:
+    `dropped` gives (first dropped id, its holder, count) segments in ascending id order. The
+    writer's runs hold ascending ids, so one pass over both re-joins the runs."""
+    runs = conn.execute(
+        "SELECT seq, line, record_id, count FROM holdings WHERE source_id = ? AND seq >= ? "
+        "ORDER BY seq",
+        (source_id, from_seq),
+    ).fetchall()
     builder = RunBuilder()
-    for seq, line, record_id, _ in positions(conn, source_id, from_seq):
-        while nxt is not None and nxt[0] < record_id:
-            nxt = next(pending, None)
-        if nxt is not None and nxt[0] == record_id:
-            record_id = nxt[1]
-        builder.add(seq, line, record_id)
+    at = 0  # the first segment that may still cover an id
+    for seq, line, first, count in runs:
+        pos, end = first, first + count
+        while pos < end:
+            while at < len(dropped) and dropped[at][0] + dropped[at][2] <= pos:
+                at += 1
+            start, holder, length = dropped[at] if at < len(dropped) else (end, 0, 0)
+            if start <= pos:  # a dropped stretch: its holders
+                take = min(start + length, end) - pos
+                builder.add(seq + pos - first, line + pos - first, holder + pos - start, take)
+            else:  # kept records up to the next dropped one
+                take = min(start, end) - pos
+                builder.add(seq + pos - first, line + pos - first, pos, take)
+            pos += take
     conn.execute("DELETE FROM holdings WHERE source_id = ? AND seq >= ?", (source_id, from_seq))
     store_runs(conn, source_id, builder.close())
 

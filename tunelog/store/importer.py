@@ -417,12 +417,8 @@ class ImportWriter:
         self.dropped_ranked = deduplicator.dropped_ranked
         if duplicates:
             # The file still held those lines: its runs point at the records holding them.
-            holdings.remap(
-                self.conn,
-                self.source_id,
-                self.first_seq,
-                self.conn.execute("SELECT id, holder FROM temp.dropped_records ORDER BY id"),
-            )
+            segments = self.conn.execute(holdings.DROPPED_SEGMENTS).fetchall()
+            holdings.remap(self.conn, self.source_id, self.first_seq, segments)
         self.conn.execute("DROP TABLE IF EXISTS temp.dropped_records")
         return duplicates
 
