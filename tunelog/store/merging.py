@@ -342,7 +342,9 @@ def feed_held_records(
     from tunelog.store.holdings import held_records
 
     new = tuple.__new__  # what Measurement(...) does, without its Python-level __new__
-    line_of = LineReader(conn).line
+    block_of = LineReader(conn).block_of
+    first = end = 0  # the block read last: a file's lines are mostly consecutive records
+    lines: list[bytes] = []
     add = writer.add
     # (log version, target, task name, template key, args): a Measurement's first fields.
     prefixes: dict[tuple[int, int], tuple[str, ...]] = {}
@@ -356,4 +358,6 @@ def feed_held_records(
             Measurement,
             (*prefix, index, (), error_no, all_cost, stamp, None, mean, spellings[workload_id]),
         )
-        add(line, rec, line_of(rid))
+        if not first <= rid < end:
+            first, end, lines = block_of(rid)
+        add(line, rec, lines[rid - first])
