@@ -50,16 +50,16 @@ def test_dropped_records_become_segments_and_holdings_point_at_holders(
     dropped: dict[int, int], segments: list[tuple[int, int, int]]
 ) -> None:
     conn = Store(":memory:").conn
-    conn.execute("CREATE TEMP TABLE dropped_records (id INTEGER PRIMARY KEY, holder INTEGER)")
-    conn.executemany("INSERT INTO temp.dropped_records VALUES (?, ?)", dropped.items())
-    found = conn.execute(holdings.DROPPED_SEGMENTS).fetchall()
-    assert found == segments
+    found = holdings.Segments(conn)
+    for record_id, holder in dropped.items():
+        found.add(record_id, holder)
+    found.flush(final=True)
+    stored = conn.execute("SELECT * FROM temp.dropped_segments ORDER BY first").fetchall()
+    assert stored == segments
     # A file of six records, ids 9..14, on lines 1-3 and 5-7 (a comment on line 4).
-    holdings.store_runs(conn, 1, [(0, 1, 9, 3), (3, 5, 12, 3)])
-    holdings.remap(conn, 1, 0, found)
-    runs = conn.execute("SELECT seq, line, record_id, count FROM holdings ORDER BY seq").fetchall()
-    expected = [
-        (seq, line, dropped.get(rid, rid))
-        for seq, line, rid in _positions([(0, 1, 9, 3), (3, 5, 12, 3)])
-    ]
-    assert _positions(runs) == expected
+    runs = [(0, 1, 9, 3), (3, 5, 12, 3)]
+    holdings.store_runs(conn, 1, runs)
+    holdings.remap(conn, 1, 0)
+    remapped = conn.execute("SELECT seq, line, record_id, count FROM holdings ORDER BY seq")
+    expected = [(seq, line, dropped.get(rid, rid)) for seq, line, rid in _positions(runs)]
+    assert _positions(remapped.fetchall()) == expected

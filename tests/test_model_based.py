@@ -100,7 +100,7 @@ MODEL_SETTINGS = settings(
 )
 # The label and source filters build a database per question: fewer, shorter sequences.
 FILTER_SETTINGS = settings(
-    max_examples=60, stateful_step_count=8, deadline=None, report_multiple_bugs=False
+    max_examples=40, stateful_step_count=8, deadline=None, report_multiple_bugs=False
 )
 LABELS = ("A", "B")
 

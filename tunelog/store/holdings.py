@@ -19,7 +19,6 @@ from collections.abc import Iterable, Iterator, Sequence
 
 # A run: (seq, line, record_id, count).
 Run = tuple[int, int, int, int]
-Run3 = tuple[int, int, int]
 
 INSERT_RUN = "INSERT INTO holdings (source_id, seq, line, record_id, count) VALUES (?, ?, ?, ?, ?)"
 
@@ -48,6 +47,11 @@ class RunBuilder:
         if count:
             self.runs.append((self._seq, self._line, self._rid, count))
         self._seq, self._line, self._rid, self._count = seq, line, record_id, length
+
+    def take_closed(self) -> list[Run]:
+        """The runs closed so far (the open one stays open)."""
+        runs, self.runs = self.runs, []
+        return runs
 
     def close(self) -> list[Run]:
         """Every run, the open one included; the builder is empty afterwards."""
@@ -85,36 +89,62 @@ def held_records(conn: sqlite3.Connection, source_id: int) -> Iterator[tuple[int
     return conn.execute(_HELD, (source_id,))
 
 
-# The dropped records of an import as segments: consecutive ids whose holders are consecutive
-# too (a file's lines repeating an earlier file's are a few segments, not a row per line).
-# `island`: consecutive ids; `streak`: within it, consecutive rows of one holder offset.
-DROPPED_SEGMENTS = """
-    SELECT min(id), min(holder), count(*) FROM (
-        SELECT id, holder, island, holder - id AS offset,
-               row_number() OVER (ORDER BY id)
-               - row_number() OVER (PARTITION BY island, holder - id ORDER BY id) AS streak
-        FROM (SELECT id, holder, id - row_number() OVER (ORDER BY id) AS island
-              FROM temp.dropped_records))
-    GROUP BY island, offset, streak ORDER BY min(id)"""
+class Segments:
+    """An import's dropped records, given in ascending id order with the record holding each
+    one's line, as segments in `temp.dropped_segments`: consecutive ids whose holders are
+    consecutive too (a file repeating an earlier one is a few rows, not a row per line)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS dropped_segments "
+            "(first INTEGER PRIMARY KEY, holder INTEGER NOT NULL, count INTEGER NOT NULL)"
+        )
+        self.closed: list[tuple[int, int, int]] = []
+        self._first = self._holder = self._count = 0
+
+    def add(self, record_id: int, holder: int) -> None:
+        """One more dropped record (ids ascending) and its holder."""
+        count = self._count
+        if count and record_id == self._first + count and holder == self._holder + count:
+            self._count = count + 1
+            return
+        if count:
+            self.closed.append((self._first, self._holder, count))
+        self._first, self._holder, self._count = record_id, holder, 1
+
+    def flush(self, *, final: bool = False) -> None:
+        """Store the closed segments (all of them when `final`)."""
+        if final and self._count:
+            self.closed.append((self._first, self._holder, self._count))
+            self._count = 0
+        self.conn.executemany("INSERT INTO temp.dropped_segments VALUES (?, ?, ?)", self.closed)
+        self.closed = []
 
 
-def remap(conn: sqlite3.Connection, source_id: int, from_seq: int, dropped: Sequence[Run3]) -> None:
-    """Point the source's positions from `from_seq` at the records holding their lines:
-    `dropped` gives (first dropped id, its holder, count) segments in ascending id order. The
-    writer's runs hold ascending ids, so one pass over both re-joins the runs."""
-    runs = conn.execute(
-        "SELECT seq, line, record_id, count FROM holdings WHERE source_id = ? AND seq >= ? "
-        "ORDER BY seq",
+def remap(conn: sqlite3.Connection, source_id: int, from_seq: int) -> None:
+    """Point the source's positions from `from_seq` at the records holding their lines, after
+    an import dropped some as duplicates (`temp.dropped_segments`, see Segments). The import's
+    runs hold ascending ids, so one pass over both re-joins the runs; both are read from
+    tables, so memory stays flat whatever the file."""
+    conn.execute("DROP TABLE IF EXISTS temp.remapped_runs")
+    conn.execute(
+        """CREATE TEMP TABLE remapped_runs AS SELECT seq, line, record_id, count FROM holdings
+           WHERE source_id = ? AND seq >= ?""",
         (source_id, from_seq),
-    ).fetchall()
+    )
+    conn.execute("DELETE FROM holdings WHERE source_id = ? AND seq >= ?", (source_id, from_seq))
+    segments = conn.execute("SELECT first, holder, count FROM temp.dropped_segments ORDER BY first")
+    segment = segments.fetchone()
     builder = RunBuilder()
-    at = 0  # the first segment that may still cover an id
-    for seq, line, first, count in runs:
+    for seq, line, first, count in conn.execute(
+        "SELECT seq, line, record_id, count FROM temp.remapped_runs ORDER BY seq"
+    ):
         pos, end = first, first + count
         while pos < end:
-            while at < len(dropped) and dropped[at][0] + dropped[at][2] <= pos:
-                at += 1
-            start, holder, length = dropped[at] if at < len(dropped) else (end, 0, 0)
+            while segment is not None and segment[0] + segment[2] <= pos:
+                segment = segments.fetchone()
+            start, holder, length = segment if segment is not None else (end, 0, 0)
             if start <= pos:  # a dropped stretch: its holders
                 take = min(start + length, end) - pos
                 builder.add(seq + pos - first, line + pos - first, holder + pos - start, take)
@@ -122,8 +152,10 @@ def remap(conn: sqlite3.Connection, source_id: int, from_seq: int, dropped: Sequ
                 take = min(start, end) - pos
                 builder.add(seq + pos - first, line + pos - first, pos, take)
             pos += take
-    conn.execute("DELETE FROM holdings WHERE source_id = ? AND seq >= ?", (source_id, from_seq))
+        if len(builder.runs) >= 2048:
+            store_runs(conn, source_id, builder.take_closed())
     store_runs(conn, source_id, builder.close())
+    conn.execute("DROP TABLE temp.remapped_runs")
 
 
 def fill_from_records(conn: sqlite3.Connection) -> None:

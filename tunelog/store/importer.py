@@ -417,9 +417,8 @@ class ImportWriter:
         self.dropped_ranked = deduplicator.dropped_ranked
         if duplicates:
             # The file still held those lines: its runs point at the records holding them.
-            segments = self.conn.execute(holdings.DROPPED_SEGMENTS).fetchall()
-            holdings.remap(self.conn, self.source_id, self.first_seq, segments)
-        self.conn.execute("DROP TABLE IF EXISTS temp.dropped_records")
+            holdings.remap(self.conn, self.source_id, self.first_seq)
+        self.conn.execute("DROP TABLE IF EXISTS temp.dropped_segments")
         return duplicates
 
     def _store_tallies(self) -> None:
@@ -687,11 +686,9 @@ class _Deduplicator:
     def run(self) -> int:
         """Drop duplicates, re-hash collisions, drop blocks left empty; count the duplicates.
 
-        Each dropped record and the record holding its line go into `temp.dropped_records`."""
-        self.conn.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS dropped_records "
-            "(id INTEGER PRIMARY KEY, holder INTEGER NOT NULL)"
-        )
+        The dropped records go into `temp.dropped_segments` with the records holding their
+        lines (see holdings.Segments), for the file's holdings."""
+        segments = holdings.Segments(self.conn)
         duplicates = 0
         after = self.first_id - 1
         while True:
@@ -705,20 +702,22 @@ class _Deduplicator:
             ).fetchall()
             if not page:
                 break
-            dropped: list[tuple[int, int]] = []
+            dropped: list[tuple[int]] = []
             for record_id, h, target_id, workload_id, error_no, holder in page:
                 content = self.reader.line(record_id)
                 if self.reader.line(holder) != content:
                     holder = self._holder_of(record_id, workload_id, next_hash(h), content)
                 if holder is not None:
-                    dropped.append((record_id, holder))
+                    dropped.append((record_id,))
+                    segments.add(record_id, holder)
                     self.groups[(target_id, workload_id)].tallies[error_no][0] -= 1
                     if record_id in self.ranked:
                         self.dropped_ranked.add(record_id)
-            self.conn.executemany("DELETE FROM records WHERE id = ?", [(d,) for d, _ in dropped])
-            self.conn.executemany("INSERT INTO temp.dropped_records VALUES (?, ?)", dropped)
+            self.conn.executemany("DELETE FROM records WHERE id = ?", dropped)
+            segments.flush()
             duplicates += len(dropped)
             after = page[-1][0]
+        segments.flush(final=True)
         if duplicates:
             self._drop_empty_blocks()
         return duplicates
