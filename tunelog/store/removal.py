@@ -68,7 +68,7 @@ def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[
         gone = _subtract(doomed, kept)
         conn.execute(f"DELETE FROM holdings WHERE rowid >= {replay_from:d}")
     affected = sorted({*removed_ids, *replayed})
-    _delete_records(conn, gone, affected)
+    _delete_records(conn, gone)
     for table in ("holdings", "rejects", "resume_points", "source_imports"):
         conn.execute(f"DELETE FROM {table} WHERE source_id IN ({ids})")
     conn.execute(f"DELETE FROM sources WHERE id IN ({ids})")
@@ -78,12 +78,14 @@ def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[
     _recount_trial_runs(conn, affected)
     if replayed:
         _replay(conn)
+    _drop_empty_blocks(conn, affected)  # after the replay: it reads the lines from them
     _recount_sources(conn, replayed)
     conn.execute("DELETE FROM workloads WHERE id NOT IN (SELECT workload_id FROM tallies)")
     conn.execute("DELETE FROM targets WHERE id NOT IN (SELECT target_id FROM tallies)")
     _renumber_in_first_seen_order(conn)
     conn.execute("DROP TABLE removal_groups")
     conn.execute("DROP TABLE IF EXISTS temp.replay_lines")
+    conn.execute("DROP TABLE IF EXISTS temp.replay_steps")
     return removed
 
 
@@ -168,8 +170,9 @@ def _first_rescuing_run(
 # -- deleting -------------------------------------------------------------------------------------
 
 
-def _delete_records(conn: sqlite3.Connection, gone: Ranges, affected: Sequence[int]) -> None:
-    """Delete the records in `gone` with their content hashes, then the blocks left empty."""
+def _delete_records(conn: sqlite3.Connection, gone: Ranges) -> None:
+    """Delete the records in `gone` with their content hashes (their lines stay in their
+    blocks until `_drop_empty_blocks`)."""
     for first, end in gone:
         conn.execute(
             """INSERT INTO removal_groups SELECT DISTINCT target_id, workload_id FROM records
@@ -182,6 +185,10 @@ def _delete_records(conn: sqlite3.Connection, gone: Ranges, affected: Sequence[i
             (first, end),
         )
         conn.execute("DELETE FROM records WHERE id >= ? AND id < ?", (first, end))
+
+
+def _drop_empty_blocks(conn: sqlite3.Connection, affected: Sequence[int]) -> None:
+    """Delete the blocks of these sources none of whose records is left."""
     ids = ",".join(str(i) for i in affected) or "NULL"
     starts = [int(i) for (i,) in conn.execute("SELECT id FROM blocks ORDER BY id")]
     ends = dict(zip(starts, [*starts[1:], 1 << 62], strict=False))  # none: no block
@@ -202,17 +209,16 @@ def _delete_records(conn: sqlite3.Connection, gone: Ranges, affected: Sequence[i
 def _capture_replay(
     conn: sqlite3.Connection, removed_ids: Sequence[int], from_rowid: int
 ) -> list[int]:
-    """Copy the record lines of every remaining run from `from_rowid` on into
-    `temp.replay_lines`, numbered by import (consecutive runs of one source are one import).
+    """Copy what the imports to replay need into `temp.replay_lines`: every record line of each
+    remaining run from `from_rowid` on, numbered by import (consecutive runs of one source are
+    one import), with its record's columns and id (its line stays in its block meanwhile).
     Returns the sources replayed."""
-    from tunelog.store.codec import LineReader
-
     conn.execute(
         """CREATE TEMP TABLE IF NOT EXISTS replay_lines (
-               step INTEGER, source_id INTEGER, seq INTEGER, line INTEGER, version TEXT,
+               step INTEGER, seq INTEGER, line INTEGER, record_id INTEGER, version TEXT,
                target TEXT, task_name TEXT, template_key TEXT, args TEXT, spelling TEXT,
                config_index INTEGER, error_no INTEGER, mean_cost REAL, all_cost REAL,
-               timestamp REAL, raw BLOB)"""
+               timestamp REAL)"""
     )
     conn.execute("DELETE FROM temp.replay_lines")
     removed = set(removed_ids)
@@ -225,59 +231,56 @@ def _capture_replay(
         )
         if int(s) not in removed
     ]
-    reader = LineReader(conn)
-    step, last_source = 0, None
-    sources: list[int] = []
+    steps: list[tuple[int, int]] = []  # (step, source), in import order
     for source_id, seq, line, first, count in runs:
-        if source_id != last_source:
-            step, last_source = step + 1, source_id
-            sources.append(source_id)
-        rows = conn.execute(
-            """SELECT r.id, w.version, t.target, w.task_name, w.template_key, w.args, w.spelling,
-                      r.config_index, r.error_no, r.mean_cost, r.all_cost, r.timestamp
+        if not steps or steps[-1][1] != source_id:
+            steps.append((len(steps) + 1, source_id))
+        conn.execute(
+            """INSERT INTO temp.replay_lines
+               SELECT ?, ? + r.id - ?, ? + r.id - ?, r.id, w.version, t.target, w.task_name,
+                      w.template_key, w.args, w.spelling, r.config_index, r.error_no,
+                      r.mean_cost, r.all_cost, r.timestamp
                FROM records r JOIN targets t ON t.id = r.target_id
                JOIN workloads w ON w.id = r.workload_id
-               WHERE r.id >= ? AND r.id < ? ORDER BY r.id""",
-            (first, first + count),
-        ).fetchall()
-        conn.executemany(
-            "INSERT INTO temp.replay_lines VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (step, source_id, seq + rid - first, line + rid - first, *rest, reader.line(rid))
-                for rid, *rest in rows
-            ],
+               WHERE r.id >= ? AND r.id < ?""",
+            (steps[-1][0], seq, first, line, first, first, first + count),
         )
-    return sorted(set(sources))
+    conn.execute("CREATE INDEX IF NOT EXISTS temp.replay_order ON replay_lines (step, seq)")
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS replay_steps (step INTEGER, source_id INTEGER)")
+    conn.execute("DELETE FROM temp.replay_steps")
+    conn.executemany("INSERT INTO temp.replay_steps VALUES (?, ?)", steps)
+    return sorted({source_id for _, source_id in steps})
 
 
 def _replay(conn: sqlite3.Connection) -> None:
     """Import each captured import again, in order, into its source."""
     from tunelog.models import FileReport
     from tunelog.records import Measurement
+    from tunelog.store.codec import LineReader
     from tunelog.store.importer import ImportWriter
 
     new = tuple.__new__  # as merging.feed_held_records: a Measurement without parsing
-    steps = [
-        (int(step), int(source_id))
-        for step, source_id in conn.execute(
-            "SELECT DISTINCT step, source_id FROM temp.replay_lines ORDER BY step"
-        )
-    ]
+    block_of = LineReader(conn).block_of
+    first = end = 0  # the block read last
+    lines: list[bytes] = []
+    steps = conn.execute("SELECT step, source_id FROM temp.replay_steps ORDER BY step").fetchall()
     for step, source_id in steps:
         (path,) = conn.execute("SELECT path FROM sources WHERE id = ?", (source_id,)).fetchone()
         writer = ImportWriter(conn, FileReport(path=path), repair=False, source_id=source_id)
-        for line, version, target, task, key, args, spelling, *measured, raw in _lines(conn, step):
+        for line, rid, version, target, task, key, args, spelling, *measured in _lines(conn, step):
             index, error_no, mean, all_cost, stamp = measured
             fields = (version, target, task, key, args, index, (), error_no, all_cost, stamp)
             rec = new(Measurement, (*fields, None, mean, spelling))
-            writer.add(line, rec, raw)
+            if not first <= rid < end:
+                first, end, lines = block_of(rid)
+            writer.add(line, rec, lines[rid - first])
         writer.finish()
 
 
 def _lines(conn: sqlite3.Connection, step: int) -> Iterator[Any]:
     rows = conn.execute(
-        """SELECT line, version, target, task_name, template_key, args, spelling, config_index,
-                  error_no, mean_cost, all_cost, timestamp, raw
+        """SELECT line, record_id, version, target, task_name, template_key, args, spelling,
+                  config_index, error_no, mean_cost, all_cost, timestamp
            FROM temp.replay_lines WHERE step = ? ORDER BY seq""",
         (step,),
     )
