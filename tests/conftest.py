@@ -138,9 +138,10 @@ def database_contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, 
 # What each migration from 5 on adds, to undo it (newest first): tests make a database of an
 # older schema from a new one. Migration 9 also rewrites the sources_summary view of 6.
 _UNDO_MIGRATION: dict[int, tuple[str, ...]] = {
+    11: ("DROP VIEW sources_summary", "DROP TABLE holdings"),
     10: ("DROP TABLE resume_points",),
     9: (
-        "DROP VIEW sources_summary",
+        "DROP VIEW IF EXISTS sources_summary",
         "ALTER TABLE sources DROP COLUMN merged_at",
         "ALTER TABLE sources DROP COLUMN merged_from",
     ),
@@ -167,6 +168,10 @@ def undo_migrations(conn: sqlite3.Connection, version: int) -> None:
         if number > version:
             for statement in _UNDO_MIGRATION[number]:
                 conn.execute(statement)
+    if 9 <= version < 11:  # sources_summary as migration 9 made it
+        from tunelog.store.schema import sources_summary_of_migration_9
+
+        sources_summary_of_migration_9(conn)
     if 6 <= version < 9:  # the views as migration 6 made them, sources_summary included
         for view in _UNDO_MIGRATION[6]:
             conn.execute(view)

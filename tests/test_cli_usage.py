@@ -439,16 +439,22 @@ def test_rejects_lists_stored_rejected_lines(db: str) -> None:
     )
 
 
-def test_sources_keep_one_row_per_content_with_its_imports(db: str, tmp_path: Path) -> None:
+def test_sources_keep_one_row_per_file_with_its_imports(db: str, tmp_path: Path) -> None:
     import json
 
     copy = tmp_path / "copy.log"
     shutil.copy(EDGE, copy)
     run("--db", db, "import", "sample_logs/edge_cases.log")
+    run("--db", db, "import", "sample_logs/edge_cases.log")
     run("--db", db, "import", str(copy))
-    (source,) = json.loads(run("--db", db, "sources", "--json")[1])
+    source, copied = json.loads(run("--db", db, "sources", "--json")[1])
     assert source["path"] == str(EDGE)
-    assert [i["path"] for i in source["imports"]] == [str(EDGE), str(copy)]
+    assert [i["path"] for i in source["imports"]] == [str(EDGE), str(EDGE)]
+    # The copy holds the same lines: every one shared, none stored again.
+    assert [i["path"] for i in copied["imports"]] == [str(copy)]
+    # edge_cases.log holds one record twice: 9 record lines, 8 records.
+    assert (copied["records"], copied["held"], copied["shared"]) == (0, 9, 9)
+    assert (source["records"], source["held"], source["shared"]) == (8, 9, 9)
     _, out, _ = run("--db", db, "sources", "--wide")
     assert out.splitlines()[2].startswith("1     sample_logs/edge_cases.log")
     assert out.splitlines()[2].split("  ")[-1].startswith("2, last ")

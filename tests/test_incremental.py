@@ -192,9 +192,11 @@ def test_a_rewritten_prefix_of_the_same_size_is_read_in_full(store: Store, tmp_p
     assert store.stats().records == 36
 
 
-def test_the_same_content_at_another_path_is_not_resumed(
+def test_a_copy_at_another_path_gets_its_own_resume_point(
     store: Store, tmp_path: Path, parsed_lines: list[int]
 ) -> None:
+    """A copy is recognised by its bytes (nothing parsed) and becomes a source of its own, with
+    the original's resume point: when it grows, only what follows is read, into the copy."""
     log = tmp_path / "tuning.log"
     log.write_bytes(b"".join(X86_LINES[:30]))
     import_one(store, log)
@@ -204,9 +206,11 @@ def test_the_same_content_at_another_path_is_not_resumed(
     with copy.open("ab") as out:
         out.writelines(X86_LINES[30:35])
     report = import_one(store, copy)
-    assert counts(report) == (0, 35, 5, 30, 0, 0, 0)
-    assert parsed_lines == [30, 35]
-    assert [s.path for s in store.sources()] == [str(log), str(copy)]
+    assert counts(report) == (30, 5, 5, 0, 0, 0, 0)
+    assert parsed_lines == [30, 5]
+    original, grown = store.sources()
+    assert (original.path, grown.path) == (str(log), str(copy))
+    assert (original.held, grown.held, grown.records, grown.duplicates) == (30, 35, 5, 30)
 
 
 def test_compressed_files_are_read_in_full(store: Store, tmp_path: Path) -> None:

@@ -570,3 +570,26 @@ def test_a_failed_merge_into_a_new_database_leaves_no_file(tmp_path: Path) -> No
     code, _, err = run_cli(target, "merge", str(tmp_path / "missing.db"))
     assert code == 1 and err.startswith("Error: ")
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_merge_carries_what_each_file_held(tmp_path: Path) -> None:
+    """A file that held lines another stored first keeps holding them after a merge: its label
+    answers as the file alone, and removing the other keeps them."""
+    lines = X86.read_bytes().splitlines(keepends=True)
+    first, grown = tmp_path / "first.log", tmp_path / "grown.log"
+    first.write_bytes(b"".join(lines[:50]))
+    grown.write_bytes(b"".join(lines[:80]))
+    with Store(tmp_path / "run.db") as run:
+        tunelog.import_paths(run, [str(first)], label="first")
+        tunelog.import_paths(run, [str(grown)], label="grown")
+    with Store(tmp_path / "alone.db") as alone:
+        tunelog.import_paths(alone, [str(grown)])
+        expected = sorted(line.raw for line in alone.winner_lines())
+    with Store(tmp_path / "all.db") as merged:
+        tunelog.merge(merged, [str(tmp_path / "run.db")])
+        held = [(s.label, s.records, s.held, s.shared) for s in merged.sources()]
+        assert held == [("first", 50, 50, 50), ("grown", 30, 80, 50)]
+        chosen = tunelog.Filters(label="grown")
+        assert sorted(line.raw for line in merged.winner_lines(chosen)) == expected
+        tunelog.remove_sources(merged, "first")
+        assert sorted(line.raw for line in merged.winner_lines()) == expected

@@ -13,9 +13,10 @@ The reference model is what the README promises: importing files behaves like co
 in import order, the records of every file that was kept (a strict import with a rejected line
 and an interrupted import keep nothing), each distinct line stored once (first occurrence
 kept; tunelog deduplicates by exact content). Its slots are `selection.history_best` over those
-records, with the workload `(task_name, template_key, args_json, log_version)`. Each stored
-line is owned by the source that first had it; removing a source drops the lines it owns (also
-those a later file contained: they were stored once), as the README promises.
+records, with the workload `(task_name, template_key, args_json, log_version)`. A source is
+the record lines its file held (each import of it adds the lines it read; a copy of a file at
+another path is a source of its own): removing a source is importing every other one, in
+order, without it. Files are imported with one of two labels.
 
 After every step the store must agree with the model:
 
@@ -27,7 +28,11 @@ After every step the store must agree with the model:
 3. `stats().records`, the sources' record counts and the tallies agree with the stored records;
 4. every file report accounts for each line and counts what the model expects;
 5. `tunelog.layers`: each template's chosen config is what `apply_history_best` answers for the
-   layer's target group, and the winner has the smallest chosen mean cost of the layer.
+   layer's target group, and the winner has the smallest chosen mean cost of the layer;
+6. each source holds exactly its file's record lines, in order; it stored first the lines no
+   earlier import had, and shares the lines another source holds;
+7. (a second, shorter run) `--label` and `--source` answer as a database of only those files
+   does, and `diff label:A label:B` equals `diff` of the two labels' lines as log files.
 """
 
 from __future__ import annotations
@@ -55,11 +60,12 @@ from hypothesis.stateful import (
 import tunelog
 from tests.conftest import SAMPLE_LOGS, assert_tallies_match_records
 from tunelog.convergence import SourceRun
+from tunelog.filters import Filters
 from tunelog.inputs import LogInput, OpenedLog
 from tunelog.models import FileReport
 from tunelog.records import Blank, Comment, Measurement, Rejected, scan_line
 from tunelog.selection import HistoryBest, history_best
-from tunelog.store import LineReader, Store, database, trials
+from tunelog.store import LineReader, Store, database, holdings, trials
 
 
 def _record_pool_lines(raw: bytes) -> tuple[bytes, ...]:
@@ -92,6 +98,11 @@ TYPOGRAPHIC_QUOTES = ("\u201c".encode(), "\u201d".encode())
 MODEL_SETTINGS = settings(
     max_examples=300, stateful_step_count=12, deadline=None, report_multiple_bugs=False
 )
+# The label and source filters build a database per question: fewer, shorter sequences.
+FILTER_SETTINGS = settings(
+    max_examples=40, stateful_step_count=8, deadline=None, report_multiple_bugs=False
+)
+LABELS = ("A", "B")
 
 
 @functools.cache
@@ -234,6 +245,7 @@ class ExpectedImport:
 
     lines: int
     split: int
+    records: tuple[bytes, ...]  # every record line read, in order (what the source holds)
     new_records: tuple[bytes, ...]
     duplicates: int
     comments: int
@@ -275,16 +287,46 @@ class ImportedFrom:
     source_id: int  # the source its lines went into (removing it removes the resume point)
 
 
+class Import(NamedTuple):
+    """One import that kept something: the source it went to and the record lines it read."""
+
+    source_id: int
+    records: tuple[bytes, ...]
+
+
+def distinct_in_order(imports: Iterable[Import]) -> list[bytes]:
+    """The record lines stored by these imports, in order: each distinct line once, first kept."""
+    return list(dict.fromkeys(line for one in imports for line in one.records))
+
+
 @dataclass
 class ReferenceModel:
-    """The distinct record lines kept so far, in import order, what pasted lines hold, and
-    what each plain file's path last imported (an import of it grown reads only the rest)."""
+    """Every import kept so far, in order (what each source's file held), the sources' labels,
+    what pasted lines hold, and what each plain file's path last imported (an import of it
+    grown reads only the rest)."""
 
-    stored: list[bytes] = field(default_factory=list)
-    owners: list[int] = field(default_factory=list)  # the source id owning each stored line
+    imports: list[Import] = field(default_factory=list)
+    labels: dict[int, str] = field(default_factory=dict)
     pasted: dict[bytes, tuple[bytes, ...]] = field(default_factory=dict)
     imported_from: dict[Path, ImportedFrom] = field(default_factory=dict)
     _slots: HistoryBest[bytes] | None = None
+
+    @property
+    def stored(self) -> list[bytes]:
+        """The distinct record lines, in import order (first occurrence kept)."""
+        return distinct_in_order(self.imports)
+
+    def held(self, source_id: int) -> list[bytes]:
+        """The record lines a source's file held, in its order."""
+        return [line for one in self.imports if one.source_id == source_id for line in one.records]
+
+    def owners(self) -> dict[bytes, int]:
+        """The source that stored each distinct line: the first import holding it."""
+        found: dict[bytes, int] = {}
+        for one in self.imports:
+            for line in one.records:
+                found.setdefault(line, one.source_id)
+        return found
 
     def resumes_after(self, log: LogFile, *, repair: bool) -> int | None:
         """How many lines of the file an import skips (read before, same path, same first
@@ -296,24 +338,27 @@ class ReferenceModel:
             return None
         return len(earlier.lines)
 
-    def keep(self, records: Sequence[bytes], source_id: int | None) -> None:
-        """Add the new records of a file that was imported (as source `source_id`)."""
-        assert source_id is not None or not records
-        self.stored.extend(records)
-        self.owners.extend([source_id or 0] * len(records))
+    def keep(self, source_id: int, records: Sequence[bytes], label: str) -> None:
+        """Add an import that was kept (as source `source_id`, with this label)."""
+        self.imports.append(Import(source_id, tuple(records)))
+        self.labels.setdefault(source_id, label)
         self._slots = None
 
     def drop(self, source_id: int) -> None:
-        """Forget the lines a removed source owned; the rest keep their import order."""
-        kept = [(line, owner) for line, owner in zip(self.stored, self.owners, strict=True)]
-        self.stored = [line for line, owner in kept if owner != source_id]
-        self.owners = [owner for owner in self.owners if owner != source_id]
+        """Forget a removed source: as if its imports had never happened."""
+        self.imports = [one for one in self.imports if one.source_id != source_id]
+        self.labels.pop(source_id, None)
         self.imported_from = {
             path: earlier
             for path, earlier in self.imported_from.items()
             if earlier.source_id != source_id
         }
         self._slots = None
+
+    def imports_of(self, source_ids: Iterable[int]) -> list[Import]:
+        """The imports into these sources, in order (what a database of only them holds)."""
+        wanted = set(source_ids)
+        return [one for one in self.imports if one.source_id in wanted]
 
     def expect(self, lines: Sequence[bytes], *, repair: bool) -> ExpectedImport:
         """What importing these lines must do (before any strict roll-back)."""
@@ -341,6 +386,7 @@ class ReferenceModel:
         return ExpectedImport(
             lines=len(lines),
             split=split,
+            records=tuple(records),
             new_records=tuple(new_records),
             duplicates=len(records) - len(new_records),
             comments=comments,
@@ -397,14 +443,20 @@ class StoreMachine(RuleBasedStateMachine):
         return log
 
     def import_file(self, log: LogFile, *, strict: bool = False, repair: bool = False) -> None:
-        """Import through the API; check the report and keep the model in step."""
+        """Import through the API; check the report and keep the model in step.
+
+        Each file is imported with the label of its number's parity (the same on each import).
+        """
+        label = LABELS[int(log.path.name.split(".")[0].removeprefix("file")) % 2]
         skipped = self.reference.resumes_after(log, repair=repair)
         grown = skipped is not None and skipped < len(log.lines)
         read = log.lines[skipped:] if grown else log.lines
         expected = self.reference.expect(read, repair=repair)
         rolls_back = strict and expected.rejected > 0
         before = database_rows(self.store) if rolls_back else None
-        (report,) = tunelog.import_paths(self.store, [str(log.path)], strict=strict, repair=repair)
+        (report,) = tunelog.import_paths(
+            self.store, [str(log.path)], strict=strict, repair=repair, label=label
+        )
         assert report.accounted, report
         # A grown file is read after the lines imported before; a changed one in full.
         assert report.skipped_lines == (skipped if grown else 0), report
@@ -419,8 +471,17 @@ class StoreMachine(RuleBasedStateMachine):
             return
         assert not report.rolled_back, report
         assert report_counts(report) == expected.counts(), report
-        self.reference.keep(expected.new_records, report.source_id)
-        if report.source_id is not None and not log.compressed:
+        if report.source_id is None:
+            return  # the same bytes imported before from this path: nothing kept
+        self.reference.keep(report.source_id, expected.records, label)
+        if report.already_imported_as is not None:
+            # A copy of a source's bytes at another path: its own source, with the original's
+            # resume point if that has one.
+            original = int(report.already_imported_as.split()[0].removeprefix("#"))
+            resumable = any(e.source_id == original for e in self.reference.imported_from.values())
+            if not resumable:
+                return
+        if not log.compressed:
             self.reference.imported_from[log.path] = ImportedFrom(
                 log.lines, repair, report.source_id
             )
@@ -590,16 +651,9 @@ class StoreMachine(RuleBasedStateMachine):
             return
         source = sources[pick % len(sources)]
         (removed,) = tunelog.remove_sources(self.store, str(source.id))
-        assert removed.records == self.reference.owners.count(source.id)
+        others = {line for s in sources if s.id != source.id for line in self.reference.held(s.id)}
+        assert removed.records == len(set(self.reference.held(source.id)) - others)
         self.reference.drop(source.id)
-        # A later file with duplicates may have shared lines with the removed one: it is read
-        # in full when imported again (no resume, no "already imported").
-        reread = {s.id for s in sources if s.id > source.id and s.duplicates > 0}
-        self.reference.imported_from = {
-            path: earlier
-            for path, earlier in self.reference.imported_from.items()
-            if earlier.source_id not in reread
-        }
         assert source.id not in {s.id for s in self.store.sources()}
 
     # -- invariants ---------------------------------------------------------------------------
@@ -649,11 +703,37 @@ class StoreMachine(RuleBasedStateMachine):
     def counts_agree_with_the_stored_records(self) -> None:
         """(3) Stats, sources and tallies count exactly the model's distinct records."""
         stats = self.store.stats()
-        assert stats.records == len(self.reference.stored)
-        valid = sum(measurement_of(line).error_no == 0 for line in self.reference.stored)
+        stored = self.reference.stored
+        assert stats.records == len(stored)
+        valid = sum(measurement_of(line).error_no == 0 for line in stored)
         assert (stats.valid, stats.failed) == (valid, stats.records - valid)
         assert sum(source.records for source in self.store.sources()) == stats.records
         assert_tallies_match_records(self.store.conn)
+
+    @invariant()
+    def each_source_holds_its_files_lines(self) -> None:
+        """(6) A source holds its file's record lines in order (whoever stored them), stored
+        first those no earlier import had, and shares those another source holds."""
+        sources = self.store.sources()
+        assert {s.id for s in sources} == {one.source_id for one in self.reference.imports}
+        owners = self.reference.owners()
+        reader = LineReader(self.store.conn)
+        for source in sources:
+            expected = self.reference.held(source.id)
+            held = [
+                reader.line(row[2]) for row in holdings.held_records(self.store.conn, source.id)
+            ]
+            assert held == expected, source.id
+            others = {
+                line for s in sources if s.id != source.id for line in self.reference.held(s.id)
+            }
+            assert (source.held, source.shared) == (
+                len(expected),
+                sum(line in others for line in expected),
+            ), source.id
+            assert source.records == sum(owner == source.id for owner in owners.values())
+            assert source.records + source.duplicates == source.held, source.id
+            assert source.label == self.reference.labels[source.id]
 
     @invariant()
     def each_layer_picks_its_fastest_chosen_template(self) -> None:
@@ -677,6 +757,48 @@ class StoreMachine(RuleBasedStateMachine):
             assert layer.winner.chosen.mean_cost == min(costs)
 
 
+class FilterMachine(StoreMachine):
+    """The same sequences, also asking what the label and source filters and `diff` answer."""
+
+    @invariant()
+    def filters_answer_for_the_chosen_files_alone(self) -> None:
+        """(7) `--label L` and `--source ID` answer as a database of only those files does."""
+        reference = self.reference
+        chosen: list[tuple[Filters, list[int]]] = [
+            (Filters(label=label), [s for s, of in reference.labels.items() if of == label])
+            for label in LABELS
+        ]
+        if reference.imports:
+            last = reference.imports[-1].source_id
+            chosen.append((Filters(source=str(last)), [last]))
+        for filters, ids in chosen:
+            if not ids:
+                continue
+            model = history_best(history_items(distinct_in_order(reference.imports_of(ids))))
+            exported = [line.raw for line in self.store.winner_lines(filters)]
+            assert sorted(exported) == sorted({h.ref for h in model.slots.values()}), filters
+            reloaded = history_best(history_items(exported))
+            for target, workload in sorted(reference.queries()):
+                assert answer(reloaded, target, workload) == answer(model, target, workload)
+
+    @invariant()
+    def diff_of_two_labels_is_the_diff_of_their_lines(self) -> None:
+        """(7) `diff label:A label:B` equals `diff` of log files holding each label's lines."""
+        labels = set(self.reference.labels.values())
+        if labels != set(LABELS):
+            return
+        files = []
+        for label in LABELS:
+            ids = [s for s, of in self.reference.labels.items() if of == label]
+            lines = [line for one in self.reference.imports_of(ids) for line in one.records]
+            path = Path(self.directory.name) / f"label-{label}.log"
+            path.write_bytes(b"".join(line + b"\n" for line in lines))
+            files.append(str(path))
+        by_label = tunelog.diff("label:A", "label:B", db=str(self.store.path))
+        by_file = tunelog.diff(*files)
+        assert tunelog.diff_as_dict(by_label)["layers"] == tunelog.diff_as_dict(by_file)["layers"]
+
+
 def run_table(
     runs: dict[tuple[int, int], list[SourceRun]],
 ) -> dict[tuple[int, int], list[tuple[object, ...]]]:
@@ -693,6 +815,11 @@ def run_table(
 def test_store_agrees_with_the_reference_model() -> None:
     """Random sequences of imports keep the store equal to the reference model."""
     run_state_machine_as_test(StoreMachine, settings=MODEL_SETTINGS)
+
+
+def test_label_and_source_filters_agree_with_the_reference_model() -> None:
+    """Random sequences of imports: filters and `diff` of labels answer for those files."""
+    run_state_machine_as_test(FilterMachine, settings=FILTER_SETTINGS)
 
 
 def test_typographic_quotes_need_repair() -> None:

@@ -76,6 +76,19 @@ def test_writing_onto_the_open_database_is_refused_even_with_force(
     assert _stats(db) == before
 
 
+@pytest.mark.parametrize("command", [["export"], ["export", "--metaschedule"]])
+def test_a_source_filtered_output_onto_the_database_is_refused_too(
+    db: Path, command: list[str]
+) -> None:
+    # --source answers from a temporary database of the chosen file: still the user's it guards.
+    edge = str(SAMPLE_LOGS / "edge_cases.log")
+    assert runner.invoke(app, ["--db", str(db), "import", edge]).exit_code == 0
+    before = _stats(db)
+    result = runner.invoke(app, ["--db", str(db), *command, "--source", "1", "--force", str(db)])
+    assert result.exit_code == 1, result.output
+    assert _stats(db) == before
+
+
 def test_the_api_refuses_the_database_too(db: Path) -> None:
     with pytest.raises(OutputIsDatabaseError):
         write_lines_atomically(str(db), [b"x"], force=True, protected=[str(db)])

@@ -93,22 +93,25 @@ def test_removing_then_importing_again_stores_the_file_anew(tmp_path: Path) -> N
         assert store.stats().records == before["stats"]["records"]  # type: ignore[index]
 
 
-def test_a_line_shared_with_a_later_source_goes_with_its_owner(tmp_path: Path) -> None:
-    """Records are stored once, under the first source: removing it removes the shared lines,
-    and the later file, imported again, stores them again."""
+def test_a_line_shared_with_a_later_source_stays_with_it(tmp_path: Path) -> None:
+    """A source is the lines its file held: removing the first of two overlapping files keeps
+    the lines the later one also held, as if the first had never been imported."""
     lines = X86.read_bytes().splitlines(keepends=True)
     first = tmp_path / "first.log"
     grown = tmp_path / "grown.log"
     first.write_bytes(b"".join(lines[:50]))
     grown.write_bytes(b"".join(lines[:80]))
     with _imported(tmp_path / "s.db", [first, grown]) as store:
-        api.remove_sources(store, "1")
-        assert store.stats().records == 30
-        exported = [line.raw + b"\n" for line in store.winner_lines()]
-        assert exported and set(exported) <= set(lines[50:80])
-        (again,) = tunelog.import_paths(store, [str(grown)])
-        assert (again.new, again.duplicates) == (50, 30)
+        (removed,) = api.remove_sources(store, "1")
+        assert removed.records == 0  # every line it held, the grown file held too
         assert store.stats().records == 80
+        (source,) = store.sources()
+        assert (source.records, source.duplicates, source.held, source.shared) == (80, 0, 80, 0)
+        after = _state(store, tmp_path, "after")
+        (again,) = tunelog.import_paths(store, [str(grown)])
+        assert (again.new, again.already_imported_as) == (0, f"#2 {grown}")
+    with _imported(tmp_path / "never.db", [grown]) as never:
+        assert after == _state(never, tmp_path, "never")
 
 
 def test_remove_by_label_removes_every_source_with_it(tmp_path: Path) -> None:
@@ -144,8 +147,7 @@ def test_source_and_label_filters_select_the_records_of_those_files(
         rows = store.best(filters)
         found = api.layers(store, filters)
     assert rows and {Path(r.source).name for r in rows} == sources
-    # The layers shown are those the selected file has records in (their winners may come
-    # from another file: the answer is computed from every record).
+    # The layers shown are those of the selected files alone.
     with Store(tmp_path / "alone.db") as alone:
         tunelog.import_paths(alone, [f"sample_logs/{name}" for name in sorted(sources)])
         expected = {(lay.group.label, lay.key) for lay in api.layers(alone)}

@@ -53,6 +53,7 @@ def test_schema_after_migrations(store: Store) -> None:
         "tallies",
         "rejects",
         "resume_points",
+        "holdings",
     }
     assert [c.name for c in store.db["resume_points"].columns] == [
         "real_path",
@@ -608,15 +609,23 @@ def test_integers_past_64_bits_are_rejected_with_a_reason(
     assert [(r.line, r.reason) for r in report.rejects] == [(1, reason)]
 
 
-def test_a_reimport_adds_an_import_not_a_source(tmp_path: Path) -> None:
+def test_a_reimport_adds_an_import_a_copy_a_source(tmp_path: Path) -> None:
+    """The same path again is one more import of its source; the same bytes at another path
+    are a source of their own, holding the same lines (nothing parsed, nothing stored)."""
     copy = tmp_path / "copy.log"
     copy.write_bytes(X86.read_bytes())
     with Store(tmp_path / "r.db") as store:
         tunelog.import_paths(store, [str(X86)])
-        tunelog.import_paths(store, [str(copy)])
-        (source,) = store.sources()
-    assert source.path == str(X86)  # absolute, as stored
-    assert [i.path for i in source.imports] == [str(X86), str(copy)]
+        tunelog.import_paths(store, [str(X86)])
+        (report,) = tunelog.import_paths(store, [str(copy)])
+        first, second = store.sources()
+        records = store.stats().records
+    assert first.path == str(X86)  # absolute, as stored
+    assert [i.path for i in first.imports] == [str(X86), str(X86)]
+    assert (report.source_id, report.new, report.already_imported_as) == (2, 0, f"#1 {X86}")
+    assert [i.path for i in second.imports] == [str(copy)]
+    assert (second.records, second.duplicates, second.held, second.shared) == (0, 200, 200, 200)
+    assert (first.records, first.held, first.shared, records) == (200, 200, 200, 200)
 
 
 def test_migration_5_records_each_earlier_source_once(tmp_path: Path) -> None:
@@ -741,3 +750,24 @@ def test_a_read_error_leaves_the_resume_line_at_the_last_line_end(store: Store) 
     writer.run(lines(), cast(OpenedLog, None), None)
     store.conn.execute("ROLLBACK")
     assert (report.lines, report.rejected, writer.terminated_lines) == (3, 1, 2)
+
+
+def test_migration_11_gives_each_source_the_records_it_stored(tmp_path: Path) -> None:
+    """An older database knows only the records each file stored first: those become its
+    holdings (a later file's duplicates of them are not known)."""
+    first, grown = tmp_path / "first.log", tmp_path / "grown.log"
+    lines = X86.read_bytes().splitlines(keepends=True)
+    first.write_bytes(b"".join(lines[:50]))
+    grown.write_bytes(b"".join(lines[:80]))
+    path = tmp_path / "v10.db"
+    with Store(path) as store:
+        tunelog.import_paths(store, [str(first), str(grown)])
+        undo_migrations(store.conn, 10)
+    with Store(path) as store:
+        assert store.schema_version == len(MIGRATIONS)
+        held = [(s.records, s.duplicates, s.held, s.shared) for s in store.sources()]
+        assert held == [(50, 0, 50, 0), (30, 50, 30, 0)]
+        reader = LineReader(store.conn)
+        from tunelog.store.holdings import held_records
+
+        assert [reader.line(row[2]) + b"\n" for row in held_records(store.conn, 2)] == lines[50:80]

@@ -75,7 +75,10 @@ def test_sources_summary_is_sources_json(db: Path) -> None:
     rows = view(db, "sources_summary")
     for row in rows:
         row["imports"] = json.loads(row["imports"])
-    assert rows == cli_json(db, "sources")
+    expected = cli_json(db, "sources")
+    for item in expected:
+        item.pop("shared")  # lines another source holds too: interval arithmetic, in Python
+    assert rows == expected
 
 
 def _group(target: str) -> tuple[tuple[str, ...], str]:

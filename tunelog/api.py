@@ -269,18 +269,22 @@ def export(
     import order. `log_format` ("autotvm" or "auto_scheduler") picks one kind of record: TVM
     reads them with different loaders, so a database holding both must say which to write.
     """
-    with store.snapshot():  # the winners and their lines from one state of the database
-        chosen = _export_format(store, filters or Filters(), log_format)
+    # The winners and their lines from one state of the database (of the chosen files'
+    # records with --source/--label, see Store.selected); the output is never the user's
+    # database, whichever database answers.
+    protected = _database_files(store)
+    with store.selected(filters) as (chosen, rest), chosen.snapshot():
         return _export(
-            store,
+            chosen,
             out,
-            filters or Filters(),
+            rest,
             top_k,
             force,
             include_v01,
             fix_targets,
             winners_only,
-            chosen,
+            _export_format(chosen, rest, log_format),
+            protected,
         )
 
 
@@ -331,7 +335,8 @@ def _export(
     include_v01: bool,
     fix_targets: bool,
     winners_only: bool,
-    log_format: str | None = None,
+    log_format: str | None,
+    protected: set[str],
 ) -> ExportReport:
     from tunelog.exporting import rewrite_target, write_lines_atomically
 
@@ -373,7 +378,7 @@ def _export(
     if first is None:
         raise NothingToExportError(_nothing_written(report))
     report.written = write_lines_atomically(
-        out, itertools.chain([first], written), force=force, protected=_database_files(store)
+        out, itertools.chain([first], written), force=force, protected=protected
     )
     return report
 
@@ -417,6 +422,10 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     """
     from tunelog.layers import TargetGroup, build_layers
 
+    if filters is not None and filters.selects_sources:
+        # What importing only the chosen files gives (see Store.selected).
+        with store.selected(filters) as (chosen, rest):
+            return layers(chosen, rest, sort=sort)
     target = filters.query_target if filters is not None else None
     for_group = None
     if target is not None:
@@ -1160,9 +1169,10 @@ def export_metaschedule(
     from tunelog.metaschedule import RECORD_FILE, WORKLOAD_FILE, mixed_releases, pruned_database
     from tunelog.results import MetaScheduleExport
 
-    with store.snapshot():
-        rows = store.metaschedule_export(filters, top_k=top_k)
-        versions = store.metaschedule_tvm_versions({row[0] for row in rows})
+    own = _database_files(store)
+    with store.selected(filters) as (chosen, rest), chosen.snapshot():
+        rows = chosen.metaschedule_export(rest, top_k=top_k)
+        versions = chosen.metaschedule_tvm_versions({row[0] for row in rows})
     if not rows:
         raise NothingToExportError(
             "no valid MetaSchedule record matches: nothing to export "
@@ -1177,7 +1187,6 @@ def export_metaschedule(
     workload_lines, record_lines = pruned_database(rows)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    own = _database_files(store)
     write_lines_atomically(str(out / WORKLOAD_FILE), workload_lines, force=force, protected=own)
     write_lines_atomically(str(out / RECORD_FILE), record_lines, force=force, protected=own)
     return MetaScheduleExport(
@@ -1191,9 +1200,9 @@ def export_metaschedule(
 def remove_sources(store: Store, ref: str) -> list[RemovedSource]:
     """Remove the sources named by id, label or path, as if they had never been imported.
 
-    Records are stored once, owned by the first source that had the line: a removed source
-    takes its lines with it even when a later source also contained them (see
-    `tunelog.store.removal`). Raises UnknownSourceError when nothing matches.
+    A record goes only when no remaining source held its line; one a later file also held stays,
+    as if that file had stored it (see `tunelog.store.removal`). Raises UnknownSourceError when
+    nothing matches.
     """
     return store.remove_sources(ref)
 

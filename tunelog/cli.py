@@ -609,9 +609,10 @@ app.add_typer(sources_app, name="sources")
 @sources_app.callback(epilog=example("tunelog sources --json"))
 @handles_errors
 def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
-    """List imported files (one row per distinct content) with their line accounting.
+    """List imported files with their line accounting (a copy at another path is one more).
 
-    `imports`: how many times the content was imported (from any path), and the last time.
+    `imports`: how many times the file was imported, and the last time. `--json` also gives
+    `held` (record lines the file held) and `shared` (those another source holds too).
     `tunelog sources remove ID|LABEL|PATH` deletes one.
     """
     if ctx.invoked_subcommand is not None:
@@ -899,7 +900,7 @@ def workloads(
     filters = Filters(
         target_key, model, template, task, for_target, source=source, label=label, target=target
     )
-    with opened_store() as store:
+    with opened_store() as full, full.selected(filters) as (store, filters):
         found = api.layers(store, filters, sort=sort)
         convergence = api.layer_convergence(store, found)
     if as_json:
@@ -1482,7 +1483,7 @@ def _layer_entries(
     """The layer LAYER names, and `fetch`'s entries for its templates (--template: that one)."""
     from tunelog import api
 
-    with opened_store() as store:
+    with opened_store() as full, full.selected(filters) as (store, filters):
         found = api.find_layer(store, layer, filters)
         entries = [
             e
@@ -1510,12 +1511,16 @@ def curve(
     model: FilterModel = None,
     template: FilterTemplate = None,
     task: FilterTask = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Best-so-far latency after each trial of a layer, per template, with the verdict."""
+    """Best-so-far latency after each trial of a layer, per template, with the verdict.
+
+    With --source/--label: the chosen files' trials, in their own order."""
     from tunelog import api
 
-    filters = Filters(target_key, model, template, task)
+    filters = Filters(target_key, model, template, task, source=source, label=label)
     found, series = _layer_entries(layer, filters, api.curves)
     if as_json:
         emit_json([api.curve_as_dict(c) for c in series])
@@ -1566,12 +1571,14 @@ def knobs(
     model: FilterModel = None,
     template: FilterTemplate = None,
     task: FilterTask = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
     as_json: JsonOption = False,
 ) -> None:
     """Per knob and value of a layer's templates: trials, valid/failed, best and median cost."""
     from tunelog import api
 
-    filters = Filters(target_key, model, template, task)
+    filters = Filters(target_key, model, template, task, source=source, label=label)
     found, tables = _layer_entries(layer, filters, lambda store, lay: api.knobs(store, lay, knob))
     if as_json:
         emit_json([api.knobs_as_dict(t) for t in tables])
@@ -1710,12 +1717,12 @@ FilterSource = Annotated[
     str | None,
     typer.Option(
         "--source",
-        help="Only records of this imported file: its id or path (`tunelog sources`).",
+        help="Only what this imported file held: its id or path (`tunelog sources`).",
         callback=checked(optionvalues.source_id),
     ),
 ]
 FilterLabel = Annotated[
-    str | None, typer.Option("--label", help="Only records of files imported with this --label.")
+    str | None, typer.Option("--label", help="Only what the files imported with this --label held.")
 ]
 FilterTarget = Annotated[
     str | None,
@@ -1733,7 +1740,7 @@ def sources_remove(
         ),
     ],
 ) -> None:
-    """Delete a source's records and recompute everything as if it had never been imported."""
+    """Remove a source as if it had never been imported (its records no other file held go)."""
     from tunelog import api
 
     with opened_store() as store:

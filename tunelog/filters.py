@@ -9,14 +9,16 @@ combine as AND; an empty field matches everything.
 * `model`: the record's target has this `-model` value;
 * `template`: the task name is exactly this (`conv2d_nchw.cuda`);
 * `task`: the task name contains this text (plain, case-sensitive; no wildcards);
-* `source`: the record is owned by this source, given by id or by the path it was imported
-  from (records are stored once, owned by the first source that had the line);
-* `label`: the record is owned by a source imported with this `--label`;
+* `source`: the record's line was in this source's file, given by id or by the path it was
+  imported from (a source is every record line its file held, whoever stored it first);
+* `label`: the record's line was in the file of a source imported with this `--label`;
 * `target`: the record's target string is exactly this one (byte for byte, unlike
   `target_key`/`model`, which match every target that queries the same slots).
 
-A layer (one operator on one target group) is shown when one of its templates has a selected
-record on a target of the group.
+`source` and `label` choose files, not just records: a command answers with what importing only
+the chosen files (in import order) gives, their slots, trial counts and convergence included
+(`Store.selected`); the other filters then apply there. A layer (one operator on one target
+group) is shown when one of its templates has a selected record on a target of the group.
 
 `for_target` is different: it is not a selection of records but a question, "what does
 `apply_history_best` answer when compiling for this target string?" (model slot first, then
@@ -26,7 +28,7 @@ computed from every record, then shown only where the answering record matches t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tunelog.exceptions import TargetParseError
 from tunelog.targets import Target, parse_target
@@ -75,8 +77,12 @@ class Filters:
         """True when the filters look at a record's source or exact target string."""
         return self.selects_sources or self.target is not None
 
+    def without_sources(self) -> Filters:
+        """These filters without `source` and `label` (once the sources are chosen)."""
+        return replace(self, source=None, label=None)
+
     def matches_source(self, source_id: int, path: str, label: str | None) -> bool:
-        """Whether records owned by this source are selected (`source`: an id or a path)."""
+        """Whether this source's file is chosen (`source`: an id or a path)."""
         if self.label is not None and label != self.label:
             return False
         if self.source is None:

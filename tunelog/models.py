@@ -64,7 +64,7 @@ class SourceImport(_Dumpable):
 
 @dataclass(slots=True)
 class Source(_Dumpable):
-    """An imported file: one per distinct content; `imports` lists every import of it."""
+    """An imported file: the record lines it held; `imports` lists every import of it."""
 
     id: int
     path: str
@@ -80,6 +80,10 @@ class Source(_Dumpable):
     imported_at: str
     merged_from: str | None = None
     """The database a `merge` brought this source from (absolute path); None: imported here."""
+    held: int = 0
+    """Record lines the file held (`records` stored here first, the rest already stored)."""
+    shared: int = 0
+    """Of those, the lines holding a record another source holds too."""
     imports: list[SourceImport] = field(default_factory=list)
 
 

@@ -3,7 +3,8 @@
 Layout (see MIGRATIONS): `sources` (one row per imported file), `targets` and `workloads`
 (deduplicated strings), `records` (one row per distinct line), `blocks` (the original lines,
 zstd-compressed 128 consecutive records at a time), `content_hashes` (the dedup key of each
-stored line), `slots` (the ApplyHistoryBest slot holders) and `tallies` (records per target,
+stored line), `holdings` (every record line each source's file held, as runs: see
+store.holdings), `slots` (the ApplyHistoryBest slot holders) and `tallies` (records per target,
 workload and error number), both maintained on import so that `best`, `export` and the
 summaries never scan records, and `rejects` (why each refused line was refused).
 

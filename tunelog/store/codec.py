@@ -84,9 +84,15 @@ class LineReader:
 
     def line(self, record_id: int) -> bytes:
         """The original bytes (without line end) of a stored record's line."""
+        first, _, lines = self.block_of(record_id)
+        return lines[record_id - first]
+
+    def block_of(self, record_id: int) -> tuple[int, int, list[bytes]]:
+        """(first id, end id, lines) of the block holding a record's line: a caller reading
+        many records in order looks the next ones up in it before asking again."""
         for first, (end, lines) in reversed(self._blocks.items()):
             if first <= record_id < end:
-                return lines[record_id - first]
+                return first, end, lines
         row = self.conn.execute(
             "SELECT id, data FROM blocks WHERE id <= ? ORDER BY id DESC LIMIT 1", (record_id,)
         ).fetchone()
@@ -107,38 +113,4 @@ class LineReader:
         self._blocks[first] = (end, lines)
         if len(self._blocks) > _CACHED_BLOCKS:
             self._blocks.popitem(last=False)
-        return lines[record_id - first]
-
-
-class SequentialLineReader:
-    """Reads the lines of ascending record ids among the blocks with first <= id < end.
-
-    For a pass over many consecutive records (a merge reads whole sources): each block is read
-    once, in order, and decompressed only when one of its records is asked for. The block of a
-    record is the one with the largest id <= it, as for `LineReader`.
-    """
-
-    def __init__(self, conn: sqlite3.Connection, first: int, end: int) -> None:
-        self._blocks = conn.execute(
-            "SELECT id, data FROM blocks WHERE id >= ? AND id < ? ORDER BY id", (first, end)
-        )
-        import zstandard
-
-        self._decompress = zstandard.ZstdDecompressor().decompress
-        self._next: tuple[int, bytes] | None = self._blocks.fetchone()
-        self._first = -1
-        self._data = b""
-        self._lines: list[bytes] | None = []
-
-    def line(self, record_id: int) -> bytes:
-        """The original bytes of a stored record's line; ids must be asked in ascending order."""
-        while self._next is not None and self._next[0] <= record_id:
-            self._first, self._data = self._next
-            self._lines = None
-            self._next = self._blocks.fetchone()
-        if self._lines is None:
-            self._lines = self._decompress(self._data).split(b"\n")
-        offset = record_id - self._first
-        if not 0 <= offset < len(self._lines):
-            raise LookupError(f"no stored line for record {record_id}")
-        return self._lines[offset]
+        return first, end, lines

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -76,8 +77,9 @@ class _ReadUpTo(NamedTuple):
 
 
 class _KnownFile(NamedTuple):
-    report: FileReport
+    source_id: int
     size: int
+    copy: bool  # the same bytes at a path never imported as that source
 
 
 class ExportLine(NamedTuple):
@@ -249,12 +251,16 @@ class Store:
                     return resumed
                 prefix_changed = True
                 break
-            known = self._known_file(opened, strict=strict, repair=repair)
+            known = self._known_file(opened, repair=repair)
             if known is not None:
                 if progress is not None:
                     progress(known.size)
-                known.report.prefix_changed = prefix_changed
-                return known.report
+                if known.copy:
+                    report = self._import_copy(known, opened, label, strict)
+                else:
+                    report = self._known_report(known.source_id, opened.source.path, strict)
+                report.prefix_changed = prefix_changed
+                return report
         from tunelog.importreport import FileReport
         from tunelog.records import scan_content
         from tunelog.store.importer import ImportWriter
@@ -423,12 +429,14 @@ class Store:
         ).fetchone()
         return f"#{source_id} {path}"
 
-    def _known_file(self, opened: OpenedLog, *, strict: bool, repair: bool) -> _KnownFile | None:
-        """The report of re-importing a file whose bytes were imported before the same way.
+    def _known_file(self, opened: OpenedLog, *, repair: bool) -> _KnownFile | None:
+        """The source whose bytes the file holds, imported before the same way, if any.
 
         Importing the same bytes again would find every record a duplicate and every other
-        line as before, so that report is rebuilt from the earlier source without parsing.
-        The file is hashed only when a source of the same size exists.
+        line as before, so the report is rebuilt from the earlier source without parsing. A
+        copy at another path (no source of these bytes was imported from it) becomes a source
+        of its own holding the same lines (`_import_copy`). The file is hashed only when a
+        source of the same size exists.
         """
         if opened.source.is_stdin:
             return None
@@ -446,17 +454,89 @@ class Store:
                 sha256 = hashlib.file_digest(file, "sha256").hexdigest()
         except OSError:
             return None  # the import proper reports an unreadable file
-        row = self.conn.execute(
-            """SELECT id FROM sources WHERE sha256 = ? AND size = ? AND repair = ?
-               ORDER BY id LIMIT 1""",
-            (sha256, size, int(repair)),
-        ).fetchone()
-        if row is None:
+        same = [
+            int(i)
+            for (i,) in self.conn.execute(
+                "SELECT id FROM sources WHERE sha256 = ? AND size = ? AND repair = ? ORDER BY id",
+                (sha256, size, int(repair)),
+            )
+        ]
+        if not same:
             return None
-        return _KnownFile(self._known_report(int(row[0]), opened.source.path, strict), size)
+        wanted = os.path.realpath(opened.source.path)
+        for source_id, path in self.conn.execute(
+            f"""SELECT source_id, path FROM source_imports WHERE source_id IN ({_id_list(same)})
+                ORDER BY source_id"""
+        ):
+            if os.path.realpath(path) == wanted:
+                return _KnownFile(int(source_id), size, copy=False)
+        return _KnownFile(same[0], size, copy=True)
 
-    def _known_report(self, source_id: int, path: str, strict: bool) -> FileReport:
-        """What re-importing the bytes of a source reports: every record a duplicate."""
+    def _imported_from(self, source_id: int, path: str) -> bool:
+        """Whether the source was imported (or imported again) from the file at `path`."""
+        wanted = os.path.realpath(path)
+        return any(
+            os.path.realpath(p) == wanted
+            for (p,) in self.conn.execute(
+                "SELECT path FROM source_imports WHERE source_id = ?", (source_id,)
+            )
+        )
+
+    def _import_copy(
+        self, known: _KnownFile, opened: OpenedLog, label: str | None, strict: bool
+    ) -> FileReport:
+        """The same bytes at another path: a source of its own, holding the original's lines.
+
+        Nothing is parsed: the original's line counts, holdings and rejected lines are copied,
+        and the path gets a resume point like the original's (a copy that grows is then read
+        on from there)."""
+        from tunelog.inputs import stored_path
+        from tunelog.store import holdings, resume
+
+        original = known.source_id
+        report = self._known_report(original, opened.source.path, strict, note=False)
+        if report.rolled_back:
+            return report
+        conn = self.conn
+        with self._writing(report):
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            source_id = int(
+                conn.execute(
+                    """INSERT INTO sources (path, label, sha256, size, lines, records, duplicates,
+                                            comments, blank, rejected, imported_at, split,
+                                            repaired, repair)
+                       SELECT ?, ?, sha256, size, lines, 0, records + duplicates, comments,
+                              blank, rejected, ?, split, repaired, repair
+                       FROM sources WHERE id = ? RETURNING id""",
+                    (stored_path(opened.source.path), label, now, original),
+                ).fetchone()[0]
+            )
+            holdings.copy_runs(conn, original, source_id)
+            conn.execute(
+                "INSERT INTO rejects SELECT ?, line, reason FROM rejects WHERE source_id = ?",
+                (source_id, original),
+            )
+            self._record_import(source_id, opened.source.path)
+            point = conn.execute(
+                "SELECT real_path FROM resume_points WHERE source_id = ? LIMIT 1", (original,)
+            ).fetchone()
+            if point is not None and opened.compression is None:
+                earlier = resume.load(conn, point[0])
+                if earlier is not None:
+                    key = resume.real_path(opened.source.path)
+                    resume.save(
+                        conn, dataclasses.replace(earlier, real_path=key, source_id=source_id)
+                    )
+            conn.execute("COMMIT")
+        report.source_id = source_id
+        return report
+
+    def _known_report(
+        self, source_id: int, path: str, strict: bool, *, note: bool = True
+    ) -> FileReport:
+        """What re-importing the bytes of a source reports: every record a duplicate.
+
+        `note`: record the import as one more of that source (not for a copy)."""
         from tunelog.importreport import FileReport
         from tunelog.models import REJECTS_KEPT_IN_REPORT
 
@@ -494,7 +574,8 @@ class Store:
             report.rolled_back = True  # as the import proper would, before noticing the rest
         else:
             report.already_imported_as = f"#{source_id} {source_path}"
-            self._record_import(source_id, path)
+            if note:
+                self._record_import(source_id, path)
         return report
 
     def _record_import(self, source_id: int, path: str) -> None:
@@ -534,10 +615,19 @@ class Store:
             report.sha256 = None
         if self._rolled_back_for_strict(report, strict):
             return
-        earlier = conn.execute(
-            "SELECT id, path FROM sources WHERE sha256 = ? AND id != ? ORDER BY id LIMIT 1",
-            (report.sha256, writer.source_id),
-        ).fetchone()
+        # The same bytes imported before from this path (a copy elsewhere is a source of its
+        # own: it keeps what it held).
+        earlier = next(
+            (
+                (int(i), p)
+                for i, p in conn.execute(
+                    "SELECT id, path FROM sources WHERE sha256 = ? AND id != ? ORDER BY id",
+                    (report.sha256, writer.source_id),
+                ).fetchall()
+                if self._imported_from(int(i), opened.source.path)
+            ),
+            None,
+        )
         if earlier is not None and report.new == 0:
             conn.execute("ROLLBACK")  # same bytes imported before: only note the re-import
             report.already_imported_as = f"#{earlier[0]} {earlier[1]}"
@@ -608,31 +698,53 @@ class Store:
             )
         return ids
 
-    def selected_pairs(self, filters: Filters) -> set[tuple[str, int]] | None:
-        """(target string, workload id) of the records `--source/--label/--target` select.
+    @contextmanager
+    def selected(self, filters: Filters | None) -> Iterator[tuple[Store, Filters]]:
+        """The database the filters' `--source`/`--label` select, and the other filters.
 
-        None when those filters are not given. With a source filter the records of the
-        selected sources are read (one pass over their rows); otherwise the tallies suffice.
+        A source is the record lines its file held (see store.holdings), so a question about
+        some sources is answered by what importing only their files gives: a temporary
+        database they are merged into, in import order (slots, tallies, trial runs and line
+        numbers are theirs). Without those filters: this store and the filters unchanged.
+        UnknownSourceError when no source matches.
         """
-        if not filters.selects_records:
-            return None
-        clauses = []
-        if filters.target is not None:
-            clauses.append("t.target = ?")
-        params: tuple[Any, ...] = () if filters.target is None else (filters.target,)
+        filters = filters or Filters()
+        if not filters.selects_sources:
+            yield self, filters
+            return
+        import tempfile
+
+        from tunelog.store.merging import copy_sources
+
+        ids = self.selected_sources(filters)
+        every = [int(i) for (i,) in self.conn.execute("SELECT id FROM sources")]
+        if sorted(ids) == sorted(every):  # every file: this database is the answer
+            yield self, filters.without_sources()
+            return
+        with (
+            tempfile.TemporaryDirectory(prefix="tunelog-selection-") as tmp,
+            Store(os.path.join(tmp, "selection.db")) as chosen,
+        ):
+            copy_sources(self, chosen, ids)
+            yield chosen, filters.without_sources()
+
+    def selected_pairs(self, filters: Filters) -> set[tuple[str, int]] | None:
+        """(target string, workload id) of the records `--target` selects; None without it.
+
+        Source filters are answered by the database they select (`selected`) first."""
         if filters.selects_sources:
-            clauses.append(f"r.source_id IN ({_id_list(self.selected_sources(filters))})")
-            table = "records r"
-        else:
-            table = "tallies r"
-        sql = f"""SELECT DISTINCT t.target, r.workload_id FROM {table}
-                  JOIN targets t ON t.id = r.target_id WHERE {" AND ".join(clauses)}"""
-        return {(str(t), int(w)) for t, w in self.conn.execute(sql, params)}
+            with self.selected(filters) as (chosen, rest):
+                return chosen.selected_pairs(rest)
+        if filters.target is None:
+            return None
+        sql = """SELECT DISTINCT t.target, r.workload_id FROM tallies r
+                 JOIN targets t ON t.id = r.target_id WHERE t.target = ?"""
+        return {(str(t), int(w)) for t, w in self.conn.execute(sql, (filters.target,))}
 
     def remove_sources(self, ref: str) -> list[RemovedSource]:
         """Remove the sources `ref` names (an id, a label, or a path), in one transaction.
 
-        The database becomes what importing only the remaining stored records gives (see
+        The database becomes what importing only the remaining files gives (see
         `tunelog.store.removal`). UnknownSourceError when nothing matches.
         """
         from tunelog.store.removal import remove_sources
@@ -688,9 +800,17 @@ class Store:
                 "SELECT source_id, path, imported_at FROM source_imports ORDER BY rowid"
             ):
                 imports.setdefault(source_id, []).append(SourceImport(path, at))
+            held = dict(
+                self.conn.execute("SELECT source_id, sum(count) FROM holdings GROUP BY source_id")
+            )
+            from tunelog.store.holdings import shared_lines
+
+            shared = shared_lines(self.conn)
         found = [Source(*row) for row in rows]
         for source in found:
             source.imports = imports.get(source.id, [])
+            source.held = int(held.get(source.id, 0))
+            source.shared = shared.get(source.id, 0)
         return found
 
     def rejects(self, source_id: int, limit: int | None = None) -> list[RejectedLine]:
@@ -761,6 +881,9 @@ class Store:
         from tunelog.models import BestRow
         from tunelog.selection import MODEL_SLOT
 
+        if filters is not None and filters.selects_sources:
+            with self.selected(filters) as (chosen, rest):
+                return chosen.best(rest, knobs=knobs)
         where, params = self._slot_filter_sql(filters or Filters())
         rows = self.conn.execute(
             # Trials per (workload, keys, model) summed once: a subquery per row scanned the
@@ -856,6 +979,10 @@ class Store:
         """Every slot winner (or the top-k configs of each slot) with its line, by record id."""
         from tunelog.store.codec import LineReader
 
+        if filters is not None and filters.selects_sources:
+            with self.selected(filters) as (chosen, rest):
+                yield from chosen.winner_lines(rest, top_k=top_k)
+            return
         where, params = self._slot_filter_sql(filters or Filters())
         if top_k <= 1:
             sql = f"""SELECT DISTINCT r.id, r.workload_id, t.target, w.version
@@ -924,6 +1051,9 @@ class Store:
 
     def winner_versions(self, filters: Filters | None = None) -> set[str]:
         """The log versions (`0.1`, `0.2`, `ansor`) of the workloads whose slots match."""
+        if filters is not None and filters.selects_sources:
+            with self.selected(filters) as (chosen, rest):
+                return chosen.winner_versions(rest)
         where, params = self._slot_filter_sql(filters or Filters())
         sql = f"""SELECT DISTINCT w.version FROM slots s JOIN records r ON r.id = s.record_id
                   JOIN workloads w ON w.id = s.workload_id {where}"""
@@ -996,6 +1126,9 @@ class Store:
 
     def has_slot_winners(self, filters: Filters | None = None) -> bool:
         """True when at least one slot matches the filters."""
+        if filters is not None and filters.selects_sources:
+            with self.selected(filters) as (chosen, rest):
+                return chosen.has_slot_winners(rest)
         where, params = self._slot_filter_sql(filters or Filters())
         sql = f"""SELECT 1 FROM slots s JOIN records r ON r.id = s.record_id
                   JOIN workloads w ON w.id = s.workload_id {where} LIMIT 1"""
@@ -1077,8 +1210,8 @@ class Store:
         """
         clauses: list[str] = []
         params: list[Any] = []
-        if filters.selects_sources:
-            clauses.append(f"r.source_id IN ({_id_list(self.selected_sources(filters))})")
+        # Source filters are answered by the database they select (`selected`) first.
+        assert not filters.selects_sources, "call through Store.selected"
         if filters.selects_targets:
             ids = [
                 int(target_id)

@@ -33,6 +33,7 @@ from tunelog.records import (
     scan_content,
 )
 from tunelog.selection import slots_of
+from tunelog.store import holdings
 from tunelog.store.codec import (
     BLOCK_LINES,
     BlockPacker,
@@ -84,6 +85,7 @@ class ImportWriter:
         self.repair = repair
         self.report = report
         self.first_line = first_line
+        new_source = source_id is None
         if source_id is None:
             now = datetime.now(UTC).isoformat(timespec="seconds")
             cur = conn.execute(
@@ -94,6 +96,11 @@ class ImportWriter:
             )
             source_id = int(cur.lastrowid or 0)
         self.source_id = source_id
+        # The file's record lines go into `holdings` as runs (see store.holdings): a run starts
+        # wherever a line number does not follow the last one (ids always do, in the writer).
+        self.first_seq = 0 if new_source else holdings.next_seq(conn, source_id)
+        self.run_starts: list[tuple[int, int]] = []  # (line, first record id) of each run
+        self.run_next_line = -1
         # Ids come from a counter that only grows (see schema migration 3): an id once given
         # to a line is never given to another, even when its record is dropped as a duplicate.
         self.first_id = self.next_id = int(
@@ -175,6 +182,9 @@ class ImportWriter:
         group = self.groups.get(rec[:5]) or self._group(rec)
         record_id = self.next_id
         self.next_id = record_id + 1
+        if line_no != self.run_next_line:
+            self.run_starts.append((line_no, record_id))
+        self.run_next_line = line_no + 1
         block = self.block_lines
         block.append(content)
         error_no = rec.error_no
@@ -234,6 +244,7 @@ class ImportWriter:
         """Store what is queued, then resolve duplicates and update tallies and slots."""
         self._close_block()
         self._flush()
+        self._flush_runs(final=True)
         self._flush_rejects()
         if self.next_id != self.first_id:
             self.conn.execute(
@@ -365,6 +376,26 @@ class ImportWriter:
                 self.rows,
             )
             self.rows = []
+            self._flush_runs(final=False)
+
+    def _flush_runs(self, *, final: bool) -> None:
+        """Store the runs of record lines known complete (all of them at the end)."""
+        starts = self.run_starts
+        if not starts:
+            return
+        ends = [first for _, first in starts[1:]]
+        if final:
+            ends.append(self.next_id)
+        base = self.first_seq - self.first_id
+        holdings.store_runs(
+            self.conn,
+            self.source_id,
+            [
+                (base + first, line, first, end - first)
+                for (line, first), end in zip(starts, ends, strict=False)
+            ],
+        )
+        self.run_starts = [] if final else starts[-1:]
 
     # -- once per file ------------------------------------------------------------------------
 
@@ -391,6 +422,10 @@ class ImportWriter:
         deduplicator = _Deduplicator(self.conn, self.first_id, self.next_id, self.groups_by_ids)
         duplicates = deduplicator.run()
         self.dropped_ranked = deduplicator.dropped_ranked
+        if duplicates:
+            # The file still held those lines: its runs point at the records holding them.
+            holdings.remap(self.conn, self.source_id, self.first_seq)
+        self.conn.execute("DROP TABLE IF EXISTS temp.dropped_segments")
         return duplicates
 
     def _store_tallies(self) -> None:
@@ -656,7 +691,11 @@ class _Deduplicator:
         self.dropped_ranked: set[int] = set()
 
     def run(self) -> int:
-        """Drop duplicates, re-hash collisions, drop blocks left empty; count the duplicates."""
+        """Drop duplicates, re-hash collisions, drop blocks left empty; count the duplicates.
+
+        The dropped records go into `temp.dropped_segments` with the records holding their
+        lines (see holdings.Segments), for the file's holdings."""
+        segments = holdings.Segments(self.conn)
         duplicates = 0
         after = self.first_id - 1
         while True:
@@ -673,22 +712,26 @@ class _Deduplicator:
             dropped: list[tuple[int]] = []
             for record_id, h, target_id, workload_id, error_no, holder in page:
                 content = self.reader.line(record_id)
-                if self.reader.line(holder) == content or self._is_stored(
-                    record_id, workload_id, next_hash(h), content
-                ):
+                if self.reader.line(holder) != content:
+                    holder = self._holder_of(record_id, workload_id, next_hash(h), content)
+                if holder is not None:
                     dropped.append((record_id,))
+                    segments.add(record_id, holder)
                     self.groups[(target_id, workload_id)].tallies[error_no][0] -= 1
                     if record_id in self.ranked:
                         self.dropped_ranked.add(record_id)
             self.conn.executemany("DELETE FROM records WHERE id = ?", dropped)
+            segments.flush()
             duplicates += len(dropped)
             after = page[-1][0]
+        segments.flush(final=True)
         if duplicates:
             self._drop_empty_blocks()
         return duplicates
 
-    def _is_stored(self, record_id: int, workload_id: int, h: int, content: bytes) -> bool:
-        """After a collision: probe from `h` for this content; if absent, take a free hash."""
+    def _holder_of(self, record_id: int, workload_id: int, h: int, content: bytes) -> int | None:
+        """After a collision: probe from `h` for this content, returning the record holding
+        it; if absent, take a free hash (None)."""
         while True:
             row = self.conn.execute(
                 "SELECT record_id FROM content_hashes WHERE workload_id = ? AND hash = ?",
@@ -700,9 +743,9 @@ class _Deduplicator:
                     (workload_id, h, record_id),
                 )
                 self.conn.execute("UPDATE records SET hash = ? WHERE id = ?", (h, record_id))
-                return False
+                return None
             if self.reader.line(row[0]) == content:
-                return True
+                return int(row[0])
             h = next_hash(h)
 
     def _drop_empty_blocks(self) -> None:

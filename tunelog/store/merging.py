@@ -1,15 +1,16 @@
 """Merging other tunelog databases into this one (`tunelog merge`).
 
-Each source of another database is imported again, from its stored lines, through the
-importer's `ImportWriter`: every invariant an import keeps (content-hash dedup, tallies, slots,
-`top_configs`, the record id counter, compressed blocks) holds after a merge for free. The
+Each source of another database is imported again, from its stored lines (every record line
+its file held, in file order: see store.holdings), through the importer's `ImportWriter`: every
+invariant an import keeps (content-hash dedup, tallies, slots, `top_configs`, the record id
+counter, compressed blocks, holdings) holds after a merge for free. The
 lines are not parsed again: the other database's rows already hold what the writer needs
 (target, workload, config index, error number, costs), so a merged line costs a decompression,
 a hash and an insert.
 
 Order (what "first" means for ApplyHistoryBest's ties): the target's records keep their ids;
 merged records get new ids after them: the databases in the order given, each database's
-sources in their import order there (source id), each source's records in their stored order.
+sources in their import order there (source id), each source's record lines in its file's order.
 So the slots after a merge are exactly those of importing the target's files, then the first
 database's files, and so on; of two records with equal mean costs the target's keeps the slot,
 as the log loaded first does in AutoTVM. The set of records (content hashes) does not depend on
@@ -40,16 +41,14 @@ from tunelog.exceptions import (
     NotATunelogDatabaseError,
     SameDatabaseError,
 )
+from tunelog.inputs import stored_path
 from tunelog.models import FileReport, _Dumpable
-from tunelog.store.codec import SequentialLineReader
+from tunelog.store.codec import LineReader
 from tunelog.store.database import BUSY_TIMEOUT_MS, Store
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 
 if TYPE_CHECKING:
     from tunelog.store.importer import ImportWriter
-
-# Past any record id: the upper bound of the last source's records.
-_NO_END = 1 << 62
 
 
 @dataclass(slots=True)
@@ -126,6 +125,23 @@ def merge_databases(
     return reports
 
 
+def copy_sources(store: Store, into: Store, source_ids: Collection[int]) -> None:
+    """Import the sources of `store` with these ids into the empty store `into`, as `merge`
+    does: `into` then holds what importing only those files gives (see Store.selected)."""
+    origin = store.path if store.path == ":memory:" else os.path.realpath(store.path)
+    with store.snapshot():
+        other = _Other(store.path, origin, store.conn, len(MIGRATIONS))
+        into.conn.execute("BEGIN IMMEDIATE")
+        try:
+            merged_at = datetime.now(UTC).isoformat(timespec="seconds")
+            _Merger(into.conn, other, merged_at, source_ids).run()
+            into.conn.execute("COMMIT")
+        except BaseException:
+            if into.conn.in_transaction:
+                into.conn.execute("ROLLBACK")
+            raise
+
+
 # -- opening the other database -----------------------------------------------------------------
 
 
@@ -199,10 +215,6 @@ _SOURCES = """SELECT id, path, label, sha256, size, lines, records, duplicates, 
                      rejected, split, repaired, repair, imported_at
               FROM sources ORDER BY id"""
 
-_RECORDS = """SELECT id, line, target_id, workload_id, config_index, error_no, mean_cost,
-                     all_cost, timestamp
-              FROM records WHERE id >= ? AND id < ? AND source_id = ? ORDER BY id"""
-
 
 class _Merger:
     """Writes one other database's sources into the open transaction, in source order."""
@@ -233,39 +245,23 @@ class _Merger:
         self.spellings: dict[int, str | None] = dict(
             other.execute("SELECT id, spelling FROM workloads").fetchall()
         )
-        bounds = self._record_bounds()
         report = MergeReport(self.other.path, self.other.schema)
         for src in other.execute(_SOURCES).fetchall():
             if self.only is None or src[0] in self.only:
-                report.sources.append(self._merge_source(src, bounds.get(src[0])))
+                report.sources.append(self._merge_source(src))
         return report
 
-    def _record_bounds(self) -> dict[int, tuple[int, int]]:
-        """Per source, a range of ids holding all its records (none: it has no records).
-
-        An import gives a file's records consecutive ids, after every earlier file's, and a
-        block's id is its first record's id: a source's records lie from its first block up to
-        the next source's first block. Reads the blocks table only (a 128th of the records).
-        """
-        starts = sorted(
-            (int(first), int(source_id))
-            for source_id, first in self.other.conn.execute(
-                "SELECT source_id, min(id) FROM blocks GROUP BY source_id"
-            )
-        )
-        ends = [first for first, _ in starts[1:]] + [_NO_END] * bool(starts)
-        return {
-            source_id: (first, end) for (first, source_id), end in zip(starts, ends, strict=True)
-        }
-
-    def _merge_source(self, src: tuple[Any, ...], bounds: tuple[int, int] | None) -> MergedSource:
+    def _merge_source(self, src: tuple[Any, ...]) -> MergedSource:
         """Import one source's records through an ImportWriter, with its counts and rejects."""
         (source_id, path, label, sha256, size, lines, records, duplicates) = src[:8]
         (comments, blank, rejected, split, repaired, repair, imported_at) = src[8:]
         result = MergedSource(path, label, sha256)
+        here = stored_path(path)  # as the writer stores it; a copy elsewhere is its own source
         if repair is not None:
             # The same bytes imported the same way: every record is here already.
-            same = self._same_bytes(sha256, "AND size = ? AND repair = ?", (size, repair))
+            same = self._same_bytes(
+                sha256, "AND size = ? AND repair = ? AND path = ?", (size, repair, here)
+            )
             if same is not None:
                 result.duplicates, result.already_merged_as = records, same
                 return result
@@ -275,10 +271,9 @@ class _Merger:
 
         report = FileReport(path=path)
         writer = ImportWriter(conn, report, repair=bool(repair))
-        if bounds is not None:
-            self._feed(writer, source_id, bounds)
+        self._feed(writer, source_id)
         writer.finish()
-        same = self._same_bytes(sha256, "AND id != ?", (writer.source_id,))
+        same = self._same_bytes(sha256, "AND id != ? AND path = ?", (writer.source_id, here))
         if report.new == 0 and same is not None:
             # As an import of bytes seen before that adds nothing: keep no trace of it.
             conn.execute("ROLLBACK TO merge_source")
@@ -324,28 +319,45 @@ class _Merger:
         ).fetchone()
         return None if row is None else f"#{row[0]} {row[1]}"
 
-    def _feed(self, writer: ImportWriter, source_id: int, bounds: tuple[int, int]) -> None:
-        """Hand the source's records to the writer in id order, with their original lines."""
-        from tunelog.records import Measurement
+    def _feed(self, writer: ImportWriter, source_id: int) -> None:
+        """Hand the source's record lines to the writer in its file's order, as they were."""
+        feed_held_records(
+            writer, self.other.conn, source_id, self.targets, self.workloads, self.spellings
+        )
 
-        new = tuple.__new__  # what Measurement(...) does, without its Python-level __new__
-        line_of = SequentialLineReader(self.other.conn, *bounds).line
-        add = writer.add
-        # (log version, target, task name, template key, args): a Measurement's first fields.
-        prefixes: dict[tuple[int, int], tuple[str, ...]] = {}
-        spellings = self.spellings
-        rows = self.other.conn.execute(_RECORDS, (*bounds, source_id))
-        for rid, line, target_id, workload_id, index, error_no, mean, all_cost, stamp in rows:
-            prefix = prefixes.get((target_id, workload_id))
-            if prefix is None:
-                version, *rest = self.workloads[workload_id]
-                prefix = prefixes[(target_id, workload_id)] = (
-                    version,
-                    self.targets[target_id],
-                    *rest,
-                )
-            rec = new(
-                Measurement,
-                (*prefix, index, (), error_no, all_cost, stamp, None, mean, spellings[workload_id]),
-            )
-            add(line, rec, line_of(rid))
+
+def feed_held_records(
+    writer: ImportWriter,
+    conn: sqlite3.Connection,
+    source_id: int,
+    targets: dict[int, str],
+    workloads: dict[int, tuple[str, str, str, str]],
+    spellings: dict[int, str | None],
+) -> None:
+    """Hand every record line a source of `conn` held to the writer, in its file's order.
+
+    `targets`, `workloads` (version first) and `spellings` are `conn`'s, by id. The lines are
+    not parsed again: the stored rows hold what the writer needs."""
+    from tunelog.records import Measurement
+    from tunelog.store.holdings import held_records
+
+    new = tuple.__new__  # what Measurement(...) does, without its Python-level __new__
+    block_of = LineReader(conn).block_of
+    first = end = 0  # the block read last: a file's lines are mostly consecutive records
+    lines: list[bytes] = []
+    add = writer.add
+    # (log version, target, task name, template key, args): a Measurement's first fields.
+    prefixes: dict[tuple[int, int], tuple[str, ...]] = {}
+    rows = held_records(conn, source_id)
+    for _seq, line, rid, target_id, workload_id, index, error_no, mean, all_cost, stamp in rows:
+        prefix = prefixes.get((target_id, workload_id))
+        if prefix is None:
+            version, *rest = workloads[workload_id]
+            prefix = prefixes[(target_id, workload_id)] = (version, targets[target_id], *rest)
+        rec = new(
+            Measurement,
+            (*prefix, index, (), error_no, all_cost, stamp, None, mean, spellings[workload_id]),
+        )
+        if not first <= rid < end:
+            first, end, lines = block_of(rid)
+        add(line, rec, lines[rid - first])

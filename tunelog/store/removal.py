@@ -1,34 +1,40 @@
-"""Removing sources: their records go, and every derived table is recomputed without them.
+"""Removing sources: the database becomes what importing every other file, in order, gives.
 
-Records are stored once, owned by the first source that had the line; a later source that
-held the same line counted it as a duplicate and stored nothing. Removing a source therefore
-removes every record it owns, including lines a later source also contained (they were stored
-only once). The database is then what importing the remaining *stored* records, in import
-order, gives: tallies, top configs, slots and content hashes are recomputed for the
-(target, workload) groups the removed records belonged to, targets and workloads left without
-a record are dropped, and ids are never reused (migration 3's counter).
+A source is the record lines its file held (`holdings`); a record is stored once, owned by the
+first source that had its line. Removing sources deletes the records no remaining source holds;
+tallies, top configs, slots, content hashes and trial runs are recomputed for what changed;
+targets and workloads left without a record go; ids are never reused (migration 3's counter).
 
-A later source that had duplicates may have shared lines with the removed one: importing
-that file again reads it again (instead of answering from its stored report), so the lines it
-shared are stored again, under a new source.
+A record the removed file stored first but a later file also held stays, and must look as if
+that later file had stored it: at its place in that file's order (ApplyHistoryBest breaks ties
+by import order), owned by it, in its trial runs. So every import that came after the first one
+holding such a record is replayed: holdings runs are inserted in import order (a rowid table),
+and from that first run on, each import's record lines are deleted and imported again through
+the importer's `ImportWriter` from their stored lines (nothing is parsed), into the same
+sources. When the removed file shared nothing it stored first, nothing is replayed.
 
 Runs inside the caller's write transaction.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tunelog.selection import HistoryBest
-from tunelog.store.schema import fill_top_configs
+from tunelog.store.holdings import held_only_by, intervals
+from tunelog.store.schema import fill_top_configs, fill_trial_runs
+
+Ranges = list[tuple[int, int]]  # sorted, disjoint [first, end) record id ranges
 
 
 @dataclass(frozen=True)
 class RemovedSource:
-    """One removed source and how many records it owned."""
+    """One removed source and how many records went with it (held by no remaining source)."""
 
     id: int
     path: str
@@ -37,57 +43,316 @@ class RemovedSource:
 
 
 def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[RemovedSource]:
-    """Delete the sources, their records, lines and rejects; recompute what they decided."""
-    ids = ",".join(str(int(i)) for i in source_ids)
-    if not ids:
+    """Delete the sources and what only they held; replay later imports; recompute the rest."""
+    removed_ids = sorted({int(i) for i in source_ids})
+    if not removed_ids:
         return []
+    ids = ",".join(str(i) for i in removed_ids)
+    gone = held_only_by(conn, removed_ids)
+    held = intervals(conn)
     removed = [
-        RemovedSource(int(i), str(path), label, int(count))
-        for i, path, label, count in conn.execute(
-            f"""SELECT s.id, s.path, s.label,
-                       (SELECT count(*) FROM records r WHERE r.source_id = s.id)
-                FROM sources s WHERE s.id IN ({ids}) ORDER BY s.id"""
+        RemovedSource(int(i), str(path), label, _overlap(_union(held.get(int(i), [])), gone))
+        for i, path, label in conn.execute(
+            f"SELECT id, path, label FROM sources WHERE id IN ({ids}) ORDER BY id"
         )
     ]
+    replay_from = _first_rescuing_run(conn, removed_ids, gone)
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS removal_groups (target_id, workload_id)")
     conn.execute("DELETE FROM removal_groups")
-    conn.execute(
-        f"""INSERT INTO removal_groups
-            SELECT DISTINCT target_id, workload_id FROM records WHERE source_id IN ({ids})"""
-    )
-    conn.execute(
-        f"""DELETE FROM content_hashes WHERE record_id IN
-            (SELECT id FROM records WHERE source_id IN ({ids}))"""
-    )
-    conn.execute(f"DELETE FROM records WHERE source_id IN ({ids})")
-    conn.execute(f"DELETE FROM blocks WHERE source_id IN ({ids})")
-    conn.execute(f"DELETE FROM rejects WHERE source_id IN ({ids})")
-    conn.execute(f"DELETE FROM trial_runs WHERE source_id IN ({ids})")
-    conn.execute(f"DELETE FROM resume_points WHERE source_id IN ({ids})")
-    conn.execute(f"DELETE FROM source_imports WHERE source_id IN ({ids})")
-    # A later source with duplicates may have shared lines with a removed one: its re-import
-    # must be read again, not answered from its stored report (Store._known_file matches
-    # `repair`; NULL never matches). Its hash still tells "already imported" when nothing is new.
-    conn.execute(
-        f"""UPDATE sources SET repair = NULL WHERE id > ? AND duplicates > 0
-            AND id NOT IN ({ids})""",
-        (min(source_ids),),
-    )
-    # ... and not resumed after its last line either (resume points, tunelog.store.resume).
-    conn.execute(
-        f"""DELETE FROM resume_points WHERE source_id IN (
-                SELECT id FROM sources WHERE id > ? AND duplicates > 0 AND id NOT IN ({ids}))""",
-        (min(source_ids),),
-    )
+    replayed: list[int] = []
+    if replay_from is not None:
+        replayed = _capture_replay(conn, removed_ids, replay_from)
+        # Every record of the replayed imports goes, to be stored again in their order.
+        doomed = _union(gone, _ranges_of_runs(conn, f"rowid >= {replay_from:d}"))
+        kept = _ranges_of_runs(conn, f"rowid < {replay_from:d} AND source_id NOT IN ({ids})")
+        gone = _subtract(doomed, kept)
+        conn.execute(f"DELETE FROM holdings WHERE rowid >= {replay_from:d}")
+    affected = sorted({*removed_ids, *replayed})
+    _delete_records(conn, gone)
+    for table in ("holdings", "rejects", "resume_points", "source_imports"):
+        conn.execute(f"DELETE FROM {table} WHERE source_id IN ({ids})")
     conn.execute(f"DELETE FROM sources WHERE id IN ({ids})")
     _recompute_tallies(conn)
     _recompute_top_configs(conn)
     _recompute_slots(conn)
+    _recount_trial_runs(conn, affected)
+    if replayed:
+        _replay(conn)
+    _drop_empty_blocks(conn, affected)  # after the replay: it reads the lines from them
+    _recount_sources(conn, replayed)
     conn.execute("DELETE FROM workloads WHERE id NOT IN (SELECT workload_id FROM tallies)")
     conn.execute("DELETE FROM targets WHERE id NOT IN (SELECT target_id FROM tallies)")
+    _renumber_in_first_seen_order(conn)
     conn.execute("DROP TABLE removal_groups")
+    conn.execute("DROP TABLE IF EXISTS temp.replay_lines")
+    conn.execute("DROP TABLE IF EXISTS temp.replay_steps")
     return removed
 
+
+# -- record id ranges -----------------------------------------------------------------------------
+
+
+def _overlap(ranges: Sequence[tuple[int, int]], gone: Ranges) -> int:
+    """How many ids of `ranges` (each counted once per time held) fall in `gone`."""
+    total = 0
+    for first, end in ranges:
+        at = bisect.bisect_right(gone, (first, math.inf)) - 1
+        for lo, hi in gone[max(at, 0) :]:
+            if lo >= end:
+                break
+            total += max(0, min(end, hi) - max(first, lo))
+    return total
+
+
+def _union(*parts: Sequence[tuple[int, int]]) -> Ranges:
+    merged: Ranges = []
+    for first, end in sorted(r for part in parts for r in part):
+        if merged and first <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((first, end))
+    return merged
+
+
+def _subtract(ranges: Ranges, minus: Ranges) -> Ranges:
+    """`ranges` without the ids of `minus` (both sorted and disjoint)."""
+    found: Ranges = []
+    for first, end in ranges:
+        at = first
+        for lo, hi in minus[max(bisect.bisect_right(minus, (first, math.inf)) - 1, 0) :]:
+            if lo >= end:
+                break
+            if hi <= at:
+                continue
+            if lo > at:
+                found.append((at, lo))
+            at = max(at, hi)
+        if at < end:
+            found.append((at, end))
+    return found
+
+
+def _ranges_of_runs(conn: sqlite3.Connection, where: str) -> Ranges:
+    return _union(
+        [
+            (int(first), int(first) + int(count))
+            for first, count in conn.execute(f"SELECT record_id, count FROM holdings WHERE {where}")
+        ]
+    )
+
+
+def _first_rescuing_run(
+    conn: sqlite3.Connection, removed_ids: Sequence[int], gone: Ranges
+) -> int | None:
+    """The rowid of the first run of a remaining source that holds a record a removed source
+    stored first (None: there is none, nothing needs replaying)."""
+    ids = ",".join(str(i) for i in removed_ids)
+    # Records the removed sources stored first (the ranges they hold, narrowed to their own).
+    theirs = _ranges_of_runs(conn, f"source_id IN ({ids})")
+    owned: Ranges = []
+    for first, end in _subtract(theirs, gone):
+        rows = conn.execute(
+            f"SELECT id FROM records WHERE id >= ? AND id < ? AND source_id IN ({ids})",
+            (first, end),
+        )
+        owned = _union(owned, [(int(i), int(i) + 1) for (i,) in rows])
+    if not owned:
+        return None
+    for rowid, first, count in conn.execute(
+        f"""SELECT rowid, record_id, count FROM holdings WHERE source_id NOT IN ({ids})
+            ORDER BY rowid"""
+    ):
+        if _overlap([(int(first), int(first) + int(count))], owned):
+            return int(rowid)
+    return None
+
+
+# -- deleting -------------------------------------------------------------------------------------
+
+
+def _delete_records(conn: sqlite3.Connection, gone: Ranges) -> None:
+    """Delete the records in `gone` with their content hashes (their lines stay in their
+    blocks until `_drop_empty_blocks`)."""
+    for first, end in gone:
+        conn.execute(
+            """INSERT INTO removal_groups SELECT DISTINCT target_id, workload_id FROM records
+               WHERE id >= ? AND id < ?""",
+            (first, end),
+        )
+        conn.execute(
+            """DELETE FROM content_hashes WHERE (workload_id, hash) IN (
+                   SELECT workload_id, hash FROM records WHERE id >= ? AND id < ?)""",
+            (first, end),
+        )
+        conn.execute("DELETE FROM records WHERE id >= ? AND id < ?", (first, end))
+
+
+def _drop_empty_blocks(conn: sqlite3.Connection, affected: Sequence[int]) -> None:
+    """Delete the blocks of these sources none of whose records is left."""
+    ids = ",".join(str(i) for i in affected) or "NULL"
+    starts = [int(i) for (i,) in conn.execute("SELECT id FROM blocks ORDER BY id")]
+    ends = dict(zip(starts, [*starts[1:], 1 << 62], strict=False))  # none: no block
+    empty = [
+        (block_id,)
+        for (block_id,) in conn.execute(f"SELECT id FROM blocks WHERE source_id IN ({ids})")
+        if conn.execute(
+            "SELECT 1 FROM records WHERE id >= ? AND id < ? LIMIT 1", (block_id, ends[block_id])
+        ).fetchone()
+        is None
+    ]
+    conn.executemany("DELETE FROM blocks WHERE id = ?", empty)
+
+
+# -- replaying later imports ----------------------------------------------------------------------
+
+
+def _capture_replay(
+    conn: sqlite3.Connection, removed_ids: Sequence[int], from_rowid: int
+) -> list[int]:
+    """Copy what the imports to replay need into `temp.replay_lines`: every record line of each
+    remaining run from `from_rowid` on, numbered by import (consecutive runs of one source are
+    one import), with its record's columns and id (its line stays in its block meanwhile).
+    Returns the sources replayed."""
+    conn.execute(
+        """CREATE TEMP TABLE IF NOT EXISTS replay_lines (
+               step INTEGER, seq INTEGER, line INTEGER, record_id INTEGER, version TEXT,
+               target TEXT, task_name TEXT, template_key TEXT, args TEXT, spelling TEXT,
+               config_index INTEGER, error_no INTEGER, mean_cost REAL, all_cost REAL,
+               timestamp REAL)"""
+    )
+    conn.execute("DELETE FROM temp.replay_lines")
+    removed = set(removed_ids)
+    runs = [
+        (int(s), int(seq), int(line), int(rid), int(n))
+        for s, seq, line, rid, n in conn.execute(
+            """SELECT source_id, seq, line, record_id, count FROM holdings WHERE rowid >= ?
+               ORDER BY rowid""",
+            (from_rowid,),
+        )
+        if int(s) not in removed
+    ]
+    steps: list[tuple[int, int]] = []  # (step, source), in import order
+    for source_id, seq, line, first, count in runs:
+        if not steps or steps[-1][1] != source_id:
+            steps.append((len(steps) + 1, source_id))
+        conn.execute(
+            """INSERT INTO temp.replay_lines
+               SELECT ?, ? + r.id - ?, ? + r.id - ?, r.id, w.version, t.target, w.task_name,
+                      w.template_key, w.args, w.spelling, r.config_index, r.error_no,
+                      r.mean_cost, r.all_cost, r.timestamp
+               FROM records r JOIN targets t ON t.id = r.target_id
+               JOIN workloads w ON w.id = r.workload_id
+               WHERE r.id >= ? AND r.id < ?""",
+            (steps[-1][0], seq, first, line, first, first, first + count),
+        )
+    conn.execute("CREATE INDEX IF NOT EXISTS temp.replay_order ON replay_lines (step, seq)")
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS replay_steps (step INTEGER, source_id INTEGER)")
+    conn.execute("DELETE FROM temp.replay_steps")
+    conn.executemany("INSERT INTO temp.replay_steps VALUES (?, ?)", steps)
+    return sorted({source_id for _, source_id in steps})
+
+
+def _replay(conn: sqlite3.Connection) -> None:
+    """Import each captured import again, in order, into its source."""
+    from tunelog.models import FileReport
+    from tunelog.records import Measurement
+    from tunelog.store.codec import LineReader
+    from tunelog.store.importer import ImportWriter
+
+    new = tuple.__new__  # as merging.feed_held_records: a Measurement without parsing
+    block_of = LineReader(conn).block_of
+    first = end = 0  # the block read last
+    lines: list[bytes] = []
+    steps = conn.execute("SELECT step, source_id FROM temp.replay_steps ORDER BY step").fetchall()
+    for step, source_id in steps:
+        (path,) = conn.execute("SELECT path FROM sources WHERE id = ?", (source_id,)).fetchone()
+        writer = ImportWriter(conn, FileReport(path=path), repair=False, source_id=source_id)
+        for line, rid, version, target, task, key, args, spelling, *measured in _lines(conn, step):
+            index, error_no, mean, all_cost, stamp = measured
+            fields = (version, target, task, key, args, index, (), error_no, all_cost, stamp)
+            rec = new(Measurement, (*fields, None, mean, spelling))
+            if not first <= rid < end:
+                first, end, lines = block_of(rid)
+            writer.add(line, rec, lines[rid - first])
+        writer.finish()
+
+
+def _lines(conn: sqlite3.Connection, step: int) -> Iterator[Any]:
+    rows = conn.execute(
+        """SELECT line, record_id, version, target, task_name, template_key, args, spelling,
+                  config_index, error_no, mean_cost, all_cost, timestamp
+           FROM temp.replay_lines WHERE step = ? ORDER BY seq""",
+        (step,),
+    )
+    while batch := rows.fetchmany(2048):
+        yield from batch
+
+
+def _recount_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> None:
+    """A replayed source's records (stored first by it) and duplicates (the rest it held)."""
+    for source_id in source_ids:
+        (held,) = conn.execute(
+            "SELECT coalesce(sum(count), 0) FROM holdings WHERE source_id = ?", (source_id,)
+        ).fetchone()
+        (owned,) = conn.execute(
+            "SELECT count(*) FROM records WHERE source_id = ?", (source_id,)
+        ).fetchone()
+        conn.execute(
+            "UPDATE sources SET records = ?, duplicates = ? WHERE id = ?",
+            (owned, held - owned, source_id),
+        )
+
+
+# Every column holding a workload or target id (the tables' own ids included).
+_ID_COLUMNS = {
+    "workloads": [
+        ("workloads", "id"),
+        ("records", "workload_id"),
+        ("tallies", "workload_id"),
+        ("slots", "workload_id"),
+        ("top_configs", "workload_id"),
+        ("content_hashes", "workload_id"),
+        ("trial_runs", "workload_id"),
+    ],
+    "targets": [
+        ("targets", "id"),
+        ("records", "target_id"),
+        ("tallies", "target_id"),
+        ("top_configs", "target_id"),
+        ("trial_runs", "target_id"),
+    ],
+}
+
+
+def _renumber_in_first_seen_order(conn: sqlite3.Connection) -> None:
+    """Workload and target ids in the order their first records were stored, as an import
+    gives them (listings show workloads in id order): a workload may have come first only in the
+    removed file, or a replay stored its first record later. The ids are permuted, not reused.
+    """
+    for table, column in (("workloads", "workload_id"), ("targets", "target_id")):
+        order = [
+            int(i)
+            for (i,) in conn.execute(
+                f"SELECT {column} FROM records GROUP BY {column} ORDER BY min(id)"
+            )
+        ]
+        moved = [(old, new) for old, new in zip(order, sorted(order), strict=True) if old != new]
+        if not moved:
+            continue
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS id_map (old INTEGER PRIMARY KEY, new)")
+        conn.execute("DELETE FROM temp.id_map")
+        conn.executemany("INSERT INTO temp.id_map VALUES (?, ?)", moved)
+        # Through negative ids: no row takes an id another row still has (keys stay unique).
+        for name, col in _ID_COLUMNS[table]:
+            conn.execute(
+                f"""UPDATE {name} SET {col} = -(SELECT new FROM temp.id_map WHERE old = {col})
+                    WHERE {col} IN (SELECT old FROM temp.id_map)"""
+            )
+            conn.execute(f"UPDATE {name} SET {col} = -{col} WHERE {col} < 0")
+        conn.execute("DROP TABLE temp.id_map")
+
+
+# -- derived tables -------------------------------------------------------------------------------
 
 _IN_GROUPS = "(target_id, workload_id) IN (SELECT target_id, workload_id FROM removal_groups)"
 
@@ -138,3 +403,11 @@ def _recompute_slots(conn: sqlite3.Connection) -> None:
             for slot, holder in best.slots.items()
         ],
     )
+
+
+def _recount_trial_runs(conn: sqlite3.Connection, source_ids: Sequence[int]) -> None:
+    """The trial runs of these sources from the records they still own, in id order; a
+    replay then extends them as a resumed import does."""
+    ids = ",".join(str(i) for i in source_ids) or "NULL"
+    conn.execute(f"DELETE FROM trial_runs WHERE source_id IN ({ids})")
+    fill_trial_runs(conn, f"source_id IN ({ids})")

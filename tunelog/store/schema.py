@@ -436,7 +436,6 @@ def _migration_8(conn: sqlite3.Connection) -> None:
     (JSON `[[trial, mean_cost], ...]`), plus where the run starts (earliest timestamp, first
     and last record id). Filled here from the stored records, in id order.
     """
-    from tunelog.store.codec import improvements_text
 
     conn.execute(
         """
@@ -453,10 +452,17 @@ def _migration_8(conn: sqlite3.Connection) -> None:
             PRIMARY KEY (source_id, target_id, workload_id)
         ) WITHOUT ROWID"""
     )
+    fill_trial_runs(conn, "1")
+
+
+def fill_trial_runs(conn: sqlite3.Connection, records_where: str) -> None:
+    """Insert the trial runs of the records `records_where` selects, counted in id order."""
+    from tunelog.store.codec import improvements_text
+
     runs: dict[tuple[int, int, int], list[Any]] = {}
     for record_id, source_id, target_id, workload_id, error_no, mean, timestamp in conn.execute(
-        """SELECT id, source_id, target_id, workload_id, error_no, mean_cost, timestamp
-           FROM records ORDER BY id"""
+        f"""SELECT id, source_id, target_id, workload_id, error_no, mean_cost, timestamp
+            FROM records WHERE {records_where} ORDER BY id"""
     ):
         run = runs.get((source_id, target_id, workload_id))
         if run is None:
@@ -498,6 +504,11 @@ def _migration_9(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE sources ADD COLUMN merged_at TEXT")
     # `sources_summary` (migration 6) shows what `tunelog sources --json` shows: now merged_from.
     conn.execute("DROP VIEW sources_summary")
+    sources_summary_of_migration_9(conn)
+
+
+def sources_summary_of_migration_9(conn: sqlite3.Connection) -> None:
+    """The `sources_summary` view as migration 9 makes it (tests build older schemas)."""
     conn.execute(
         """
         CREATE VIEW sources_summary AS
@@ -535,6 +546,48 @@ def _migration_10(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migration_11(conn: sqlite3.Connection) -> None:
+    """`holdings`: every record line each source's file held, whoever stored the record first.
+
+    A record used to belong only to the first source that had its line, so a question about one
+    of two overlapping files (a log and its grown copy, a copy under another name) answered for
+    the wrong lines. The table keeps each source's record lines as runs (see store.holdings).
+    An older database knows only the records each source stored: the lines a later file held
+    that were counted as duplicates then are not known (import that file again to add them).
+    """
+    # A rowid table: runs are inserted in import order, which `sources remove` replays.
+    conn.execute(
+        """
+        CREATE TABLE holdings (
+            source_id INTEGER NOT NULL,
+            seq INTEGER NOT NULL,  -- position of the run's first record line among the file's
+            line INTEGER NOT NULL,  -- its line number in the file
+            record_id INTEGER NOT NULL,  -- its record; the run's k-th is record_id + k
+            count INTEGER NOT NULL
+        )"""
+    )
+    conn.execute("CREATE UNIQUE INDEX holdings_source ON holdings(source_id, seq)")
+    from tunelog.store.holdings import fill_from_records
+
+    fill_from_records(conn)
+    # `sources_summary` shows what `tunelog sources --json` shows: now `held` too (not
+    # `shared`, which takes interval arithmetic over every source's runs).
+    conn.execute("DROP VIEW sources_summary")
+    conn.execute(
+        """
+        CREATE VIEW sources_summary AS
+        SELECT id, path, label, sha256, size, lines, records, duplicates, comments, blank,
+               rejected, imported_at, merged_from,
+               (SELECT coalesce(sum(h.count), 0) FROM holdings h
+                WHERE h.source_id = sources.id) AS held,
+               -- each import of this file: a JSON list of {path, imported_at}
+               (SELECT json_group_array(json_object('path', i.path, 'imported_at', i.imported_at))
+                FROM (SELECT path, imported_at FROM source_imports
+                      WHERE source_id = sources.id ORDER BY rowid) i) AS imports
+        FROM sources ORDER BY id"""
+    )
+
+
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_1,
@@ -547,4 +600,5 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_8,
     _migration_9,
     _migration_10,
+    _migration_11,
 ]

@@ -61,10 +61,11 @@ def _interleaved_run(
     progress = Progress()
     with store.snapshot():
         for error_no, mean in store.conn.execute(
+            # Another source's records may lie between (a file imported again when grown).
             f"""SELECT error_no, mean_cost FROM records
                 WHERE id BETWEEN ? AND ? AND workload_id = ? AND target_id IN ({targets})
-                ORDER BY id""",
-            (min(r[6] for r in runs), max(r[7] for r in runs), workload_id),
+                AND source_id = ? ORDER BY id""",
+            (min(r[6] for r in runs), max(r[7] for r in runs), workload_id, source_id),
         ):
             progress.add(mean, error_no)
     return SourceRun(source_id, min(r[5] for r in runs), progress)
