@@ -210,10 +210,10 @@ def test_a_record_counts_only_with_an_instruction_before_the_first_enter_postpro
     assert metaschedule_valid(instructions, [0.001]) is valid
 
 
-def _graph(version: str, buffer_name: str = "A", function: str = "main") -> str:
+def _graph(version: str, buffer_name: str = "A", function: str = "main", root: object = 5) -> str:
     """A module text as TVM writes it: base64 of an 8-byte length header and the JSON graph."""
     graph = {
-        "root_index": 5,
+        "root_index": root,
         "nodes": [
             {"type": "None"},
             {"type": "ffi.String", "data": buffer_name},
@@ -236,6 +236,17 @@ def test_modules_equal_but_for_variable_names_are_one_workload(tmp_path: Path) -
     # Lines 0 and 1 compete (the faster, of line 1, wins); line 2 is another function.
     assert [json.loads(line)[1] for line in workloads] == [modules[0], modules[2]]
     assert kept == [records[1].replace("[1,", "[0,", 1), records[2].replace("[2,", "[1,", 1)]
+
+
+@pytest.mark.parametrize("root", ["\u00b2", "\u0662", "-1", -1, "9" * 5000, True])
+def test_a_node_reference_that_is_no_index_is_read_as_none_not_a_crash(
+    tmp_path: Path, root: object
+) -> None:
+    # "²".isdigit() is True, int("²") raises: found by review as a traceback of `import DIR`.
+    database = _database(tmp_path / "db", [_graph("0.27.0", root=root)], [_record(0, [0.004])])
+    result = CliRunner().invoke(app, ["--db", str(tmp_path / "t.db"), "import", str(database)])
+    assert result.exit_code == 0, result.output
+    assert result.exception is None
 
 
 # -- export: top-k, filters, versions -----------------------------------------------------------

@@ -14,7 +14,7 @@ import itertools
 import os
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -423,9 +423,14 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     from tunelog.layers import TargetGroup, build_layers
 
     if filters is not None and filters.selects_sources:
-        # What importing only the chosen files gives (see Store.selected).
+        # What importing only the chosen files gives (see Store.selected). The layers remember
+        # the selection: their ids are that database's, which `_answering` builds again (the
+        # same ids: a selection is a deterministic merge) for curves, knobs and convergence.
         with store.selected(filters) as (chosen, rest):
-            return layers(chosen, rest, sort=sort)
+            found = layers(chosen, rest, sort=sort)
+        for lay in found:
+            lay.selection = filters.sources_only()
+        return found
     target = filters.query_target if filters is not None else None
     for_group = None
     if target is not None:
@@ -747,11 +752,28 @@ class LayerConvergence:
         return self.of(layer, layer.winner or layer.templates[0])
 
 
+@contextmanager
+def _answering(store: Store, found: Sequence[Layer]) -> Iterator[Store]:
+    """The database the layers' ids belong to: `store`, or the selection they were found in."""
+    selections = {lay.selection for lay in found}
+    if len(selections) > 1:
+        raise ValueError("layers found under different --source/--label filters: ask apart")
+    selection = next(iter(selections), None)
+    if selection is None:
+        yield store
+        return
+    with store.selected(selection) as (chosen, _):
+        yield chosen
+
+
 def layer_convergence(store: Store, found: Sequence[Layer]) -> LayerConvergence:
     """Convergence per (target group, template) for these layers.
 
     Reads the trial runs kept on import (`store.trials.trial_runs`), never stored lines.
     """
+    if any(lay.selection is not None for lay in found):
+        with _answering(store, found) as chosen:
+            return layer_convergence(chosen, [replace(lay, selection=None) for lay in found])
     from tunelog.convergence import join_runs
     from tunelog.store.trials import targets, trial_runs
 
@@ -821,6 +843,9 @@ def _ordered(rows: Sequence[TrialRow]) -> list[TrialRow]:
 
 def curves(store: Store, layer: Layer) -> list[TemplateCurve]:
     """The best-so-far curve of every template of a layer on its target group."""
+    if layer.selection is not None:
+        with _answering(store, [layer]) as answering:
+            return curves(answering, replace(layer, selection=None))
     from tunelog.convergence import Trial, best_so_far, summarize
     from tunelog.results import CurveRow, TemplateCurve
     from tunelog.store.trials import layer_trials
@@ -899,6 +924,9 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
     Reads the stored lines of the layer's records only (their blocks, no others). `knob`: only
     that knob's rows (`layout` selects the derived layouts of x86 NCHWc templates).
     """
+    if layer.selection is not None:
+        with _answering(store, [layer]) as answering:
+            return knobs(answering, replace(layer, selection=None), knob)
     from tunelog.knobs import KnobTrial, coverage, knob_values
     from tunelog.metaschedule import trace_knobs
     from tunelog.recordmodels import TuningRecord

@@ -77,6 +77,10 @@ class Filters:
         """True when the filters look at a record's source or exact target string."""
         return self.selects_sources or self.target is not None
 
+    def sources_only(self) -> Filters:
+        """Only these filters' `source` and `label`: which files a selected database holds."""
+        return Filters(source=self.source, label=self.label)
+
     def without_sources(self) -> Filters:
         """These filters without `source` and `label` (once the sources are chosen)."""
         return replace(self, source=None, label=None)

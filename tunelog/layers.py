@@ -26,6 +26,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from tunelog.filters import Filters
 from tunelog.machines import cross_machine_warning
 from tunelog.selection import query_slots
 from tunelog.strategies import Offer, relay_offers, strategy_note
@@ -139,6 +140,9 @@ class Layer:
     winner: TemplateResult | None = None
     runner_up: TemplateResult | None = None
     warnings: list[str] = field(default_factory=list)
+    # The --source/--label filters whose database the layer's ids belong to (None: the whole
+    # database); the API answers later questions about the layer from that database again.
+    selection: Filters | None = None
 
     @property
     def strategy_note(self) -> str | None:

@@ -63,7 +63,7 @@ def decode(text: str) -> ModuleGraph:
     version = meta.get("tvm_version") if isinstance(meta, dict) else None
     return ModuleGraph(
         graph["nodes"],
-        int(root) if isinstance(root, (int, str)) and str(root).isdigit() else 0,
+        _index(root) or 0,
         version if isinstance(version, str) else None,
     )
 
@@ -147,10 +147,14 @@ def _counted_references(canonical: list[Any], names: set[int]) -> set[int]:
 
 def node_index(value: Any, count: int) -> int | None:
     """The node a field points at (an int, or a decimal string in older graphs), else None."""
+    index = _index(value)
+    return index if index is not None and 0 < index < count else None
+
+
+def _index(value: Any) -> int | None:
+    """An int, or a string of ASCII digits (`"²"` is a digit to Python, no number to int())."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
-    if isinstance(value, int) and 0 < value < count:
-        return value
-    return None
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20:
+        return int(value)
+    return value if isinstance(value, int) and value >= 0 else None

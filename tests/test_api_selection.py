@@ -1,0 +1,41 @@
+"""The Python API under --source/--label: layers found in a selection keep answering from it.
+
+`api.layers(store, Filters(label=...))` answers from a temporary database of the chosen files;
+curves, knobs and convergence asked later about those layers must describe the same files, as
+the CLI's `curve --label` does (found by review: they read the whole database's ids).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import SAMPLE_LOGS
+from tunelog import api
+from tunelog.filters import Filters
+from tunelog.layers import Layer
+from tunelog.store import Store
+
+SHORT = str(SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz")
+FULL = str(SAMPLE_LOGS / "x86_mini_llvm.log")
+
+
+def _described(store: Store, found: list[Layer]) -> list[object]:
+    convergence = api.layer_convergence(store, found)
+    out: list[object] = []
+    for lay in found:
+        for template in lay.templates:
+            out.append((lay.key, template.workload.task_name, convergence.of(lay, template)))
+        out.append([[(r.trial, r.line, r.cost) for r in c.rows] for c in api.curves(store, lay)])
+        out.append([(k.values, k.coverage) for k in api.knobs(store, lay)])
+    return out
+
+
+def test_layers_found_under_a_label_answer_curves_knobs_and_convergence_from_that_label(
+    tmp_path: Path,
+) -> None:
+    with Store(str(tmp_path / "both.db")) as both, Store(str(tmp_path / "alone.db")) as alone:
+        api.import_paths(both, [FULL], label="full")
+        api.import_paths(both, [SHORT], label="short")
+        api.import_paths(alone, [SHORT])
+        chosen = api.layers(both, Filters(label="short"))
+        assert _described(both, chosen) == _described(alone, api.layers(alone))
