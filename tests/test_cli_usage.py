@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from tests.conftest import REPO, SAMPLE_LOGS, write_mixed_version_log
 from tunelog.cli import app, app_for, hoist_global_options
 from tunelog.discovery import looks_like_log
-from tunelog.tables import fit_table, simple_table
+from tunelog.tables import Column, fit_table, simple_table
 
 runner = CliRunner()
 EDGE = SAMPLE_LOGS / "edge_cases.log"
@@ -217,11 +217,11 @@ def test_best_and_workloads_count_the_same_trials(db: str, tmp_path: Path) -> No
 
 
 BEST_80_COLUMNS = """\
-target    slots     templ…    args      config    laten…    trials    source
---------  --------  --------  --------  --------  --------  --------  --------
-llvm -k…  cpu       dense_n…  1x512 *…  12        41.1 us   1         sample_…
-llvm -k…  cpu       dense_p…  1x512 *…  3         45.0 us   1         sample_…
-cuda -m…  model=t…  topi_nn…  1x512 *…  5         30.1 us   1         sample_…
+slots              template                args              latency
+-----------------  ----------------------  ----------------  ---------
+cpu                dense_nopack.x86        1x512 * 1000x512  41.1 us
+cpu                dense_pack.x86          1x512 * 1000x512  45.0 us
+model=t4,cuda,gpu  topi_nn_dense [direct]  1x512 * 1000x512  30.1 us
 """
 
 
@@ -262,11 +262,37 @@ def test_simple_table_is_tabulate_or_declines(table: tuple[list[str], list[list[
         assert not all(set(c) <= plain for c in [*headers, *(c for r in rows for c in r)])
 
 
-def test_fit_table_cuts_the_widest_columns_first() -> None:
-    rows = [["a" * 30, "12", "b" * 20]]
-    cut, headers = fit_table(rows, ["text", "n", "more"], 40)
-    assert cut == [["a" * 15 + "…", "12", "b" * 15 + "…"]]
-    assert headers == ["text", "n", "more"]
+@pytest.mark.parametrize(
+    ("row", "wrapped"),
+    [
+        (
+            ["alpha beta gamma delta epsilon", "12", "one two three four five"],
+            ["alpha beta gamma\ndelta epsilon", "12", "one two three\nfour five"],
+        ),
+        # A word is broken only when longer than two thirds of the width.
+        (["a" * 50, "12", "b"], ["a" * 27 + "\n" + "a" * 23, "12", "b"]),
+    ],
+)
+def test_fit_table_wraps_the_widest_columns_at_spaces_and_cuts_nothing(
+    row: list[str], wrapped: list[str]
+) -> None:
+    fitted = fit_table([row], ["text", "n", "more"], 40)
+    assert fitted.rows == [wrapped]
+    assert (fitted.headers, fitted.dropped) == (["text", "n", "more"], [])
+
+
+def test_fit_table_drops_the_highest_rank_first_then_wraps() -> None:
+    rows = [
+        ["key " * 8, "x" * 20, "y" * 20, "/u/a/b/run1.log:3"],
+        ["k", "x", "y", "/u/c/b/run1.log:9"],
+    ]
+    columns = [Column("key"), Column("mid", rank=1), Column("low", rank=2), Column("p", path=True)]
+    fitted = fit_table(rows, columns, 70)
+    assert fitted.dropped == ["low"]
+    assert fitted.rows == [
+        ["key key key key key key key\nkey", "xxxxxxxxxxxxxxxxxxxx", "…/a/b/run1.log:3"],
+        ["k", "x", "…/c/b/run1.log:9"],
+    ]
 
 
 @pytest.mark.parametrize("command", [["stats"], ["export", "-"], ["best"], ["rejects"]])

@@ -16,6 +16,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, Protocol, TypeVar
 
@@ -27,6 +28,7 @@ from typer.models import CommandInfo
 from tunelog import optionvalues
 from tunelog.exceptions import TunelogError
 from tunelog.filters import Filters
+from tunelog.tables import Column
 
 if TYPE_CHECKING:
     from tunelog import api
@@ -307,23 +309,40 @@ def _as_plain_json(value: Any) -> Any:
 
 
 def emit_table(
-    rows: Sequence[Sequence[Any]], headers: Sequence[str], *, empty: str | None = None
+    rows: Sequence[Sequence[Any]],
+    headers: Sequence[str | Column],
+    *,
+    empty: str | None = None,
 ) -> None:
-    """A plain-text table on stdout, cut to the terminal's width unless --wide.
+    """A plain-text table on stdout, fitted to the terminal's width unless --wide or a pipe.
 
-    No rows: nothing on stdout, and the `empty` note (if any) on stderr.
+    `headers`: the table's columns, declared once (`tunelog.tables.Column`: which ones go
+    first on a narrow terminal, which hold paths). No rows: nothing on stdout, and the `empty`
+    note (if any) on stderr.
     """
     if not rows:
         if empty:
             _err(empty)
         return
-    from tunelog.tables import fit_table, simple_table
+    from tunelog.tables import columns_of, fit_table, simple_table, wrapped_table
 
+    specs = columns_of(headers)
     cells = [["" if cell is None else shown(str(cell)) for cell in row] for row in rows]
-    names = [shown(name) for name in headers]
+    names = [shown(spec.name) for spec in specs]
     width = terminal_width()
     if width is not None:
-        cells, names = fit_table(cells, names, width)
+        fitted = fit_table(
+            cells, [replace(s, name=n) for s, n in zip(specs, names, strict=True)], width
+        )
+        cells, names = fitted.rows, fitted.headers
+        if fitted.dropped:
+            _err(
+                f"note: {width} columns: not shown {', '.join(fitted.dropped)} "
+                "(--wide or --json shows every column)"
+            )
+    if any("\n" in cell for row in cells for cell in row):  # wrapped by fit_table
+        echo(wrapped_table(cells, names))
+        return
     text = simple_table(cells, names)
     if text is None:  # characters whose width or treatment only tabulate knows
         from tabulate import tabulate
@@ -511,13 +530,47 @@ _REPORT_FIELDS = {
 }
 
 
+_IMPORT_COLUMNS = (
+    Column("file", path=True),
+    Column("lines", rank=1),
+    Column("new"),
+    Column("dup", rank=1),
+    Column("comments", rank=2),
+    Column("blank", rank=2),
+    Column("rejected"),
+    Column("note"),
+)
+_SOURCES_COLUMNS = (
+    Column("id"),
+    Column("path", path=True),
+    Column("label", rank=1),
+    Column("lines", rank=2),
+    Column("records"),
+    Column("dup", rank=2),
+    Column("rejected"),
+    Column("sha256", rank=4),
+    Column("imported", rank=3),
+    Column("imports", rank=3),
+    Column("merged from", rank=2),
+)
+
+
 def _print_import(reports: list[FileReport], as_json: bool) -> None:
     """The summary on stdout (table or JSON); rejected lines on stderr either way."""
     if as_json:
         emit_json({"files": [r.model_dump(include=_REPORT_FIELDS) for r in reports]})
     else:
         rows: list[tuple[Any, ...]] = [
-            (r.path, r.lines, r.new, r.duplicates, r.comments, r.blank, r.rejected, _import_note(r))
+            (
+                display_path(r.path),
+                r.lines,
+                r.new,
+                r.duplicates,
+                r.comments,
+                r.blank,
+                r.rejected,
+                _import_note(r),
+            )
             for r in reports
         ]
         if len(reports) > 1:
@@ -530,7 +583,7 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
             )
         emit_table(
             rows,
-            ("file", "lines", "new", "dup", "comments", "blank", "rejected", "note"),
+            _IMPORT_COLUMNS,
             empty="no log to import (see `tunelog import --help` for what is read)",
         )
     for report in reports:
@@ -555,7 +608,11 @@ def _import_note(report: FileReport) -> str:
     if report.rolled_back:
         notes.append(f"rolled back (--strict): {report.discarded} new record(s) not stored")
     if report.already_imported_as:
-        notes.append(f"already imported as {_source_ref(report.already_imported_as)}")
+        number, _, path = report.already_imported_as.partition(" ")
+        if display_path(path) == display_path(report.path):  # the row shows the path already
+            notes.append(f"already imported as {number}")
+        else:
+            notes.append(f"already imported as {_source_ref(report.already_imported_as)}")
     if report.repaired:
         notes.append(f"repaired {report.repaired} record(s)")
     if report.skipped_lines and not report.already_imported_as:
@@ -638,19 +695,7 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
             )
             for s in rows
         ],
-        (
-            "id",
-            "path",
-            "label",
-            "lines",
-            "records",
-            "dup",
-            "rejected",
-            "sha256",
-            "imported",
-            "imports",
-            "merged from",
-        ),
+        _SOURCES_COLUMNS,
         empty="no source imported yet (tunelog import LOGS)",
     )
 
@@ -744,9 +789,18 @@ def best(
     _warn_all([f"{','.join(row.slots)} {row.task_name}: {w}" for row in rows for w in row.warnings])
 
 
-def _best_headers(knobs: bool) -> list[str]:
-    headers = ["target", "slots", "template", "args", "config", "latency", "trials", "source"]
-    return [*headers, "knobs"] if knobs else headers
+def _best_headers(knobs: bool) -> list[Column]:
+    headers = [
+        Column("target", rank=3),  # long; `slots` says what it answers for
+        Column("slots", rank=1),
+        Column("template"),
+        Column("args"),
+        Column("config", rank=2),
+        Column("latency"),
+        Column("trials", rank=2),
+        Column("source", rank=1, path=True),
+    ]
+    return [*headers, Column("knobs")] if knobs else headers
 
 
 def _best_row(row: BestRow, knobs: bool) -> list[Any]:
@@ -907,22 +961,23 @@ def workloads(
         return
     emit_table(
         [[*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))] for layer in found],
-        (*_LAYER_HEADERS, "to best", "verdict"),
+        _LAYER_COLUMNS,
         empty="no layer matches (see `tunelog stats`)",
     )
     _warn_layers(found)
 
 
 _LAYER_HEADERS = (
-    "target",
-    "operator",
-    "shapes",
-    "templates (trials valid/failed: best)",
-    "winner",
-    "config",
-    "margin",
-    "GFLOPS",
+    Column("target"),
+    Column("operator"),
+    Column("shapes"),
+    Column("templates (trials valid/failed: best)", rank=3),
+    Column("winner"),
+    Column("config", rank=2),
+    Column("margin", rank=2),
+    Column("GFLOPS", rank=1),
 )
+_LAYER_COLUMNS = (*_LAYER_HEADERS, Column("to best", rank=2), Column("verdict", rank=1))
 
 
 def _layer_row(layer: Layer) -> list[Any]:
@@ -988,7 +1043,15 @@ def untuned(
             )
             for layer in found
         ],
-        ("target", "operator", "shapes", "templates", "trials", "errors", "answered by"),
+        (
+            Column("target"),
+            Column("operator"),
+            Column("shapes"),
+            Column("templates", rank=2),
+            Column("trials", rank=3),
+            Column("errors", rank=1),
+            Column("answered by", rank=1),
+        ),
         empty="every layer has at least one valid measurement",
     )
     _warn_layers(found)
@@ -1124,7 +1187,15 @@ def tasks(
             )
             for task in found
         ],
-        ("index", "task", "trials", "valid", "failed", "best", "verdict"),
+        (
+            Column("index"),
+            Column("task"),
+            Column("trials", rank=1),
+            Column("valid"),
+            Column("failed", rank=2),
+            Column("best"),
+            Column("verdict"),
+        ),
         empty="every task has enough valid trials"
         if need_trials is not None
         else "the task list is empty",
@@ -1261,15 +1332,15 @@ def _network_json(graph: GraphLog) -> dict[str, object]:
 
 
 _NETWORK_HEADERS = (
-    "line",
-    "layer",
-    "x",
-    "config",
-    "layout",
-    "latency",
-    "share",
-    "kernel best",
-    "best per layout",
+    Column("line", rank=2),
+    Column("layer"),
+    Column("x"),
+    Column("config", rank=2),
+    Column("layout", rank=1),
+    Column("latency"),
+    Column("share"),
+    Column("kernel best", rank=1),
+    Column("best per layout", rank=3),
 )
 
 
@@ -1307,17 +1378,7 @@ def _print_network(graph: GraphLog) -> None:
             )
             for layer in graph.layers
         ],
-        (
-            "line",
-            "layer",
-            "x",
-            "config",
-            "layout",
-            "latency",
-            "share",
-            "kernel best",
-            "best per layout",
-        ),
+        _NETWORK_HEADERS,
         empty="no AutoTVM record in the graph log",
     )
     if not graph.layers:
@@ -1375,7 +1436,14 @@ def errors(
             )
             for e in found
         ],
-        ("target", "shapes", "template", "failed", "errors", "diagnosis"),
+        (
+            Column("target", rank=2),
+            Column("shapes"),
+            Column("template"),
+            Column("failed", rank=1),
+            Column("errors", rank=1),
+            Column("diagnosis"),
+        ),
         empty="no failed trials",
     )
 
@@ -1547,7 +1615,14 @@ def curve(
                 )
                 for r in one.rows
             ],
-            ("trial", "source", "config", "cost", "best so far", "new best"),
+            (
+                Column("trial"),
+                Column("source", rank=2, path=True),
+                Column("config", rank=1),
+                Column("cost"),
+                Column("best so far"),
+                Column("new best"),
+            ),
         )
 
 
@@ -1829,7 +1904,14 @@ def merge(
             for r in reports
             for s in r.sources
         ],
-        ("database", "source", "label", "new", "dup", "note"),
+        (
+            Column("database", rank=1, path=True),
+            Column("source", path=True),
+            Column("label", rank=2),
+            Column("new"),
+            Column("dup", rank=1),
+            Column("note"),
+        ),
     )
     _err(
         f"merged {sum(r.new for r in reports)} new record(s) from {len(reports)} database(s) "
@@ -1889,7 +1971,16 @@ def diff(
             raise typer.Exit(1)
 
 
-_DIFF_HEADERS = ("target", "operator", "shapes", "A", "B", "B/A", "change", "winner")
+_DIFF_HEADERS = (
+    Column("target"),
+    Column("operator"),
+    Column("shapes"),
+    Column("A"),
+    Column("B"),
+    Column("B/A", rank=2),
+    Column("change"),
+    Column("winner", rank=1),
+)
 
 
 def _diff_row(d: LayerDiff) -> list[Any]:

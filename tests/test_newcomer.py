@@ -1,0 +1,188 @@
+# ruff: noqa: E501  (expected tables at 120 columns are wider than the code)
+"""The CLI as a newcomer meets it (issue 32): tables readable at 80 and 120 columns, answers
+that say when nothing matches, one meaning of `-model=unknown`, files that are not logs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import CORPUS, REPO, SAMPLE_LOGS, require_shared
+from tunelog.cli import app
+
+runner = CliRunner()
+TLCBENCH = CORPUS / "tlc-pack__TLCBench" / "saved_logs" / "2020_01_11" / "autotvm"
+CORPUS_LOGS = [
+    TLCBENCH / "t4" / "bert-B1-float32.kernel.log",
+    TLCBENCH / "platinum-8124m" / "bert-B1-float32.kernel.log",
+]
+
+
+def run(db: str, *args: str, columns: int | None = None) -> tuple[int, str, str]:
+    env = {"COLUMNS": str(columns)} if columns else None
+    result = runner.invoke(app, ["--db", db, *args], env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def sample_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The bundled samples imported; the working directory is the checkout."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("TUNELOG_DB", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    db = str(tmp_path / "samples.db")
+    assert run(db, "import", str(SAMPLE_LOGS))[0] == 0
+    return db
+
+
+@pytest.fixture(scope="module")
+def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Two real TLCBench BERT kernel logs (T4 and a Xeon), imported from outside the cwd."""
+    require_shared()
+    db = str(tmp_path_factory.mktemp("corpus") / "corpus.db")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("COLUMNS", raising=False)
+        assert run(db, "import", *map(str, CORPUS_LOGS))[0] == 0
+    yield db
+
+
+# -- 1. tables readable at 80 columns ---------------------------------------------------------
+
+CORPUS_TABLES = {
+    (80, "workloads --task dense"): """\
+target                operator    shapes               winner
+--------------------  ----------  -------------------  ----------------------
+cuda,gpu (t4)         dense       1x768 * 768x768      dense_small_batch.cuda
+cuda,gpu (t4)         dense       128x768 * 2304x768   dense_large_batch.cuda
+cuda,gpu (t4)         dense       128x768 * 768x768    dense_small_batch.cuda
+cuda,gpu (t4)         dense       128x768 * 3072x768   dense_large_batch.cuda
+cuda,gpu (t4)         dense       128x3072 * 768x3072  dense_large_batch.cuda
+cpu (platinum-8124m)  dense       1x768 * 768x768      dense_nopack.x86
+cpu (platinum-8124m)  dense       128x768 * 2304x768   dense_pack.x86
+cpu (platinum-8124m)  dense       128x768 * 768x768    dense_pack.x86
+cpu (platinum-8124m)  dense       128x768 * 3072x768   dense_pack.x86
+cpu (platinum-8124m)  dense       128x3072 * 768x3072  dense_pack.x86
+""",
+    (120, "workloads --task dense"): """\
+target                operator    shapes               winner                  config    GFLOPS    verdict
+--------------------  ----------  -------------------  ----------------------  --------  --------  --------------------
+cuda,gpu (t4)         dense       1x768 * 768x768      dense_small_batch.cuda  9         291.6     too few valid trials
+cuda,gpu (t4)         dense       128x768 * 2304x768   dense_large_batch.cuda  326226    191.2     converged
+cuda,gpu (t4)         dense       128x768 * 768x768    dense_small_batch.cuda  9         499.3     too few valid trials
+cuda,gpu (t4)         dense       128x768 * 3072x768   dense_large_batch.cuda  2522826   195.5     converged
+cuda,gpu (t4)         dense       128x3072 * 768x3072  dense_large_batch.cuda  2025731   504.9     converged
+cpu (platinum-8124m)  dense       1x768 * 768x768      dense_nopack.x86        180       193.2     converged
+cpu (platinum-8124m)  dense       128x768 * 2304x768   dense_pack.x86          44381     1510.2    converged
+cpu (platinum-8124m)  dense       128x768 * 768x768    dense_pack.x86          27353     1337.0    converged
+cpu (platinum-8124m)  dense       128x768 * 3072x768   dense_pack.x86          25229     1376.2    converged
+cpu (platinum-8124m)  dense       128x3072 * 768x3072  dense_pack.x86          32281     1191.5    converged
+""",
+    (80, "sources"): """\
+id    path                                         records    rejected
+----  -------------------------------------------  ---------  ----------
+1     …/t4/bert-B1-float32.kernel.log              5118       0
+2     …/platinum-8124m/bert-B1-float32.kernel.log  6800       0
+""",
+    (120, "sources"): """\
+id    path                                         label    lines    records    dup    rejected    merged from
+----  -------------------------------------------  -------  -------  ---------  -----  ----------  -------------
+1     …/t4/bert-B1-float32.kernel.log                       5118     5118       0      0
+2     …/platinum-8124m/bert-B1-float32.kernel.log           6800     6800       0      0
+""",
+    (80, "errors --task batch_matmul"): """\
+shapes                  template           failed    diagnosis
+----------------------  -----------------  --------  -----------
+12x128x128 * 12x64x128  batch_matmul.cuda  2/608
+""",
+    (120, "errors --task batch_matmul"): """\
+target         shapes                  template           failed    errors                  diagnosis
+-------------  ----------------------  -----------------  --------  ----------------------  -----------
+cuda,gpu (t4)  12x128x128 * 12x64x128  batch_matmul.cuda  2/608     INSTANTIATION_ERROR x2
+""",
+}
+
+
+@pytest.mark.parametrize(("columns", "command"), list(CORPUS_TABLES))
+def test_corpus_tables_keep_key_columns_whole_at_80_and_120_columns(
+    corpus_db: str, columns: int, command: str
+) -> None:
+    code, out, _ = run(corpus_db, *command.split(), columns=columns)
+    assert (code, out) == (0, CORPUS_TABLES[columns, command])
+    assert max(map(len, out.splitlines())) <= columns
+
+
+def test_dropped_columns_are_named_once_on_stderr(corpus_db: str) -> None:
+    _, _, err = run(corpus_db, "sources", columns=80)
+    assert err == (
+        "note: 80 columns: not shown label, lines, dup, sha256, imported, imports, merged from "
+        "(--wide or --json shows every column)\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["sources", "workloads", "best", "errors"])
+def test_wide_and_pipes_keep_every_column_and_the_full_path(corpus_db: str, command: str) -> None:
+    wide = run(corpus_db, "--wide", command, columns=80)
+    piped = run(corpus_db, command)
+    assert wide[:2] == piped[:2]
+    assert "note:" not in wide[2]
+    if command in ("sources", "best"):
+        assert str(CORPUS_LOGS[1]) in wide[1]
+
+
+SAMPLE_BEST_80 = """\
+slots              template                   args                     latency
+-----------------  -------------------------  -----------------------  ---------
+model=t4,cuda,gpu  conv2d_nchw.cuda           1x64x56x56 * 64x64x3x3   102.0 us
+                                              s1 p1
+
+model=t4,cuda,gpu  conv2d_nchw_winograd.cuda  1x64x56x56 * 64x64x3x3   165.0 us
+                                              s1 p1
+
+cpu                dense_nopack.x86           1x512 * 1000x512         41.1 us
+
+cpu                dense_pack.x86             1x512 * 1000x512         45.0 us
+
+model=t4,cuda,gpu  topi_nn_dense [direct]     1x512 * 1000x512         30.1 us
+
+cpu                conv2d_NCHWc.x86           1x3x32x32 * 16x3x3x3 s1  29.6 us
+                                              p1
+
+cpu                conv2d_NCHWc.x86           1x16x32x32 * 32x16x3x3   116.0 us
+                                              s1 p1
+
+cpu                conv2d_NCHWc.x86           1x32x32x32 * 32x32x1x1   19.9 us
+                                              s2 p0
+
+cpu                dense_nopack.x86           1x8192 * 10x8192         11.3 us
+
+cpu                dense_pack.x86             1x8192 * 10x8192         14.6 us
+"""
+
+SAMPLE_IMPORT_80 = """\
+file                                        new    rejected    note
+------------------------------------------  -----  ----------  ----------------
+sample_logs/edge_cases.log                  0      3           already imported
+                                                               as #1
+
+sample_logs/x86_mini_llvm.log               0      0           already imported
+                                                               as #2
+
+sample_logs/x86_mini_short_timeouts.log.gz  0      0           already imported
+                                                               as #3
+
+total (3 files)                             0      3
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [("best", SAMPLE_BEST_80), (f"import {SAMPLE_LOGS.name}", SAMPLE_IMPORT_80)],
+)
+def test_sample_tables_wrap_at_spaces_and_show_paths_relative(
+    sample_db: str, command: str, expected: str
+) -> None:
+    code, out, _ = run(sample_db, *command.split(), columns=80)
+    assert (code, out) == (0, expected)
