@@ -179,7 +179,8 @@ def test_an_empty_listing_exits_0_with_a_note(db: str) -> None:
     assert run("--db", db, "workloads", "--task", "winograd") == (
         0,
         "",
-        "no layer matches (see `tunelog stats`)\n",
+        "no layer matches --task 'winograd'; see `tunelog workloads` and `tunelog stats` for "
+        "what there is\n",
     )
 
 

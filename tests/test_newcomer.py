@@ -186,3 +186,56 @@ def test_sample_tables_wrap_at_spaces_and_show_paths_relative(
 ) -> None:
     code, out, _ = run(sample_db, *command.split(), columns=80)
     assert (code, out) == (0, expected)
+
+
+# -- 2. no vacuous answers ----------------------------------------------------------------------
+
+SEE = "see `tunelog workloads` and `tunelog stats` for what there is"
+SKYLAKE = "llvm -mcpu=skylake-avx512"
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (
+            ["untuned", "--for-target", SKYLAKE, "--check"],
+            (1, "", f"Error: no layer matches --for-target '{SKYLAKE}': nothing to check; {SEE}\n"),
+        ),
+        (
+            ["untuned", "--for-target", SKYLAKE],
+            (0, "", f"no layer matches --for-target '{SKYLAKE}'; {SEE}\n"),
+        ),
+        (
+            ["untuned", "--for-target", SKYLAKE, "--json"],
+            (0, "[]\n", f"no layer matches --for-target '{SKYLAKE}'; {SEE}\n"),
+        ),
+        (
+            ["workloads", "--for-target", SKYLAKE],
+            (0, "", f"no layer matches --for-target '{SKYLAKE}'; {SEE}\n"),
+        ),
+        (
+            ["errors", "--target-key", "cpu"],
+            (0, "", f"no layer matches --target-key 'cpu'; {SEE}\n"),
+        ),
+        (["errors", "--target-key", "cuda", "--task", "dense"], (0, "", "no failed trials\n")),
+        (
+            ["best", "--model", "titanx"],
+            (0, "", f"no valid measurement matches --model 'titanx'; {SEE}\n"),
+        ),
+    ],
+)
+def test_nothing_matching_is_said_and_fails_a_check(
+    tmp_path: Path, command: list[str], expected: tuple[int, str, str]
+) -> None:
+    """A CUDA-only database asked about a CPU: "every layer is tuned" would be vacuous."""
+    db = str(tmp_path / "cuda.db")
+    cuda_only = tmp_path / "cuda_only.log"
+    cuda_only.write_bytes(
+        b"".join(
+            line
+            for line in (SAMPLE_LOGS / "edge_cases.log").read_bytes().splitlines(keepends=True)
+            if b'"cuda' in line
+        )
+    )
+    assert run(db, "import", str(cuda_only))[0] == 0
+    assert run(db, *command) == expected

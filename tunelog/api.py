@@ -445,6 +445,29 @@ def _winner_cost(layer: Layer) -> float:
     return layer.winner.chosen.mean_cost
 
 
+@dataclass(frozen=True)
+class UntunedReport:
+    """`untuned`'s answer with how many layers the filters matched: none untuned among none
+    matched is no answer (`untuned --check` fails then)."""
+
+    layers: list[Layer]
+    matched: int
+
+
+def untuned_report(store: Store, filters: Filters | None = None) -> UntunedReport:
+    """The untuned layers (see `untuned`) and how many layers the filters matched."""
+    found = layers(store, filters)
+    asked = filters.for_target if filters is not None else None
+    return UntunedReport(
+        [
+            lay
+            for lay in found
+            if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked))
+        ],
+        len(found),
+    )
+
+
 def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
     """Layers with no measurement their targets can use, or only one from another machine.
 
@@ -456,12 +479,7 @@ def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
     -device). An option only one string gives (`cuda -model=t4` vs `cuda -arch=sm_75
     -model=t4`) may be the same machine: `workloads` warns, `untuned` does not list it.
     """
-    asked = filters.for_target if filters is not None else None
-    return [
-        lay
-        for lay in layers(store, filters)
-        if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked))
-    ]
+    return untuned_report(store, filters).layers
 
 
 def diagnose_untuned(

@@ -26,7 +26,7 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 from typer.models import CommandInfo
 
 from tunelog import optionvalues
-from tunelog.exceptions import TunelogError
+from tunelog.exceptions import NothingMatchesError, TunelogError
 from tunelog.filters import Filters
 from tunelog.tables import Column
 
@@ -784,7 +784,9 @@ def best(
     emit_table(
         [_best_row(row, knobs) for row in rows],
         _best_headers(knobs),
-        empty="no valid measurement matches (see `tunelog stats`)",
+        empty=f"no valid measurement matches {filters.describe()}; {_SEE_WHAT_THERE_IS}"
+        if filters.describe()
+        else f"no valid measurement in the database; {_SEE_WHAT_THERE_IS}",
     )
     _warn_all([f"{','.join(row.slots)} {row.task_name}: {w}" for row in rows for w in row.warnings])
 
@@ -962,7 +964,7 @@ def workloads(
     emit_table(
         [[*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))] for layer in found],
         _LAYER_COLUMNS,
-        empty="no layer matches (see `tunelog stats`)",
+        empty=_nothing_matches(filters),
     )
     _warn_layers(found)
 
@@ -1024,7 +1026,15 @@ def untuned(
         target_key, model, template, task, for_target, source=source, label=label, target=target
     )
     with opened_store() as store:
-        found = api.untuned(store, filters)
+        report = api.untuned_report(store, filters)
+    found = report.layers
+    if not report.matched:  # "every layer is tuned" would be true of no layer at all
+        if check:
+            raise NothingMatchesError(_nothing_matches(filters, then=": nothing to check"))
+        if as_json:
+            emit_json([])
+        _err(_nothing_matches(filters))
+        return
     if as_json:
         emit_json([api.layer_as_dict(layer) for layer in found])
         if check and found:
@@ -1058,6 +1068,16 @@ def untuned(
     if check and found:
         _err(f"{len(found)} layer(s) will run an untuned fallback config (--check)")
         raise typer.Exit(1)
+
+
+_SEE_WHAT_THERE_IS = "see `tunelog workloads` and `tunelog stats` for what there is"
+
+
+def _nothing_matches(filters: Filters, *, then: str = "") -> str:
+    """What to say when no layer matches the filters (a note, or an error under --check)."""
+    given = filters.describe()
+    what = f"no layer matches {given}" if given else "the database has no layer"
+    return f"{what}{then}; {_SEE_WHAT_THERE_IS}"
 
 
 def _errors_text(counts: dict[int, int]) -> str:
@@ -1421,6 +1441,7 @@ def errors(
     )
     with opened_store() as store:
         found = api.errors(store, filters)
+        matched = bool(found) or bool(api.layers(store, filters))
     if as_json:
         emit_json([api.error_as_dict(e) for e in found])
         return
@@ -1444,7 +1465,7 @@ def errors(
             Column("errors", rank=1),
             Column("diagnosis"),
         ),
-        empty="no failed trials",
+        empty="no failed trials" if matched else _nothing_matches(filters),
     )
 
 

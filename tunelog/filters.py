@@ -55,6 +55,24 @@ class Filters:
                     'string, e.g. "cuda -model=titanx"'
                 ) from exc
 
+    def describe(self) -> str:
+        """The filters as the options that give them (`--for-target 'llvm'`), or "" for none."""
+        given = [
+            (name, value)
+            for name in (
+                "target_key",
+                "model",
+                "template",
+                "task",
+                "for_target",
+                "source",
+                "label",
+                "target",
+            )
+            if (value := getattr(self, name)) is not None
+        ]
+        return " ".join(f"--{name.replace('_', '-')} {value!r}" for name, value in given)
+
     @property
     def query_target(self) -> Target | None:
         """The parsed `for_target`, or None."""
