@@ -239,3 +239,47 @@ def test_nothing_matching_is_said_and_fails_a_check(
     )
     assert run(db, "import", str(cuda_only))[0] == 0
     assert run(db, *command) == expected
+
+
+# -- 3. -model=unknown is no model ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command", [["untuned", "--check"], ["best"], ["workloads"], ["errors"], ["network"]]
+)
+def test_model_unknown_answers_as_no_model_in_every_command(
+    tmp_path: Path, command: list[str]
+) -> None:
+    db = str(tmp_path / "nomodel.db")
+    log = tmp_path / "nomodel.log"
+    log.write_bytes((SAMPLE_LOGS / "edge_cases.log").read_bytes().replace(b" -model=t4", b""))
+    assert run(db, "import", str(log))[0] == 0
+    plain = run(db, *command, "--for-target", "cuda -arch=sm_75")
+    unknown = run(db, *command, "--for-target", "cuda -arch=sm_75 -model=unknown")
+    spelled = tuple(
+        text.replace("cuda -arch=sm_75 -model=unknown", "cuda -arch=sm_75")
+        if isinstance(text, str)
+        else text
+        for text in unknown
+    )
+    assert spelled == plain
+    assert "-model unknown" not in unknown[2]
+
+
+@pytest.mark.parametrize(
+    ("asked", "measured", "differences"),
+    [
+        ("cuda -model=unknown", "cuda", []),
+        ("cuda", "cuda -model=unknown", []),
+        ("cuda -model=unknown", "cuda -model=t4", ["-model t4 vs none"]),
+        ("cuda -model=t4", "cuda -model=unknown", ["-model none vs t4"]),
+    ],
+)
+def test_machine_differences_read_model_unknown_as_none(
+    asked: str, measured: str, differences: list[str]
+) -> None:
+    from tunelog.machines import conflicting_machines, machine_differences
+    from tunelog.targets import parse_target
+
+    assert machine_differences(parse_target(asked), parse_target(measured)) == differences
+    assert not conflicting_machines(asked, measured)

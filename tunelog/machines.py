@@ -24,7 +24,7 @@ def machine_differences(asked: Target, measured: Target) -> list[str]:
     if asked.kind != measured.kind:
         notes.append(f"target kind {measured.kind} vs {asked.kind}")
     for name in MACHINE_OPTIONS:
-        mine, theirs = asked.option(name), measured.option(name)
+        mine, theirs = asked.machine_option(name), measured.machine_option(name)
         if mine != theirs:
             notes.append(f"-{name} {theirs or 'none'} vs {mine or 'none'}")
     return notes
@@ -46,7 +46,7 @@ def conflicting_machines(asked: str, measured: str) -> bool:
         return True
     return any(
         a is not None and b is not None and a != b
-        for a, b in ((mine.option(n), theirs.option(n)) for n in MACHINE_OPTIONS)
+        for a, b in ((mine.machine_option(n), theirs.machine_option(n)) for n in MACHINE_OPTIONS)
     )
 
 

@@ -83,6 +83,14 @@ class Target:
                 return value
         return None
 
+    def machine_option(self, name: str) -> str | None:
+        """The value of option `name` as it names a machine: `-model=unknown` is no model at
+        all (AutoTVM's rule, tvm-reference §2: `target.model` is "unknown" when absent, and no
+        model slot is opened for it), so it is None, like an absent `-model`."""
+        if name == "model":
+            return None if self.model == UNKNOWN_MODEL else self.model
+        return self.option(name)
+
     @property
     def load_problems(self) -> tuple[str, ...]:
         """Reasons a modern AutoTVM (0.10-0.19) cannot load a record with this target."""
