@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -74,11 +75,17 @@ def test_directory_import_reads_only_logs_and_says_what_it_skipped(
     monkeypatch.chdir(tmp_path)
     code, out, err = run("--db", db, "import", "d", "--exclude", "*.json")
     assert (code, out) == (0, IMPORTED_DIRECTORY)
-    assert err.splitlines()[0] == (
+    assert err.splitlines()[:5] == [
+        "skipped d/README.md: not a tuning log",
+        "skipped d/config.json: left out by --include/--exclude",
+        "skipped d/old.db: SQLite database",
+        "skipped d/runs/notes.tar.gz: not a tuning log",
         "skipped 4 file(s) in directories (not a tuning log: 2, SQLite database: 1, "
         "left out by --include/--exclude: 1); did not enter 1 dot-directory "
-        "(see `tunelog import --help`)"
-    )
+        "(see `tunelog import --help`)",
+    ]
+    skipped = json.loads(run("--db", db, "import", "d", "--exclude", "*.json", "--json")[1])
+    assert skipped["skipped"][0] == {"path": "d/README.md", "reason": "not a tuning log"}
 
 
 def test_include_reads_only_matching_files(

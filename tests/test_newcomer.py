@@ -4,6 +4,7 @@ that say when nothing matches, one meaning of `-model=unknown`, files that are n
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -283,3 +284,80 @@ def test_machine_differences_read_model_unknown_as_none(
 
     assert machine_differences(parse_target(asked), parse_target(measured)) == differences
     assert not conflicting_machines(asked, measured)
+
+
+# -- 4. files that are not logs ---------------------------------------------------------------
+
+
+def test_importing_a_tunelog_database_says_use_merge(sample_db: str, tmp_path: Path) -> None:
+    db = str(tmp_path / "other.db")
+    assert run(db, "import", sample_db) == (
+        1,
+        "",
+        f"Error: {sample_db} is an SQLite database, not a log: to add a tunelog database's "
+        f"records, use `tunelog merge {sample_db}`\n",
+    )
+    assert run(db, "sources")[1] == ""  # nothing was imported
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "looks"),
+    [
+        ("NOTES.md", "# Runs\n\nSome *notes*.\n", "Markdown text"),
+        ("page.html", "<!DOCTYPE html>\n<p>x</p>\n", "HTML or XML"),
+        ("notes.txt", "batch 1 took 3 hours\n", "text, not tuning records"),
+        ("cfg.log", '{"trials": 1000}\n', "JSON, but not AutoTVM, auto_scheduler or "),
+    ],
+)
+def test_a_named_file_with_no_record_is_an_error_saying_what_it_looks_like(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str, looks: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    (tmp_path / name).write_text(text)
+    code, out, err = run("t.db", "import", name, str(SAMPLE_LOGS / "x86_mini_llvm.log"))
+    assert code == 1
+    assert out.splitlines()[-1].startswith("total (2 files)")  # the log is imported
+    (line,) = err.splitlines()
+    assert line.startswith(f"Error: {name} holds no tuning record: it looks like {looks}")
+    assert line.endswith("name log files, or a directory to import the logs in it")
+
+
+def test_a_corpus_markdown_file_is_no_log(tmp_path: Path) -> None:
+    require_shared()
+    manifest = CORPUS / "MANIFEST.md"
+    code, _, err = run(str(tmp_path / "t.db"), "import", str(manifest))
+    assert (code, err) == (
+        1,
+        f"Error: {manifest} holds no tuning record: it looks like Markdown text (142 line(s) "
+        f"rejected: `tunelog rejects {manifest}`); name log files, or a directory to import "
+        "the logs in it\n",
+    )
+
+
+def test_a_page_paste_with_no_record_says_use_repair(tmp_path: Path) -> None:
+    require_shared()
+    paste = CORPUS / "forum" / "centernet_forum_paste.log"
+    db = str(tmp_path / "t.db")
+    assert run(db, "import", str(paste))[::2] == (
+        1,
+        f"Error: {paste} holds no tuning record as it is: typographic quotes (pasted from a web "
+        "page?): use --repair\n",
+    )
+    assert run(db, "import", "--repair", str(paste))[0] == 0
+
+
+def test_a_directory_import_names_each_skipped_file(tmp_path: Path) -> None:
+    require_shared()
+    db = str(tmp_path / "t.db")
+    forum = CORPUS / "forum"
+    code, _, err = run(db, "import", str(forum))
+    assert code == 0
+    assert err.splitlines()[:2] == [
+        f"skipped {forum / 'README.md'}: not a tuning log",
+        "skipped 1 file(s) in directories (not a tuning log: 1) (see `tunelog import --help`)",
+    ]
+    code, out, _ = run(db, "import", str(forum), "--json")
+    assert json.loads(out)["skipped"] == [
+        {"path": str(forum / "README.md"), "reason": "not a tuning log"}
+    ]

@@ -478,6 +478,7 @@ def import_command(
 
     found = api.find_logs(paths, include=include or (), exclude=exclude or ())
     if found.summary():
+        _print_skipped(found.skipped_files)
         _err(f"{found.summary()} (see `tunelog import --help`)")
     # Entries that cannot be read are skipped with their reason; the rest is imported.
     reports = [FileReport(path=path, unreadable=reason) for path, reason in found.unreadable]
@@ -496,13 +497,20 @@ def import_command(
     named = set(paths)
     missing = [r for r in reports if r.unreadable and r.path in named]
     shown_reports = reports if as_json else [r for r in reports if r not in missing]
+    # A file named to import that holds no record at all is not a log: an error saying what
+    # it looks like, instead of a hundred rejected lines.
+    not_logs = [r for r in reports if r.path in named and _holds_no_record(r)]
     if shown_reports or not missing:
-        _print_import(shown_reports, as_json)
+        _print_import(
+            shown_reports, as_json, skipped=found.skipped_files, quiet={r.path for r in not_logs}
+        )
     if version_warning:
         _err(f"warning: {version_warning}")
     for report in missing:
         _err(f"Error: {report.path} {report.unreadable}")
-    if missing:
+    for report in not_logs:
+        _err(f"Error: {_not_a_log(report)}")
+    if missing or not_logs:
         raise typer.Exit(1)
     if any(r.rolled_back for r in reports):
         _err("Error: --strict: files with rejected lines were rolled back; fix or drop --strict")
@@ -555,10 +563,55 @@ _SOURCES_COLUMNS = (
 )
 
 
-def _print_import(reports: list[FileReport], as_json: bool) -> None:
-    """The summary on stdout (table or JSON); rejected lines on stderr either way."""
+def _holds_no_record(report: FileReport) -> bool:
+    """A file read in full where every line that is not blank or a comment was rejected."""
+    return (
+        not report.unreadable
+        and not report.already_imported_as
+        and report.rejected > 0
+        and report.new + report.duplicates == 0
+    )
+
+
+def _not_a_log(report: FileReport) -> str:
+    """Why a file named to import is no log: what it looks like, and what to do."""
+    from tunelog.discovery import looks_like
+
+    path = display_path(report.path)
+    repairable = [r.reason for r in report.rejects if "--repair" in r.reason]
+    if repairable:  # records pasted from a web page: a log once repaired
+        return f"{path} holds no tuning record as it is: {repairable[0]}"
+    return (
+        f"{path} holds no tuning record: it looks like {looks_like(Path(report.path))} "
+        f"({report.rejected} line(s) rejected: `tunelog rejects {path}`); "
+        "name log files, or a directory to import the logs in it"
+    )
+
+
+def _print_skipped(skipped: Sequence[tuple[str, str]]) -> None:
+    """The files a directory import left out, by name (the first WARNINGS_SHOWN)."""
+    for path, reason in skipped[:WARNINGS_SHOWN]:
+        _err(f"skipped {display_path(path)}: {reason}")
+    if len(skipped) > WARNINGS_SHOWN:
+        _err(f"... and {len(skipped) - WARNINGS_SHOWN} more skipped file(s) (--json lists them)")
+
+
+def _print_import(
+    reports: list[FileReport],
+    as_json: bool,
+    *,
+    skipped: Sequence[tuple[str, str]] = (),
+    quiet: set[str] | frozenset[str] = frozenset(),
+) -> None:
+    """The summary on stdout (table or JSON); rejected lines on stderr either way, but for the
+    files in `quiet` (not logs: one error says so)."""
     if as_json:
-        emit_json({"files": [r.model_dump(include=_REPORT_FIELDS) for r in reports]})
+        emit_json(
+            {
+                "files": [r.model_dump(include=_REPORT_FIELDS) for r in reports],
+                "skipped": [{"path": path, "reason": reason} for path, reason in skipped],
+            }
+        )
     else:
         rows: list[tuple[Any, ...]] = [
             (
@@ -589,6 +642,8 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
     for report in reports:
         if report.unreadable:
             _err(f"{report.path} {report.unreadable}: skipped")
+        if report.path in quiet:
+            continue
         shown = report.rejects[:REJECTS_SHOWN]
         from tunelog.importreport import WHOLE_FILE
 
