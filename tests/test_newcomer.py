@@ -361,3 +361,36 @@ def test_a_directory_import_names_each_skipped_file(tmp_path: Path) -> None:
     assert json.loads(out)["skipped"] == [
         {"path": str(forum / "README.md"), "reason": "not a tuning log"}
     ]
+
+
+# -- 5. repeated warnings grouped ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (
+            "best",
+            "warning: 5 answers were measured on another machine than the target asked about "
+            "(-mcpu skylake-avx512 vs none x4, -mcpu none vs skylake-avx512 x1): re-tune on "
+            "this machine, or filter with --target; `tunelog best --json` lists each under "
+            "`warnings`\n",
+        ),
+        (
+            "workloads",
+            "warning: 12 answers were measured on another machine than the target asked about "
+            "(-arch sm_75 vs none x1, -mtriple none vs x86_64-pc-linux-gnu x1, -mcpu "
+            "skylake-avx512 vs none and -mtriple none vs x86_64-pc-linux-gnu x1, -arch none vs "
+            "sm_75 x1, -mtriple x86_64-pc-linux-gnu vs none x4, -mcpu skylake-avx512 vs none "
+            "x4): re-tune on this machine, or filter with --target; `tunelog workloads --json` "
+            "lists each under `warnings`\n",
+        ),
+    ],
+)
+def test_answers_from_another_machine_are_one_line_with_a_count(
+    sample_db: str, command: str, expected: str
+) -> None:
+    code, out, err = run(sample_db, command)
+    assert (code, err) == (0, expected)
+    listed = json.loads(run(sample_db, command, "--json")[1])
+    assert sum(len(row["warnings"]) for row in listed) == int(expected.split()[1])

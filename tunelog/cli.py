@@ -843,7 +843,10 @@ def best(
         if filters.describe()
         else f"no valid measurement in the database; {_SEE_WHAT_THERE_IS}",
     )
-    _warn_all([f"{','.join(row.slots)} {row.task_name}: {w}" for row in rows for w in row.warnings])
+    _warn_all(
+        [f"{','.join(row.slots)} {row.task_name}: {w}" for row in rows for w in row.warnings],
+        listed_by="tunelog best --json",
+    )
 
 
 def _best_headers(knobs: bool) -> list[Column]:
@@ -1021,7 +1024,7 @@ def workloads(
         _LAYER_COLUMNS,
         empty=_nothing_matches(filters),
     )
-    _warn_layers(found)
+    _warn_layers(found, listed_by="tunelog workloads --json")
 
 
 _LAYER_HEADERS = (
@@ -1119,7 +1122,7 @@ def untuned(
         ),
         empty="every layer has at least one valid measurement",
     )
-    _warn_layers(found)
+    _warn_layers(found, listed_by="tunelog untuned --json")
     if check and found:
         _err(f"{len(found)} layer(s) will run an untuned fallback config (--check)")
         raise typer.Exit(1)
@@ -1910,24 +1913,48 @@ def _answered_elsewhere(layer: Layer) -> str:
     return f"{winner.name} measured on {chosen.target!r} ({Path(chosen.source).name}:{chosen.line})"
 
 
-def _warn_layers(found: Sequence[Layer]) -> None:
+def _warn_layers(found: Sequence[Layer], *, listed_by: str) -> None:
     """Cross-machine warnings on stderr (stdout stays the table)."""
     notes = {lay.strategy_note for lay in found if lay.strategy_note is not None}
     for note in sorted(notes):
         _err(f"note: {note}")
     _warn_all(
-        [f"{lay.group.label} {lay.family} {lay.shapes}: {w}" for lay in found for w in lay.warnings]
+        [
+            f"{lay.group.label} {lay.family} {lay.shapes}: {w}"
+            for lay in found
+            for w in lay.warnings
+        ],
+        listed_by=listed_by,
     )
 
 
-def _warn_all(notes: Sequence[str]) -> None:
-    """The first WARNINGS_SHOWN warnings on stderr, then how many more there are."""
-    for note in notes[:WARNINGS_SHOWN]:
+def _warn_all(notes: Sequence[str], *, listed_by: str) -> None:
+    """Warnings on stderr: answers from another machine grouped into one line with a count
+    (`listed_by`: the command whose --json lists each); the first WARNINGS_SHOWN others, then
+    how many more there are."""
+    from tunelog.machines import CROSS_MACHINE_ADVICE, cross_machine_differences
+
+    crossed: dict[str, int] = {}
+    others: list[str] = []
+    for note in notes:
+        differences = cross_machine_differences(note)
+        if differences is None:
+            others.append(note)
+        else:
+            crossed[differences] = crossed.get(differences, 0) + 1
+    if sum(crossed.values()) == 1:  # one: said in full
+        others = list(notes)
+        crossed = {}
+    for note in others[:WARNINGS_SHOWN]:
         _err(f"warning: {note}")
-    if len(notes) > WARNINGS_SHOWN:
+    if len(others) > WARNINGS_SHOWN:
+        _err(f"warning: {len(others) - WARNINGS_SHOWN} more warning(s) (`{listed_by}` lists them)")
+    if crossed:
+        counts = ", ".join(f"{d.replace('; ', ' and ')} x{n}" for d, n in crossed.items())
         _err(
-            f"warning: {len(notes) - WARNINGS_SHOWN} more answer(s) from another machine "
-            "(--json lists them all)"
+            f"warning: {sum(crossed.values())} answers were measured on another machine than "
+            f"the target asked about ({counts}): {CROSS_MACHINE_ADVICE}; "
+            f"`{listed_by}` lists each under `warnings`"
         )
 
 

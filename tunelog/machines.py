@@ -8,6 +8,8 @@ does this silently; tunelog keeps the answer (it is what TVM does) and says so.
 
 from __future__ import annotations
 
+import re
+
 from tunelog.exceptions import TargetParseError
 from tunelog.targets import Target, parse_target
 
@@ -62,5 +64,21 @@ def cross_machine_warning(asked: str, measured: str) -> str | None:
         return None
     return (
         f"answer for {asked!r} was measured on {measured!r} "
-        f"({'; '.join(differences)}): re-tune on this machine, or filter with --target"
+        f"({'; '.join(differences)}): {CROSS_MACHINE_ADVICE}"
     )
+
+
+CROSS_MACHINE_ADVICE = "re-tune on this machine, or filter with --target"
+# What cross_machine_warning writes (the target strings are Python reprs: quotes vary).
+_CROSS_MACHINE = re.compile(
+    r"answer for (?P<asked>.+) was measured on (?P<measured>.+) \((?P<differences>[^()]*)\): "
+    + re.escape(CROSS_MACHINE_ADVICE)
+    + "$"
+)
+
+
+def cross_machine_differences(warning: str) -> str | None:
+    """The differences (`-mcpu skylake-avx512 vs none`) a `cross_machine_warning` names, found
+    anywhere in `warning` (which may start with what it is about); None for other warnings."""
+    match = _CROSS_MACHINE.search(warning)
+    return None if match is None else match["differences"]
