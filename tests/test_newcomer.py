@@ -394,3 +394,48 @@ def test_answers_from_another_machine_are_one_line_with_a_count(
     assert (code, err) == (0, expected)
     listed = json.loads(run(sample_db, command, "--json")[1])
     assert sum(len(row["warnings"]) for row in listed) == int(expected.split()[1])
+
+
+# -- 6. stats: template keys and error names --------------------------------------------------
+
+
+def test_stats_shows_v01_template_keys_and_error_names(sample_db: str, tmp_path: Path) -> None:
+    code, out, _ = run(sample_db, "stats", columns=80)
+    assert code == 0
+    assert out.split("\nby template:\n")[1] == (
+        """\
+template                   records    valid    failed
+-------------------------  ---------  -------  --------
+conv2d_NCHWc.x86           195        195      0
+dense_nopack.x86           66         54       12
+dense_pack.x86             66         55       11
+conv2d_nchw.cuda           3          2        1
+conv2d_nchw_winograd.cuda  2          1        1
+topi_nn_dense [direct]     1          1        0
+
+by error:
+error_no    error_name           records
+----------  -------------------  ---------
+0           NO_ERROR             308
+1           INSTANTIATION_ERROR  1
+6           BUILD_TIMEOUT        24
+"""
+    )
+    stats = json.loads(run(sample_db, "stats", "--json")[1])
+    assert stats["by_error"][2] == {"error_no": 6, "records": 24, "error_name": "BUILD_TIMEOUT"}
+
+
+def test_stats_tells_v01_templates_of_one_task_apart(tmp_path: Path) -> None:
+    require_shared()
+    db = str(tmp_path / "tophub.db")
+    assert run(db, "import", str(CORPUS / "tophub" / "cuda_v0.07.log"))[0] == 0
+    out = run(db, "stats", columns=80)[1]
+    assert out.split("\nby template:\n")[1].split("\n\n")[0] == (
+        """\
+template                                records    valid    failed
+--------------------------------------  ---------  -------  --------
+topi_nn_conv2d [direct]                 530        530      0
+topi_nn_depthwise_conv2d_nchw [direct]  97         97       0
+topi_nn_conv2d [winograd]               60         60       0
+topi_nn_conv2d_transpose_nchw [direct]  1          1        0"""
+    )

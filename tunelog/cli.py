@@ -767,21 +767,35 @@ def stats(as_json: JsonOption = False) -> None:
     """Records by target, template and error number; valid vs failed."""
     with opened_store() as store:
         result = store.stats()
+    from tunelog.errorcodes import error_name
+
+    by_error = [
+        {**row, "error_name": error_name(int(str(row["error_no"])))} for row in result.by_error
+    ]
     if as_json:
-        emit_json(result.model_dump())
+        emit_json({**result.model_dump(), "by_error": by_error})
         return
     echo(
         f"records: {result.records}  valid: {result.valid}  failed: {result.failed}  "
         f"sources: {result.sources}  targets: {result.targets}  workloads: {result.workloads}"
     )
+    by_template = [
+        {**row, "template": _template_text(str(row["template"]), row["template_key"])}
+        for row in result.by_template
+    ]
     for title, rows, headers in (
         ("by target", result.by_target, ("target", "records", "valid", "failed")),
-        ("by template", result.by_template, ("template", "records", "valid", "failed")),
-        ("by error", result.by_error, ("error_no", "records")),
+        ("by template", by_template, ("template", "records", "valid", "failed")),
+        ("by error", by_error, ("error_no", "error_name", "records")),
     ):
         if rows:
             echo(f"\n{title}:")
             emit_table([[row[h] for h in headers] for row in rows], headers)
+
+
+def _template_text(task_name: str, template_key: object) -> str:
+    """A template as `best` shows it: v0.1 task names with their template key (`[direct]`)."""
+    return task_name + (f" [{template_key}]" if template_key else "")
 
 
 # What each filter means is defined once, in tunelog.filters.
@@ -866,7 +880,7 @@ def _best_headers(knobs: bool) -> list[Column]:
 def _best_row(row: BestRow, knobs: bool) -> list[Any]:
     from tunelog.workloads import short_args
 
-    template = row.task_name + (f" [{row.template_key}]" if row.template_key else "")
+    template = _template_text(row.task_name, row.template_key)
     cells: list[Any] = [
         row.target,
         ",".join(row.slots),
