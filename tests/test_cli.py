@@ -348,13 +348,13 @@ def test_target_key_and_model_filters_combine_as_and(db: str) -> None:
     assert err.startswith("Error: no valid measurement matches")
 
 
-def test_a_bad_for_target_is_one_error_line(db: str) -> None:
+def test_a_bad_for_target_is_a_usage_error(db: str) -> None:
     run("--db", db, "import", "sample_logs/edge_cases.log")
     code, out, err = run("--db", db, "best", "--for-target", "")
-    assert (code, out) == (1, "")
-    assert err == (
-        "Error: cannot answer for target '': empty target string; give a TVM target string, "
-        'e.g. "cuda -model=titanx"\n'
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1] == (
+        "Error: Invalid value for '--for-target': '': empty target string; give a TVM target "
+        'string, e.g. "cuda -model=titanx"'
     )
 
 

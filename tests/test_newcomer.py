@@ -390,7 +390,7 @@ def test_a_directory_import_names_each_skipped_file(tmp_path: Path) -> None:
 def test_answers_from_another_machine_are_one_line_with_a_count(
     sample_db: str, command: str, expected: str
 ) -> None:
-    code, out, err = run(sample_db, command)
+    code, _, err = run(sample_db, command)
     assert (code, err) == (0, expected)
     listed = json.loads(run(sample_db, command, "--json")[1])
     assert sum(len(row["warnings"]) for row in listed) == int(expected.split()[1])
@@ -439,3 +439,66 @@ topi_nn_depthwise_conv2d_nchw [direct]  97         97       0
 topi_nn_conv2d [winograd]               60         60       0
 topi_nn_conv2d_transpose_nchw [direct]  1          1        0"""
     )
+
+
+# -- 7. unknown knobs, loose target strings ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "note"),
+    [
+        (
+            ["1x512", "--target-key", "cuda", "--knob", "layout"],
+            "note: topi_nn_dense [direct] (v0.1) has no knob 'layout'; its knobs: tile_k\n",
+        ),
+        (
+            ["1x512", "--target-key", "cpu", "--template", "dense_pack.x86", "--knob", "tile_zz"],
+            "note: dense_pack.x86 has no knob 'tile_zz'; its knobs: tile_y, tile_x, tile_k\n",
+        ),
+    ],
+)
+def test_an_unknown_knob_gets_a_note_listing_the_knobs(
+    sample_db: str, args: list[str], note: str
+) -> None:
+    code, _, err = run(sample_db, "knobs", *args)
+    assert (code, err) == (0, note)
+
+
+@pytest.mark.parametrize(
+    ("target", "problem"),
+    [
+        (
+            "nonsense_kind",
+            "unknown target kind 'nonsense_kind' (TVM knows aocl, aocl_sw_emu, c, cuda, ext_dev, "
+            "hexagon, hybrid, llvm, metal, nvptx, opencl, rocm, sdaccel, stackvm, vulkan, webgpu)",
+        ),
+        ("cuda -model", "option -model has no value: write -model=VALUE"),
+        ("cuda -model=", "option -model= has an empty value"),
+        ("-mcpu=x llvm", "target string starts with an option: '-mcpu=x llvm'"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command", [["best"], ["untuned", "--check"], ["workloads"], ["tasks", "-"], ["diagnose"]]
+)
+def test_a_loose_target_string_is_a_usage_error_naming_the_problem(
+    sample_db: str, command: list[str], target: str, problem: str
+) -> None:
+    option = "--target" if command[0] in ("tasks", "diagnose") else "--for-target"
+    code, out, err = run(sample_db, *command, option, target)
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1].endswith(
+        f'{target!r}: {problem}; give a TVM target string, e.g. "cuda -model=titanx"'
+    )
+
+
+@pytest.mark.parametrize("target", ["llvm -system-lib", "cuda -model=unknown", "llvm -target=x"])
+def test_flags_and_legacy_options_are_good_target_strings(sample_db: str, target: str) -> None:
+    assert run(sample_db, "best", "--for-target", target)[0] == 0
+
+
+def test_the_api_refuses_the_same_target_strings() -> None:
+    import tunelog
+    from tunelog.exceptions import TargetParseError
+
+    with pytest.raises(TargetParseError, match="option -model has no value"):
+        tunelog.Filters(for_target="cuda -model")

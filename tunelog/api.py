@@ -947,6 +947,7 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
         trials = [t for r in mine if (t := parsed[r.record_id]) is not None]
         chosen = parsed.get(template.chosen.record_id) if template.chosen else None
         values = knob_values(template.workload.task_name, trials, chosen)
+        names = dict.fromkeys("layout" if v.kind == "layout" else v.knob for v in values)
         if knob is not None:
             values = [
                 v for v in values if v.knob == knob or (knob == "layout" and v.kind == "layout")
@@ -959,6 +960,7 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
                 coverage(trials),
                 template.chosen.config_index if template.chosen else None,
                 unreadable=len(mine) - len(trials),
+                knob_names=tuple(names),
             )
         )
     return found

@@ -819,6 +819,7 @@ FilterForTarget = Annotated[
         metavar="TARGET",
         help="Answer as apply_history_best does when compiling for this target string "
         '(e.g. "cuda -model=titanx"; the model need not be in the log).',
+        callback=checked(optionvalues.target_string),
     ),
 ]
 
@@ -1176,6 +1177,7 @@ def diagnose(
             "--for-target",
             metavar="TARGET",
             help="The target a task list is compiled for (console output names its own).",
+            callback=checked(optionvalues.target_string),
         ),
     ] = None,
     check: Annotated[
@@ -1241,6 +1243,7 @@ def tasks(
             "--for-target",
             metavar="TARGET",
             help="The target the tasks are tuned for (its keys and -model pick the records).",
+            callback=checked(optionvalues.target_string),
         ),
     ],
     need_trials: Annotated[
@@ -1741,6 +1744,13 @@ def knobs(
 
     filters = Filters(target_key, model, template, task)
     found, tables = _layer_entries(layer, filters, lambda store, lay: api.knobs(store, lay, knob))
+    if knob is not None:
+        for entry in tables:
+            if not entry.values and entry.knob_names:  # a header alone would say nothing
+                _err(
+                    f"note: {entry.template.name} has no knob {knob!r}; its knobs: "
+                    f"{', '.join(entry.knob_names)}"
+                )
     if as_json:
         emit_json([api.knobs_as_dict(t) for t in tables])
         return

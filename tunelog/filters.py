@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tunelog.exceptions import TargetParseError
-from tunelog.targets import Target, parse_target
+from tunelog.targets import Target, parse_target, query_target_problem
 
 
 @dataclass(frozen=True)
@@ -47,13 +47,12 @@ class Filters:
 
     def __post_init__(self) -> None:
         if self.for_target is not None:
-            try:
-                parse_target(self.for_target)
-            except TargetParseError as exc:
+            problem = query_target_problem(self.for_target)
+            if problem is not None:
                 raise TargetParseError(
-                    f"cannot answer for target {self.for_target!r}: {exc}; give a TVM target "
-                    'string, e.g. "cuda -model=titanx"'
-                ) from exc
+                    f"cannot answer for target {self.for_target!r}: {problem}; give a TVM "
+                    'target string, e.g. "cuda -model=titanx"'
+                )
 
     def describe(self) -> str:
         """The filters as the options that give them (`--for-target 'llvm'`), or "" for none."""

@@ -165,3 +165,29 @@ def parse_target(raw: str) -> Target:
         keys.extend(DEFAULT_KEYS.get(kind, ()))
     model = opts.get("model", UNKNOWN_MODEL)
     return Target(raw=raw, kind=kind, options=tuple(options), keys=_dedupe(keys), model=model)
+
+
+# Target options TVM reads as booleans: written without a value, they mean true.
+_FLAG_OPTIONS = frozenset({"system-lib", "link-params", "unpacked-api", "fast-math"})
+
+
+def query_target_problem(raw: str) -> str | None:
+    """Why `raw` cannot be the target a question is asked for (`--for-target`), or None.
+
+    Stricter than `parse_target`, which reads the records' own targets as AutoTVM's decoder
+    does: the kind must be one TVM registers, and an option other than a boolean flag must
+    have a value (`cuda -model` would read the model as "true").
+    """
+    try:
+        target = parse_target(raw)
+    except TargetParseError as exc:
+        return str(exc)
+    if not target.known_kind:
+        return f"unknown target kind {target.kind!r} (TVM knows {', '.join(sorted(DEFAULT_KEYS))})"
+    for token in raw.replace("-target=", "-mtriple=").split()[1:]:
+        name, sep, value = token[1:].partition("=")
+        if not sep and name not in _FLAG_OPTIONS:
+            return f"option -{name} has no value: write -{name}=VALUE"
+        if sep and not value:
+            return f"option -{name}= has an empty value"
+    return None
