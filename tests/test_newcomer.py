@@ -502,3 +502,68 @@ def test_the_api_refuses_the_same_target_strings() -> None:
 
     with pytest.raises(TargetParseError, match="option -model has no value"):
         tunelog.Filters(for_target="cuda -model")
+
+
+# -- 8. curve --improvements --------------------------------------------------------------------
+
+CURVE_TITLE = """\
+cpu (platinum-8124m)  1x768 * 768x768  dense_nopack.x86  (relay picks it)
+324 trials, 285 valid; best 6.1 us at trial 184, 140 trials since; converged
+"""
+IMPROVEMENTS = {
+    80: """\
+trial    config    new best    gain
+-------  --------  ----------  -----------
+1        129       34.3 us     first valid
+2        115       14.5 us     -57.8%
+3        46        14.3 us     -0.9%
+7        259       14.3 us     -0.2%
+10       118       10.0 us     -29.9%
+26       199       9.2 us      -8.3%
+31       163       7.3 us      -20.6%
+41       126       6.7 us      -7.9%
+184      180       6.1 us      -9.3%
+""",
+    120: """\
+trial    source                                           config    new best    gain
+-------  -----------------------------------------------  --------  ----------  -----------
+1        …/platinum-8124m/bert-B1-float32.kernel.log:1    129       34.3 us     first valid
+2        …/platinum-8124m/bert-B1-float32.kernel.log:2    115       14.5 us     -57.8%
+3        …/platinum-8124m/bert-B1-float32.kernel.log:3    46        14.3 us     -0.9%
+7        …/platinum-8124m/bert-B1-float32.kernel.log:7    259       14.3 us     -0.2%
+10       …/platinum-8124m/bert-B1-float32.kernel.log:10   118       10.0 us     -29.9%
+26       …/platinum-8124m/bert-B1-float32.kernel.log:26   199       9.2 us      -8.3%
+31       …/platinum-8124m/bert-B1-float32.kernel.log:31   163       7.3 us      -20.6%
+41       …/platinum-8124m/bert-B1-float32.kernel.log:41   126       6.7 us      -7.9%
+184      …/platinum-8124m/bert-B1-float32.kernel.log:184  180       6.1 us      -9.3%
+""",
+}
+DENSE_NOPACK = ["1x768", "--target-key", "cpu", "--template", "dense_nopack.x86"]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_curve_improvements_lists_only_new_bests_with_their_gain(
+    corpus_db: str, columns: int
+) -> None:
+    code, out, _ = run(corpus_db, "curve", *DENSE_NOPACK, "--improvements", columns=columns)
+    assert (code, out) == (0, CURVE_TITLE + IMPROVEMENTS[columns])
+
+
+def test_curve_json_keeps_every_trial_with_improvements(corpus_db: str) -> None:
+    full = run(corpus_db, "curve", *DENSE_NOPACK, "--json")
+    assert run(corpus_db, "curve", *DENSE_NOPACK, "--json", "--improvements") == full
+    (series,) = json.loads(full[1])
+    assert len(series["series"]) == series["trials"] == 324
+
+
+def test_curve_improvements_on_the_samples(sample_db: str) -> None:
+    code, out, _ = run(sample_db, "curve", "1x16x32x32", "--improvements", columns=80)
+    assert (code, out.splitlines()[2:]) == (
+        0,
+        [
+            "trial    source                            config    new best    gain",
+            "-------  --------------------------------  --------  ----------  -----------",
+            "1        sample_logs/x86_mini_llvm.log:41  349       118.0 us    first valid",
+            "35       sample_logs/x86_mini_llvm.log:75  267       116.0 us    -1.7%",
+        ],
+    )

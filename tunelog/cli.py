@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from tunelog.layers import Layer, TemplateResult
     from tunelog.models import BestRow, FileReport, SourceImport
     from tunelog.network import GraphLog
+    from tunelog.results import CurveRow
     from tunelog.store import Store
 
 # Start-up is most of a small command's time, so each command imports what it needs when it
@@ -1674,6 +1675,14 @@ def curve(
     model: FilterModel = None,
     template: FilterTemplate = None,
     task: FilterTask = None,
+    improvements: Annotated[
+        bool,
+        typer.Option(
+            "--improvements",
+            help="Only the trials that set a new best, with the gain over the previous best "
+            "(--json keeps every trial).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Best-so-far latency after each trial of a layer, per template, with the verdict."""
@@ -1699,6 +1708,9 @@ def curve(
             )
             + summary.verdict
         )
+        if improvements:
+            _print_improvements(one.rows)
+            continue
         emit_table(
             [
                 (
@@ -1720,6 +1732,39 @@ def curve(
                 Column("new best"),
             ),
         )
+
+
+def _print_improvements(rows: Sequence[CurveRow]) -> None:
+    """`curve --improvements`: the trials that set a new best, each with its gain (the share of
+    the previous best's latency it saved)."""
+    table = []
+    previous: float | None = None
+    for r in rows:
+        if not r.improved or r.best is None:
+            continue
+        # The latency saved over the previous best: "-57.7%" (the first valid trial has none).
+        gain = "first valid" if previous is None else f"-{(previous - r.best) / previous:.1%}"
+        table.append(
+            (
+                r.trial,
+                f"{display_path(r.source)}:{r.line}",
+                r.config_index,
+                format_seconds(r.best),
+                gain,
+            )
+        )
+        previous = r.best
+    emit_table(
+        table,
+        (
+            Column("trial"),
+            Column("source", rank=2, path=True),
+            Column("config", rank=1),
+            Column("new best"),
+            Column("gain"),
+        ),
+        empty="no valid trial: no best to improve on",
+    )
 
 
 # -- knobs ------------------------------------------------------------------------------------
