@@ -4,6 +4,7 @@ that say when nothing matches, one meaning of `-model=unknown`, files that are n
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -566,4 +567,68 @@ def test_curve_improvements_on_the_samples(sample_db: str) -> None:
             "1        sample_logs/x86_mini_llvm.log:41  349       118.0 us    first valid",
             "35       sample_logs/x86_mini_llvm.log:75  267       116.0 us    -1.7%",
         ],
+    )
+
+
+# -- 10. the smaller items ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("stops_itself", "hint"), [(True, False), (False, True)])
+def test_watch_asks_for_ctrl_c_only_when_it_does_not_stop_itself(
+    stops_itself: bool, hint: bool
+) -> None:
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from tunelog.cli import _watch_table
+
+    refresh = SimpleNamespace(number=1, new=0, lines=0, layers=[], held_back_bytes=0)
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(_watch_table(refresh, stops_itself))
+    assert ("Ctrl-C to stop" in console.export_text()) is hint
+
+
+def test_an_ambiguous_layer_lists_the_candidates_one_per_line(sample_db: str) -> None:
+    code, _, err = run(sample_db, "curve", "1x5")
+    assert (code, err) == (
+        1,
+        "Error: 2 layers match '1x5': give more of the shapes, the full layer key (`tunelog "
+        "workloads --json`), or narrow with --target-key/--model/--template:\n"
+        "  cpu: 1x512 * 1000x512  (dense|1x512:float32|1000x512:float32|bias=-|float32)\n"
+        "  cuda,gpu (t4): 1x512 * 1000x512  (dense|1x512:float32|1000x512:float32|bias=-|float32)\n",
+    )
+
+
+def test_an_ambiguous_layer_lists_at_most_ten(corpus_db: str) -> None:
+    err = run(corpus_db, "knobs", "x")[2]
+    lines = err.splitlines()
+    assert lines[0].startswith("Error: 14 layers match 'x': ")
+    assert len(lines) == 12
+    assert lines[-1] == "  ... and 4 more (`tunelog workloads`)"
+
+
+def test_workloads_takes_a_layer_like_curve_and_knobs(sample_db: str) -> None:
+    code, out, _ = run(sample_db, "workloads", "1x512", "--json")
+    assert code == 0
+    assert [(row["target_keys"], row["shapes"]) for row in json.loads(out)] == [
+        (["cpu"], "1x512 * 1000x512"),
+        (["cuda", "gpu"], "1x512 * 1000x512"),
+    ]
+    assert run(sample_db, "workloads", "9x9") == (
+        0,
+        "",
+        "no layer matches '9x9'; see `tunelog workloads` and `tunelog stats` for what there is\n",
+    )
+
+
+def test_report_over_an_existing_file_says_report_not_log(sample_db: str, tmp_path: Path) -> None:
+    pytest.importorskip("plotly")
+    out = tmp_path / "r.html"
+    out.write_text("earlier")
+    assert run(sample_db, "report", str(out)) == (
+        1,
+        "",
+        f"Error: {out} already exists (an earlier report?): choose another path or pass "
+        "--force to replace it\n",
     )

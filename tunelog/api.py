@@ -787,25 +787,37 @@ def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer
     column), matched exactly first, then as a substring of either. Several target groups with
     the same layer are ambiguous: narrow them with the target filters.
     """
-    found = layers(store, filters)
-    for exact in (True, False):
-        if exact:
-            hits = [lay for lay in found if name in (lay.key, lay.shapes)]
-        else:
-            hits = [lay for lay in found if name in lay.key or name in lay.shapes]
-        if len(hits) == 1:
-            return hits[0]
-        if hits:
-            listed = "; ".join(f"{h.group.label}: {h.shapes} [{h.key}]" for h in hits[:6])
-            more = f" and {len(hits) - 6} more" if len(hits) > 6 else ""
-            raise AmbiguousLayerError(
-                f"{len(hits)} layers match {name!r}: {listed}{more}; give the full layer key "
-                "(`tunelog workloads --json`) or narrow with --target-key/--model/--template"
-            )
+    hits = layers_named(layers(store, filters), name)
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise AmbiguousLayerError(_ambiguous(name, hits))
     raise UnknownLayerError(
         f"no layer matches {name!r}; `tunelog workloads` lists them (the shapes column, or "
         "layer_key in --json)"
     )
+
+
+def layers_named(found: Sequence[Layer], name: str) -> list[Layer]:
+    """The layers `name` names: those whose layer_key or shapes text it is exactly, else
+    those whose layer_key or shapes text contains it (`find_layer`, `workloads LAYER`)."""
+    exact = [lay for lay in found if name in (lay.key, lay.shapes)]
+    return exact or [lay for lay in found if name in lay.key or name in lay.shapes]
+
+
+LAYERS_LISTED = 10  # candidates an ambiguous layer name lists
+
+
+def _ambiguous(name: str, hits: Sequence[Layer]) -> str:
+    """The error for a layer name several layers match: the candidates one per line."""
+    lines = [
+        f"{len(hits)} layers match {name!r}: give more of the shapes, the full layer key "
+        "(`tunelog workloads --json`), or narrow with --target-key/--model/--template:"
+    ]
+    lines += [f"  {h.group.label}: {h.shapes}  ({h.key})" for h in hits[:LAYERS_LISTED]]
+    if len(hits) > LAYERS_LISTED:
+        lines.append(f"  ... and {len(hits) - LAYERS_LISTED} more (`tunelog workloads`)")
+    return "\n".join(lines)
 
 
 def _group_target_ids(store: Store, layer: Layer) -> list[int]:
@@ -1062,7 +1074,9 @@ def write_report(
     with store.snapshot():  # every part of the page from one state of the database
         data = _report_data(store, filters or Filters())
     text = page.render(data, plotly_js).encode()
-    write_lines_atomically(out, [text], force=force, protected=_database_files(store))
+    write_lines_atomically(
+        out, [text], force=force, protected=_database_files(store), kind="report"
+    )
     untuned_count = sum(1 for lay in data.layers if lay.winner is None)
     return ReportSummary(out, len(data.layers), untuned_count, len(data.failures), len(text) + 1)
 

@@ -1003,9 +1003,19 @@ SortOption = Annotated[
 ]
 
 
-@app.command(epilog=example("tunelog workloads --sort latency --task conv2d"))
+@app.command(
+    epilog=example("tunelog workloads --sort latency --task conv2d", "tunelog workloads 1x512")
+)
 @handles_errors
 def workloads(
+    layer: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[LAYER]",
+            help="Only the layers this names: shapes as the table shows them, or a layer_key; "
+            "a part of either is enough.",
+        ),
+    ] = None,
     target_key: FilterTargetKey = None,
     model: FilterModel = None,
     template: FilterTemplate = None,
@@ -1031,6 +1041,8 @@ def workloads(
     )
     with opened_store() as store:
         found = api.layers(store, filters, sort=sort)
+        if layer is not None:
+            found = api.layers_named(found, layer)
         convergence = api.layer_convergence(store, found)
     if as_json:
         emit_json([api.layer_as_dict(layer, convergence) for layer in found])
@@ -1038,7 +1050,7 @@ def workloads(
     emit_table(
         [[*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))] for layer in found],
         _LAYER_COLUMNS,
-        empty=_nothing_matches(filters),
+        empty=_nothing_matches(filters, named=layer),
     )
     _warn_layers(found, listed_by="tunelog workloads --json")
 
@@ -1147,9 +1159,11 @@ def untuned(
 _SEE_WHAT_THERE_IS = "see `tunelog workloads` and `tunelog stats` for what there is"
 
 
-def _nothing_matches(filters: Filters, *, then: str = "") -> str:
+def _nothing_matches(filters: Filters, *, then: str = "", named: str | None = None) -> str:
     """What to say when no layer matches the filters (a note, or an error under --check)."""
-    given = filters.describe()
+    given = " ".join(
+        text for text in (repr(named) if named is not None else "", filters.describe()) if text
+    )
     what = f"no layer matches {given}" if given else "the database has no layer"
     return f"{what}{then}; {_SEE_WHAT_THERE_IS}"
 
@@ -2231,7 +2245,7 @@ def watch(
 
     if "-" in paths:
         raise typer.BadParameter("watch follows files; import stdin with `tunelog import -`")
-    view = _WatchView(live=sys.stdout.isatty())
+    view = _WatchView(live=sys.stdout.isatty(), stops_itself=once or refreshes == 1)
     with opened_store(create=True) as store, view:
         try:
             api.watch(
@@ -2251,8 +2265,9 @@ def watch(
 class _WatchView:
     """Draws each refresh: a rich Live table on a terminal, else one line on stdout."""
 
-    def __init__(self, *, live: bool) -> None:
+    def __init__(self, *, live: bool, stops_itself: bool = False) -> None:
         self.live: Any = None
+        self.stops_itself = stops_itself  # one refresh: no Ctrl-C to ask for
         self.use_live = live
         self.last: Any = None
         self.interrupted = False
@@ -2283,7 +2298,7 @@ class _WatchView:
                 _err(f"waiting for {path} (does not exist yet)")
         self.waiting = set(refresh.waiting_for)
         if self.live is not None:
-            self.live.update(_watch_table(refresh), refresh=True)
+            self.live.update(_watch_table(refresh, self.stops_itself), refresh=True)
         else:
             echo(f"refresh {refresh.number}: {_watch_summary(refresh)}")
 
@@ -2320,7 +2335,7 @@ def _watch_summary(refresh: Any) -> str:
     return text
 
 
-def _watch_table(refresh: Any) -> Any:
+def _watch_table(refresh: Any, stops_itself: bool = False) -> Any:
     from datetime import datetime
 
     from rich.table import Table
@@ -2328,7 +2343,7 @@ def _watch_table(refresh: Any) -> Any:
 
     table = Table(
         title=f"tunelog watch: refresh {refresh.number} at {datetime.now():%H:%M:%S}",
-        caption=f"{_watch_summary(refresh)}. Ctrl-C to stop.",
+        caption=f"{_watch_summary(refresh)}." + ("" if stops_itself else " Ctrl-C to stop."),
     )
     headers = ["target", "operator", "shapes", "trials", "valid/failed", "best", "GFLOPS"]
     with_verdict = any(lay.verdict is not None for lay in refresh.layers)
