@@ -632,3 +632,34 @@ def test_report_over_an_existing_file_says_report_not_log(sample_db: str, tmp_pa
         f"Error: {out} already exists (an earlier report?): choose another path or pass "
         "--force to replace it\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("options", "layers"),
+    [
+        (["--target", "cuda -model=t4"], "1 layer(s), 0 untuned, 0 template(s)"),
+        (["--source", "2"], "4 layer(s), 0 untuned, 2 template(s)"),
+        (["--label", "t4", "--template", "topi_nn_dense"], "1 layer(s), 0 untuned, 0 template(s)"),
+    ],
+)
+def test_report_takes_the_source_label_and_target_filters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: list[str], layers: str
+) -> None:
+    pytest.importorskip("plotly")
+    monkeypatch.chdir(REPO)
+    db = str(tmp_path / "r.db")
+    assert run(db, "import", "--label", "t4", str(SAMPLE_LOGS / "edge_cases.log"))[0] == 0
+    assert run(db, "import", str(SAMPLE_LOGS / "x86_mini_llvm.log"))[0] == 0
+    code, _, err = run(db, "report", str(tmp_path / "r.html"), *options)
+    assert code == 0
+    assert err.endswith(f"): {layers} with failures\n")
+
+
+def test_report_charts_leave_room_above_for_plotly_toolbar() -> None:
+    from tunelog.htmlreport import MODEBAR_ROOM, _curves_figure, _latency_figure
+
+    assert MODEBAR_ROOM >= 40  # the modebar is about 30 px tall with its padding
+    for figure in (_latency_figure([]), _curves_figure([], [])):
+        layout = figure["layout"]
+        assert isinstance(layout, dict)
+        assert layout["margin"]["t"] == MODEBAR_ROOM

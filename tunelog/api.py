@@ -1129,7 +1129,7 @@ def _report_data(store: Store, filters: Filters) -> htmlreport.ReportData:
     return page.ReportData(
         database=store.path,
         generated=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        filters=_filters_text(filters),
+        filters=filters.describe(),
         sources=stats.sources,
         targets=stats.targets,
         records=stats.records,
@@ -1144,12 +1144,6 @@ def _report_data(store: Store, filters: Filters) -> htmlreport.ReportData:
             for lay in found
         ],
     )
-
-
-def _filters_text(filters: Filters) -> str:
-    names = ("target_key", "model", "template", "task", "for_target")
-    given = [(n, getattr(filters, n)) for n in names if getattr(filters, n) is not None]
-    return " ".join(f"--{n.replace('_', '-')}={v!r}" for n, v in given)
 
 
 # -- MetaSchedule: pruned database export -------------------------------------------------------

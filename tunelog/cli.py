@@ -1857,12 +1857,17 @@ def report(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
 ) -> None:
     """One self-contained HTML page: summary, layers, charts, failures (opens offline)."""
     from tunelog import api  # plotly is imported by api.write_report, only here
 
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         written = api.write_report(store, out, filters, force=force)
     if out != "-":
