@@ -663,3 +663,21 @@ def test_report_charts_leave_room_above_for_plotly_toolbar() -> None:
         layout = figure["layout"]
         assert isinstance(layout, dict)
         assert layout["margin"]["t"] == MODEBAR_ROOM
+
+
+def test_ansor_best_json_keeps_the_workload_keys_structure(tmp_path: Path) -> None:
+    from tests.test_ansor import ansor_line
+
+    log = tmp_path / "ansor.json"
+    log.write_text(ansor_line('["h1", [1, 64, 56, 56], [128, 64, 3, 3], [1, 128, 28, 28]]') + "\n")
+    db = str(tmp_path / "a.db")
+    assert run(db, "import", str(log))[0] == 0
+    (row,) = json.loads(run(db, "best", "--json")[1])
+    assert row["args"] == [[1, 64, 56, 56], [128, 64, 3, 3], [1, 128, 28, 28]]
+    import tunelog
+
+    with tunelog.open_store(db) as store:
+        (api_row,) = tunelog.api.best(store)
+        (flat,) = store.best()  # the identity: the flattened tuple
+    assert api_row.args == row["args"]
+    assert flat.args == [1, 64, 56, 56, 128, 64, 3, 3, 1, 128, 28, 28]

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer, TemplateResult
     from tunelog.live import Refresh
-    from tunelog.models import Source
+    from tunelog.models import BestRow, Source
     from tunelog.network import GraphLog, GroupTotal
     from tunelog.records import ScannedLine
     from tunelog.results import CurveRow as CurveRow
@@ -402,6 +402,49 @@ def _may_be_chosen_workloads(store: Store) -> set[int]:
         unseen = TargetGroup(keys, UNKNOWN_MODEL, ())
         found += build_layers(*inputs, for_group=unseen)
     return {t.workload.id for lay in found for t in may_be_chosen(lay)}
+
+
+# -- best: the slot winners -----------------------------------------------------------------------
+
+
+def best(store: Store, filters: Filters | None = None, *, knobs: bool = False) -> list[BestRow]:
+    """The slot winners (`Store.best`), an auto_scheduler row's `args` with the structure its
+    workload key is written with (`[[1, 64, 56, 56], [128, 64, 3, 3], ...]`): its identity is
+    the flattened tuple, which says nothing of which number belongs to which tensor."""
+    from tunelog.versions import ANSOR_VERSION
+
+    rows = store.best(filters, knobs=knobs)
+    if any(row.log_version == ANSOR_VERSION for row in rows):
+        spelled = _ansor_spellings(store)
+        for row in rows:
+            if row.log_version == ANSOR_VERSION:
+                row.args = spelled.get((row.task_name, _args_key(row.args)), row.args)
+    return rows
+
+
+def _args_key(args: Sequence[object]) -> str:
+    import json
+
+    return json.dumps(args, sort_keys=True)
+
+
+def _ansor_spellings(store: Store) -> dict[tuple[str, str], list[object]]:
+    """(hash, flattened args) -> the items after the hash of the key as first written."""
+    import json
+
+    from tunelog.versions import ANSOR_VERSION
+
+    found: dict[tuple[str, str], list[object]] = {}
+    for workload in store.layer_inputs()[1]:
+        if workload.version != ANSOR_VERSION or workload.spelling is None:
+            continue
+        try:
+            items = json.loads(workload.spelling)
+        except ValueError:
+            continue
+        if isinstance(items, list) and items:
+            found[(workload.task_name, _args_key(workload.args))] = items[1:]
+    return found
 
 
 # -- layers: one operator across templates ------------------------------------------------------

@@ -847,8 +847,10 @@ def best(
     filters = Filters(
         target_key, model, template, task, for_target, source=source, label=label, target=target
     )
+    from tunelog import api
+
     with opened_store() as store:
-        rows = store.best(filters, knobs=knobs)
+        rows = api.best(store, filters, knobs=knobs)
     if as_json:
         emit_json([row.model_dump() for row in rows])
         return
