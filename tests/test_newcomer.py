@@ -681,3 +681,61 @@ def test_ansor_best_json_keeps_the_workload_keys_structure(tmp_path: Path) -> No
         (flat,) = store.best()  # the identity: the flattened tuple
     assert api_row.args == row["args"]
     assert flat.args == [1, 64, 56, 56, 128, 64, 3, 3, 1, 128, 28, 28]
+
+
+# -- 9. stale state: a --repair import supersedes the rejects of the same bytes -----------------
+
+
+def _pasted(lines: list[str]) -> str:
+    """Records as a web page shows them: every straight quote made typographic."""
+    pasted = []
+    for line in lines:
+        head, *quoted = line.split('"')
+        pasted.append(
+            head + "".join(("“" if i % 2 == 0 else "”") + p for i, p in enumerate(quoted))
+        )
+    return "\n".join(pasted) + "\n"
+
+
+def test_a_repair_import_replaces_the_rejects_of_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[:3]
+    Path("paste.log").write_text(_pasted(lines), encoding="utf-8")
+    assert run("p.db", "import", "paste.log")[0] == 1  # no record as it is: use --repair
+    code, out, _ = run("p.db", "import", "--repair", "paste.log")
+    assert (code, out.splitlines()[2]) == (
+        0,
+        "paste.log  3        3      0      0           0        0           repaired 3 record(s); "
+        "replaces #1 (the same bytes, rejected without --repair)",
+    )
+    assert run("p.db", "rejects") == (0, "", "no rejected lines\n")
+    sources = json.loads(run("p.db", "sources", "--json")[1])
+    assert [(s["id"], s["records"], s["rejected"]) for s in sources] == [(2, 3, 0)]
+    assert json.loads(run("p.db", "stats", "--json")[1])["sources"] == 1
+    again = json.loads(run("p.db", "import", "--repair", "paste.log", "--json")[1])
+    assert again["files"][0]["superseded"] == []  # nothing stale left
+
+
+def test_a_source_owning_records_is_not_superseded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[:3]
+    Path("half.log").write_text(lines[0] + "\n" + _pasted(lines[1:]), encoding="utf-8")
+    assert run("h.db", "import", "half.log")[0] == 0
+    report = json.loads(run("h.db", "import", "--repair", "half.log", "--json")[1])
+    assert report["files"][0]["superseded"] == []
+    assert [s["records"] for s in json.loads(run("h.db", "sources", "--json")[1])] == [1, 2]
+
+
+def test_the_forum_paste_imported_twice_is_one_source(tmp_path: Path) -> None:
+    require_shared()
+    paste = str(CORPUS / "forum" / "centernet_forum_paste.log")
+    db = str(tmp_path / "f.db")
+    run(db, "import", paste)
+    assert run(db, "import", "--repair", paste)[0] == 0
+    assert run(db, "rejects")[2] == "no rejected lines\n"
+    assert len(json.loads(run(db, "sources", "--json")[1])) == 1

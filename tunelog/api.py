@@ -128,8 +128,34 @@ def import_paths(
             # file's transaction is rolled back, the next files are imported.
             report = FileReport(path=source.path, unreadable=unreadable_reason(exc))
         if report is not None:
+            if repair:
+                report.superseded = _supersede_unrepaired(store, report)
             reports.append(report)
     return reports
+
+
+def _supersede_unrepaired(store: Store, report: FileReport) -> list[int]:
+    """Remove the earlier sources of the same bytes that a --repair import supersedes.
+
+    An import without --repair of a page paste stores a source of rejected lines only ("use
+    --repair"); importing the same bytes again with --repair reads them as records, under a
+    new source. The earlier one, owning no record, would keep saying "use --repair" in
+    `rejects` and count as a second source: it is removed. An earlier source that owns
+    records is kept (removing it would take them along).
+    """
+    if report.source_id is None or report.sha256 is None or report.rolled_back:
+        return []
+    stale = [
+        s.id
+        for s in store.sources()
+        if s.sha256 == report.sha256
+        and s.id != report.source_id
+        and s.records == 0
+        and s.rejected > 0
+    ]
+    for source_id in stale:
+        store.remove_sources(str(source_id))
+    return stale
 
 
 def _import_one(
@@ -415,11 +441,18 @@ def best(store: Store, filters: Filters | None = None, *, knobs: bool = False) -
 
     rows = store.best(filters, knobs=knobs)
     if any(row.log_version == ANSOR_VERSION for row in rows):
-        spelled = _ansor_spellings(store)
-        for row in rows:
-            if row.log_version == ANSOR_VERSION:
-                row.args = spelled.get((row.task_name, _args_key(row.args)), row.args)
+        ansor_args_as_written(store, rows)
     return rows
+
+
+def ansor_args_as_written(store: Store, rows: Sequence[BestRow]) -> None:
+    """Give each auto_scheduler row of `store.best()` its key's items as written (in place)."""
+    from tunelog.versions import ANSOR_VERSION
+
+    spelled = _ansor_spellings(store)
+    for row in rows:
+        if row.log_version == ANSOR_VERSION:
+            row.args = spelled.get((row.task_name, _args_key(row.args)), row.args)
 
 
 def _args_key(args: Sequence[object]) -> str:

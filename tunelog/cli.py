@@ -536,6 +536,7 @@ _REPORT_FIELDS = {
     "held_back_bytes",
     "prefix_changed",
     "unreadable",
+    "superseded",
 }
 
 
@@ -671,6 +672,9 @@ def _import_note(report: FileReport) -> str:
             notes.append(f"already imported as {_source_ref(report.already_imported_as)}")
     if report.repaired:
         notes.append(f"repaired {report.repaired} record(s)")
+    if report.superseded:
+        earlier = ", ".join(f"#{i}" for i in report.superseded)
+        notes.append(f"replaces {earlier} (the same bytes, rejected without --repair)")
     if report.skipped_lines and not report.already_imported_as:
         notes.append(f"grown: {report.skipped_lines} earlier line(s) skipped as already imported")
     if report.prefix_changed:
@@ -847,10 +851,14 @@ def best(
     filters = Filters(
         target_key, model, template, task, for_target, source=source, label=label, target=target
     )
-    from tunelog import api
+    from tunelog.versions import ANSOR_VERSION
 
     with opened_store() as store:
-        rows = api.best(store, filters, knobs=knobs)
+        rows = store.best(filters, knobs=knobs)
+        if any(row.log_version == ANSOR_VERSION for row in rows):  # api.best, loaded if needed
+            from tunelog import api
+
+            api.ansor_args_as_written(store, rows)
     if as_json:
         emit_json([row.model_dump() for row in rows])
         return
