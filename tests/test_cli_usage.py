@@ -486,3 +486,22 @@ def test_sources_keep_one_row_per_content_with_its_imports(db: str, tmp_path: Pa
     _, out, _ = run("--db", db, "sources", "--wide")
     assert out.splitlines()[2].startswith("1     sample_logs/edge_cases.log")
     assert out.splitlines()[2].split("  ")[-1].startswith("2, last ")
+
+
+@pytest.mark.parametrize(
+    ("paths", "limit", "shown"),
+    [
+        (["/a/t4/bert.log:3", "/a/cpu/bert.log"], None, ["…/t4/bert.log:3", "…/cpu/bert.log"]),
+        (["/a/b/x.log", "/c/b/x.log"], None, ["/a/b/x.log", "/c/b/x.log"]),  # no shorter tail
+        (["/home/u/run.log", "rel/run.log"], None, ["…/u/run.log", "rel/run.log"]),
+        # The tail with its directory is too long: the file name alone, when unique.
+        (["/a/" + "d" * 30 + "/run.log"], 20, ["…/run.log"]),
+        (["/a/" + "d" * 30 + "/run.log"], 60, ["…/" + "d" * 30 + "/run.log"]),
+    ],
+)
+def test_paths_show_their_shortest_unique_tail(
+    paths: list[str], limit: int | None, shown: list[str]
+) -> None:
+    from tunelog.tables import short_paths
+
+    assert short_paths(paths, limit) == shown

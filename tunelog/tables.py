@@ -109,7 +109,7 @@ def fit_table(rows: Sequence[Sequence[str]], columns: Sequence[str | Column], wi
     table = [list(row) for row in rows]
     for i, spec in enumerate(specs):
         if spec.path:
-            tails = short_paths([row[i] for row in table])
+            tails = short_paths([row[i] for row in table], width * 2 // 3)
             for row, tail in zip(table, tails, strict=True):
                 row[i] = tail
     keep = list(range(len(specs)))
@@ -183,15 +183,20 @@ def _wrap(text: str, cap: int) -> str:
     return "\n".join(lines)
 
 
-def short_paths(cells: Sequence[str]) -> list[str]:
+def short_paths(cells: Sequence[str], limit: int | None = None) -> list[str]:
     """Each path (or `path:line`) as its shortest tail of whole parts that no other path has.
 
     Relative paths stay as they are (they are short already); an absolute one becomes
-    `…/dir/file.log`: its directory and as many more as needed to tell it from the others.
+    `…/dir/file.log`: its directory and as many more as needed to tell it from the others,
+    or the file name alone when that is unique and the tail with its directory is longer
+    than `limit` (a path wrapped over lines cannot be copied).
     """
     split = [_path_and_line(cell) for cell in cells]
-    absolute = {path for path, _ in split if path.startswith("/")}
-    tails = _unique_tails(sorted(absolute))
+    absolute = sorted({path for path, _ in split if path.startswith("/")})
+    tails = _unique_tails(absolute, 2)
+    if limit is not None and any(len(tail) > limit for tail in tails.values()):
+        names = _unique_tails(absolute, 1)
+        tails = {p: names[p] if len(tails[p]) > limit else tails[p] for p in tails}
     return [tails.get(path, path) + line for path, line in split]
 
 
@@ -202,11 +207,12 @@ def _path_and_line(cell: str) -> tuple[str, str]:
     return cell, ""
 
 
-def _unique_tails(paths: Sequence[str]) -> dict[str, str]:
+def _unique_tails(paths: Sequence[str], least: int) -> dict[str, str]:
+    """`…/` and the shortest tail of at least `least` parts that no other path ends with."""
     parts = {path: path.split("/") for path in paths}
     tails: dict[str, str] = {}
     longest = max((len(own) for own in parts.values()), default=0)
-    for n in range(2, longest):  # the directory too: the same name is often in many
+    for n in range(least, longest):
         left = [p for p in parts if p not in tails]
         if not left:
             break
