@@ -420,7 +420,9 @@ def main(
     wide: Annotated[
         bool,
         typer.Option(
-            "--wide", help="Print tables at full width (default: cut to the terminal's width)."
+            "--wide",
+            help="Print every column at full width (default on a terminal: lower-priority "
+            "columns left out and long cells wrapped to fit its width; a pipe gets full width).",
         ),
     ] = False,
     version: Annotated[
