@@ -739,3 +739,21 @@ def test_the_forum_paste_imported_twice_is_one_source(tmp_path: Path) -> None:
     assert run(db, "import", "--repair", paste)[0] == 0
     assert run(db, "rejects")[2] == "no rejected lines\n"
     assert len(json.loads(run(db, "sources", "--json")[1])) == 1
+
+
+def test_an_auto_scheduler_winner_is_not_its_hash_again(tmp_path: Path) -> None:
+    from tests.test_ansor import ansor_line
+
+    log = tmp_path / "ansor.json"
+    log.write_text(ansor_line('["h1", [1, 64, 56, 56], [128, 64, 3, 3]]') + "\n")
+    db = str(tmp_path / "a.db")
+    assert run(db, "import", str(log))[0] == 0
+    code, out, _ = run(db, "workloads", columns=80)
+    assert (code, out.splitlines()[2:]) == (
+        0,
+        [
+            "cuda,gpu  h1          [1, 64, 56, 56], [128, 64, 3,  (auto_scheduler)  unknown",
+            "                      3]",
+        ],
+    )
+    assert json.loads(run(db, "workloads", "--json")[1])[0]["winner"] == "h1"

@@ -1094,11 +1094,21 @@ def _layer_row(layer: Layer) -> list[Any]:
         layer.family,
         layer.shapes,
         tried,
-        winner.name if winner else "(untuned)",
+        _winner_text(layer),
         winner.chosen.config_index if winner and winner.chosen else "",
         f"+{margin * 100:.0f}%" if margin is not None else "",
         f"{gflops:.1f}" if gflops is not None else "unknown" if winner else "",
     ]
+
+
+def _winner_text(layer: Layer) -> str:
+    """The winning template as `workloads` shows it: an auto_scheduler task is named by its
+    hash, already the operator column's, so only what follows it (`(auto_scheduler)`)."""
+    if layer.winner is None:
+        return "(untuned)"
+    name = layer.winner.name
+    rest = name.removeprefix(layer.family + " ")
+    return rest if rest.startswith("(") else name
 
 
 @app.command(epilog=example("tunelog untuned --check --for-target 'cuda -model=t4'"))
