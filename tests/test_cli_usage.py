@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -19,7 +20,7 @@ from typer.testing import CliRunner
 from tests.conftest import REPO, SAMPLE_LOGS, write_mixed_version_log
 from tunelog.cli import app, app_for, hoist_global_options
 from tunelog.discovery import looks_like_log
-from tunelog.tables import fit_table, simple_table
+from tunelog.tables import Column, fit_table, simple_table
 
 runner = CliRunner()
 EDGE = SAMPLE_LOGS / "edge_cases.log"
@@ -74,11 +75,17 @@ def test_directory_import_reads_only_logs_and_says_what_it_skipped(
     monkeypatch.chdir(tmp_path)
     code, out, err = run("--db", db, "import", "d", "--exclude", "*.json")
     assert (code, out) == (0, IMPORTED_DIRECTORY)
-    assert err.splitlines()[0] == (
+    assert err.splitlines()[:5] == [
+        "skipped d/README.md: not a tuning log",
+        "skipped d/config.json: left out by --include/--exclude",
+        "skipped d/old.db: SQLite database",
+        "skipped d/runs/notes.tar.gz: not a tuning log",
         "skipped 4 file(s) in directories (not a tuning log: 2, SQLite database: 1, "
         "left out by --include/--exclude: 1); did not enter 1 dot-directory "
-        "(see `tunelog import --help`)"
-    )
+        "(see `tunelog import --help`)",
+    ]
+    skipped = json.loads(run("--db", db, "import", "d", "--exclude", "*.json", "--json")[1])
+    assert skipped["skipped"][0] == {"path": "d/README.md", "reason": "not a tuning log"}
 
 
 def test_include_reads_only_matching_files(
@@ -179,7 +186,8 @@ def test_an_empty_listing_exits_0_with_a_note(db: str) -> None:
     assert run("--db", db, "workloads", "--task", "winograd") == (
         0,
         "",
-        "no layer matches (see `tunelog stats`)\n",
+        "no layer matches --task 'winograd'; see `tunelog workloads` and `tunelog stats` for "
+        "what there is\n",
     )
 
 
@@ -217,11 +225,11 @@ def test_best_and_workloads_count_the_same_trials(db: str, tmp_path: Path) -> No
 
 
 BEST_80_COLUMNS = """\
-target    slots     templ…    args      config    laten…    trials    source
---------  --------  --------  --------  --------  --------  --------  --------
-llvm -k…  cpu       dense_n…  1x512 *…  12        41.1 us   1         sample_…
-llvm -k…  cpu       dense_p…  1x512 *…  3         45.0 us   1         sample_…
-cuda -m…  model=t…  topi_nn…  1x512 *…  5         30.1 us   1         sample_…
+slots              template                args              latency
+-----------------  ----------------------  ----------------  ---------
+cpu                dense_nopack.x86        1x512 * 1000x512  41.1 us
+cpu                dense_pack.x86          1x512 * 1000x512  45.0 us
+model=t4,cuda,gpu  topi_nn_dense [direct]  1x512 * 1000x512  30.1 us
 """
 
 
@@ -262,11 +270,37 @@ def test_simple_table_is_tabulate_or_declines(table: tuple[list[str], list[list[
         assert not all(set(c) <= plain for c in [*headers, *(c for r in rows for c in r)])
 
 
-def test_fit_table_cuts_the_widest_columns_first() -> None:
-    rows = [["a" * 30, "12", "b" * 20]]
-    cut, headers = fit_table(rows, ["text", "n", "more"], 40)
-    assert cut == [["a" * 15 + "…", "12", "b" * 15 + "…"]]
-    assert headers == ["text", "n", "more"]
+@pytest.mark.parametrize(
+    ("row", "wrapped"),
+    [
+        (
+            ["alpha beta gamma delta epsilon", "12", "one two three four five"],
+            ["alpha beta gamma\ndelta epsilon", "12", "one two three\nfour five"],
+        ),
+        # A word is broken only when longer than two thirds of the width.
+        (["a" * 50, "12", "b"], ["a" * 27 + "\n" + "a" * 23, "12", "b"]),
+    ],
+)
+def test_fit_table_wraps_the_widest_columns_at_spaces_and_cuts_nothing(
+    row: list[str], wrapped: list[str]
+) -> None:
+    fitted = fit_table([row], ["text", "n", "more"], 40)
+    assert fitted.rows == [wrapped]
+    assert (fitted.headers, fitted.dropped) == (["text", "n", "more"], [])
+
+
+def test_fit_table_drops_the_highest_rank_first_then_wraps() -> None:
+    rows = [
+        ["key " * 8, "x" * 20, "y" * 20, "/u/a/b/run1.log:3"],
+        ["k", "x", "y", "/u/c/b/run1.log:9"],
+    ]
+    columns = [Column("key"), Column("mid", rank=1), Column("low", rank=2), Column("p", path=True)]
+    fitted = fit_table(rows, columns, 70)
+    assert fitted.dropped == ["low"]
+    assert fitted.rows == [
+        ["key key key key key key key\nkey", "xxxxxxxxxxxxxxxxxxxx", "…/a/b/run1.log:3"],
+        ["k", "x", "…/c/b/run1.log:9"],
+    ]
 
 
 @pytest.mark.parametrize("command", [["stats"], ["export", "-"], ["best"], ["rejects"]])
@@ -458,3 +492,22 @@ def test_sources_keep_one_row_per_file_with_its_imports(db: str, tmp_path: Path)
     _, out, _ = run("--db", db, "sources", "--wide")
     assert out.splitlines()[2].startswith("1     sample_logs/edge_cases.log")
     assert out.splitlines()[2].split("  ")[-1].startswith("2, last ")
+
+
+@pytest.mark.parametrize(
+    ("paths", "limit", "shown"),
+    [
+        (["/a/t4/bert.log:3", "/a/cpu/bert.log"], None, ["…/t4/bert.log:3", "…/cpu/bert.log"]),
+        (["/a/b/x.log", "/c/b/x.log"], None, ["/a/b/x.log", "/c/b/x.log"]),  # no shorter tail
+        (["/home/u/run.log", "rel/run.log"], None, ["…/u/run.log", "rel/run.log"]),
+        # The tail with its directory is too long: the file name alone, when unique.
+        (["/a/" + "d" * 30 + "/run.log"], 20, ["…/run.log"]),
+        (["/a/" + "d" * 30 + "/run.log"], 60, ["…/" + "d" * 30 + "/run.log"]),
+    ],
+)
+def test_paths_show_their_shortest_unique_tail(
+    paths: list[str], limit: int | None, shown: list[str]
+) -> None:
+    from tunelog.tables import short_paths
+
+    assert short_paths(paths, limit) == shown

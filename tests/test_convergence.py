@@ -229,20 +229,22 @@ def test_curve_command_prints_the_series(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 @pytest.mark.parametrize(
-    ("name", "message"),
+    ("name", "message", "lines"),
     [
-        ("99x99", "Error: no layer matches '99x99'; `tunelog workloads` lists them"),
-        ("1x", "Error: 4 layers match '1x': "),
+        ("99x99", "Error: no layer matches '99x99'; `tunelog workloads` lists them", 1),
+        ("1x", "Error: 4 layers match '1x': ", 5),  # one line per candidate
     ],
 )
-def test_curve_names_a_layer_or_says_what_to_do(tmp_path: Path, name: str, message: str) -> None:
+def test_curve_names_a_layer_or_says_what_to_do(
+    tmp_path: Path, name: str, message: str, lines: int
+) -> None:
     db = str(tmp_path / "t.db")
     runner.invoke(app, ["--db", db, "import", str(SAMPLE_LOGS / "x86_mini_llvm.log")])
     result = runner.invoke(app, ["--db", db, "curve", name])
     assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr.startswith(message)
-    assert result.stderr.count("\n") == 1
+    assert result.stderr.count("\n") == lines
 
 
 def test_forum_paste_gets_a_verdict_per_layer(store: Store) -> None:

@@ -474,6 +474,8 @@ class StoreMachine(RuleBasedStateMachine):
         if report.source_id is None:
             return  # the same bytes imported before from this path: nothing kept
         self.reference.keep(report.source_id, expected.records, label)
+        for stale in report.superseded:  # a --repair import replaced a source of rejects only
+            self.reference.drop(stale)
         if report.already_imported_as is not None:
             # A copy of a source's bytes at another path: its own source, with the original's
             # resume point if that has one.

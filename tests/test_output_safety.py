@@ -76,10 +76,12 @@ def test_writing_onto_the_open_database_is_refused_even_with_force(
     assert _stats(db) == before
 
 
-@pytest.mark.parametrize("command", [["export"], ["export", "--metaschedule"]])
+@pytest.mark.parametrize("command", [["export"], ["export", "--metaschedule"], ["report"]])
 def test_a_source_filtered_output_onto_the_database_is_refused_too(
     db: Path, command: list[str]
 ) -> None:
+    if command == ["report"]:
+        pytest.importorskip("plotly")
     # --source answers from a temporary database of the chosen file: still the user's it guards.
     edge = str(SAMPLE_LOGS / "edge_cases.log")
     assert runner.invoke(app, ["--db", str(db), "import", edge]).exit_code == 0

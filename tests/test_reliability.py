@@ -654,7 +654,9 @@ def test_hostile_file_keeps_good_lines_and_accounts_for_every_line(
 ) -> None:
     case, path = hostile
     db = tmp_path / "json.db"
-    (report,) = cli_json(db, "import", str(path))["files"]
+    code, out, _ = run_cli(db, "import", str(path), "--json")
+    assert code == (0 if case.kept else 1)  # a file with no record at all is no log
+    (report,) = json.loads(out)["files"]
     assert report["lines"] == case.lines
     assert report["lines"] == sum(
         report[k] for k in ("new", "duplicates", "comments", "blank", "rejected")
@@ -671,8 +673,13 @@ def test_hostile_file_reports_each_bad_line_on_stderr(
 ) -> None:
     case, path = hostile
     code, out, err = run_cli(tmp_path / "table.db", "import", str(path))
-    assert code == 0
     assert str(path) in out
+    if not case.kept:  # no record at all: not a log, one error says so (`rejects` lists them)
+        assert code == 1
+        assert err.startswith(f"Error: {path} holds no tuning record: it looks like binary data")
+        assert len(err.splitlines()) == 1
+        return
+    assert code == 0
     reported: list[int] = []
     pattern = re.compile(rf"{re.escape(str(path))}:(\d+): \S.*")
     for line in err.splitlines():

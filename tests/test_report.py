@@ -84,8 +84,8 @@ def test_the_cli_says_what_it_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     again = runner.invoke(app, ["--db", "t.db", "report", "r.html"])
     assert (again.exit_code, again.stderr) == (
         1,
-        "Error: r.html already exists; tunelog never merges into an existing log: choose "
-        "another path or pass --force to replace it\n",
+        "Error: r.html already exists (an earlier report?): choose another path or pass "
+        "--force to replace it\n",
     )
 
 

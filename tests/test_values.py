@@ -621,7 +621,9 @@ def test_import_never_raises_on_deeply_nested_arguments(tmp_path: Path) -> None:
     log = tmp_path / "deep.log"
     # Arguments unlike those of the test above: scan_line caches canonical arguments by text.
     deep = [b"[" * depth + b'"import"' + b"]" * depth for depth in range(200, 1001)]
-    log.write_bytes(b"".join(mutate(RECORDS["v02x86"], ("input", 2), d) + b"\n" for d in deep))
+    lines = [mutate(RECORDS["v02x86"], ("input", 2), d) + b"\n" for d in deep]
+    # One plain record: a file of rejected lines only is no log (an error, exit 1).
+    log.write_bytes(RECORDS["v02x86"] + b"\n" + b"".join(lines))
     result = invoke(["--db", str(tmp_path / "deep.db"), "import", str(log)])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code == 0

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from tunelog.inputs import LogInput
     from tunelog.layers import Layer, TemplateResult
     from tunelog.live import Refresh
-    from tunelog.models import Source
+    from tunelog.models import BestRow, Source
     from tunelog.network import GraphLog, GroupTotal
     from tunelog.records import ScannedLine
     from tunelog.results import CurveRow as CurveRow
@@ -128,8 +128,34 @@ def import_paths(
             # file's transaction is rolled back, the next files are imported.
             report = FileReport(path=source.path, unreadable=unreadable_reason(exc))
         if report is not None:
+            if repair:
+                report.superseded = _supersede_unrepaired(store, report)
             reports.append(report)
     return reports
+
+
+def _supersede_unrepaired(store: Store, report: FileReport) -> list[int]:
+    """Remove the earlier sources of the same bytes that a --repair import supersedes.
+
+    An import without --repair of a page paste stores a source of rejected lines only ("use
+    --repair"); importing the same bytes again with --repair reads them as records, under a
+    new source. The earlier one, owning no record, would keep saying "use --repair" in
+    `rejects` and count as a second source: it is removed. An earlier source that owns
+    records is kept (removing it would take them along).
+    """
+    if report.source_id is None or report.sha256 is None or report.rolled_back:
+        return []
+    stale = [
+        s.id
+        for s in store.sources()
+        if s.sha256 == report.sha256
+        and s.id != report.source_id
+        and s.records == 0
+        and s.rejected > 0
+    ]
+    for source_id in stale:
+        store.remove_sources(str(source_id))
+    return stale
 
 
 def _import_one(
@@ -409,6 +435,56 @@ def _may_be_chosen_workloads(store: Store) -> set[int]:
     return {t.workload.id for lay in found for t in may_be_chosen(lay)}
 
 
+# -- best: the slot winners -----------------------------------------------------------------------
+
+
+def best(store: Store, filters: Filters | None = None, *, knobs: bool = False) -> list[BestRow]:
+    """The slot winners (`Store.best`), an auto_scheduler row's `args` with the structure its
+    workload key is written with (`[[1, 64, 56, 56], [128, 64, 3, 3], ...]`): its identity is
+    the flattened tuple, which says nothing of which number belongs to which tensor."""
+    from tunelog.versions import ANSOR_VERSION
+
+    rows = store.best(filters, knobs=knobs)
+    if any(row.log_version == ANSOR_VERSION for row in rows):
+        ansor_args_as_written(store, rows)
+    return rows
+
+
+def ansor_args_as_written(store: Store, rows: Sequence[BestRow]) -> None:
+    """Give each auto_scheduler row of `store.best()` its key's items as written (in place)."""
+    from tunelog.versions import ANSOR_VERSION
+
+    spelled = _ansor_spellings(store)
+    for row in rows:
+        if row.log_version == ANSOR_VERSION:
+            row.args = spelled.get((row.task_name, _args_key(row.args)), row.args)
+
+
+def _args_key(args: Sequence[object]) -> str:
+    import json
+
+    return json.dumps(args, sort_keys=True)
+
+
+def _ansor_spellings(store: Store) -> dict[tuple[str, str], list[object]]:
+    """(hash, flattened args) -> the items after the hash of the key as first written."""
+    import json
+
+    from tunelog.versions import ANSOR_VERSION
+
+    found: dict[tuple[str, str], list[object]] = {}
+    for workload in store.layer_inputs()[1]:
+        if workload.version != ANSOR_VERSION or workload.spelling is None:
+            continue
+        try:
+            items = json.loads(workload.spelling)
+        except ValueError:
+            continue
+        if isinstance(items, list) and items:
+            found[(workload.task_name, _args_key(workload.args))] = items[1:]
+    return found
+
+
 # -- layers: one operator across templates ------------------------------------------------------
 
 SORT_KEYS = ("latency", "gflops", "trials")
@@ -459,6 +535,29 @@ def _winner_cost(layer: Layer) -> float:
     return layer.winner.chosen.mean_cost
 
 
+@dataclass(frozen=True)
+class UntunedReport:
+    """`untuned`'s answer with how many layers the filters matched: none untuned among none
+    matched is no answer (`untuned --check` fails then)."""
+
+    layers: list[Layer]
+    matched: int
+
+
+def untuned_report(store: Store, filters: Filters | None = None) -> UntunedReport:
+    """The untuned layers (see `untuned`) and how many layers the filters matched."""
+    found = layers(store, filters)
+    asked = filters.for_target if filters is not None else None
+    return UntunedReport(
+        [
+            lay
+            for lay in found
+            if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked))
+        ],
+        len(found),
+    )
+
+
 def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
     """Layers with no measurement their targets can use, or only one from another machine.
 
@@ -470,12 +569,7 @@ def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
     -device). An option only one string gives (`cuda -model=t4` vs `cuda -arch=sm_75
     -model=t4`) may be the same machine: `workloads` warns, `untuned` does not list it.
     """
-    asked = filters.for_target if filters is not None else None
-    return [
-        lay
-        for lay in layers(store, filters)
-        if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked))
-    ]
+    return untuned_report(store, filters).layers
 
 
 def diagnose_untuned(
@@ -800,25 +894,37 @@ def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer
     column), matched exactly first, then as a substring of either. Several target groups with
     the same layer are ambiguous: narrow them with the target filters.
     """
-    found = layers(store, filters)
-    for exact in (True, False):
-        if exact:
-            hits = [lay for lay in found if name in (lay.key, lay.shapes)]
-        else:
-            hits = [lay for lay in found if name in lay.key or name in lay.shapes]
-        if len(hits) == 1:
-            return hits[0]
-        if hits:
-            listed = "; ".join(f"{h.group.label}: {h.shapes} [{h.key}]" for h in hits[:6])
-            more = f" and {len(hits) - 6} more" if len(hits) > 6 else ""
-            raise AmbiguousLayerError(
-                f"{len(hits)} layers match {name!r}: {listed}{more}; give the full layer key "
-                "(`tunelog workloads --json`) or narrow with --target-key/--model/--template"
-            )
+    hits = layers_named(layers(store, filters), name)
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise AmbiguousLayerError(_ambiguous(name, hits))
     raise UnknownLayerError(
         f"no layer matches {name!r}; `tunelog workloads` lists them (the shapes column, or "
         "layer_key in --json)"
     )
+
+
+def layers_named(found: Sequence[Layer], name: str) -> list[Layer]:
+    """The layers `name` names: those whose layer_key or shapes text it is exactly, else
+    those whose layer_key or shapes text contains it (`find_layer`, `workloads LAYER`)."""
+    exact = [lay for lay in found if name in (lay.key, lay.shapes)]
+    return exact or [lay for lay in found if name in lay.key or name in lay.shapes]
+
+
+LAYERS_LISTED = 10  # candidates an ambiguous layer name lists
+
+
+def _ambiguous(name: str, hits: Sequence[Layer]) -> str:
+    """The error for a layer name several layers match: the candidates one per line."""
+    lines = [
+        f"{len(hits)} layers match {name!r}: give more of the shapes, the full layer key "
+        "(`tunelog workloads --json`), or narrow with --target-key/--model/--template:"
+    ]
+    lines += [f"  {h.group.label}: {h.shapes}  ({h.key})" for h in hits[:LAYERS_LISTED]]
+    if len(hits) > LAYERS_LISTED:
+        lines.append(f"  ... and {len(hits) - LAYERS_LISTED} more (`tunelog workloads`)")
+    return "\n".join(lines)
 
 
 def _group_target_ids(store: Store, layer: Layer) -> list[int]:
@@ -966,6 +1072,7 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
         trials = [t for r in mine if (t := parsed[r.record_id]) is not None]
         chosen = parsed.get(template.chosen.record_id) if template.chosen else None
         values = knob_values(template.workload.task_name, trials, chosen)
+        names = dict.fromkeys("layout" if v.kind == "layout" else v.knob for v in values)
         if knob is not None:
             values = [
                 v for v in values if v.knob == knob or (knob == "layout" and v.kind == "layout")
@@ -978,6 +1085,7 @@ def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateK
                 coverage(trials),
                 template.chosen.config_index if template.chosen else None,
                 unreadable=len(mine) - len(trials),
+                knob_names=tuple(names),
             )
         )
     return found
@@ -1079,7 +1187,9 @@ def write_report(
     with store.snapshot():  # every part of the page from one state of the database
         data = _report_data(store, filters or Filters())
     text = page.render(data, plotly_js).encode()
-    write_lines_atomically(out, [text], force=force, protected=_database_files(store))
+    write_lines_atomically(
+        out, [text], force=force, protected=_database_files(store), kind="report"
+    )
     untuned_count = sum(1 for lay in data.layers if lay.winner is None)
     return ReportSummary(out, len(data.layers), untuned_count, len(data.failures), len(text) + 1)
 
@@ -1132,7 +1242,7 @@ def _report_data(store: Store, filters: Filters) -> htmlreport.ReportData:
     return page.ReportData(
         database=store.path,
         generated=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        filters=_filters_text(filters),
+        filters=filters.describe(),
         sources=stats.sources,
         targets=stats.targets,
         records=stats.records,
@@ -1147,12 +1257,6 @@ def _report_data(store: Store, filters: Filters) -> htmlreport.ReportData:
             for lay in found
         ],
     )
-
-
-def _filters_text(filters: Filters) -> str:
-    names = ("target_key", "model", "template", "task", "for_target")
-    given = [(n, getattr(filters, n)) for n in names if getattr(filters, n) is not None]
-    return " ".join(f"--{n.replace('_', '-')}={v!r}" for n, v in given)
 
 
 # -- MetaSchedule: pruned database export -------------------------------------------------------

@@ -16,6 +16,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, Protocol, TypeVar
 
@@ -25,8 +26,9 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 from typer.models import CommandInfo
 
 from tunelog import optionvalues
-from tunelog.exceptions import TunelogError
+from tunelog.exceptions import NothingMatchesError, TunelogError
 from tunelog.filters import Filters
+from tunelog.tables import Column
 
 if TYPE_CHECKING:
     from tunelog import api
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from tunelog.layers import Layer, TemplateResult
     from tunelog.models import BestRow, FileReport, SourceImport
     from tunelog.network import GraphLog
+    from tunelog.results import CurveRow
     from tunelog.store import Store
 
 # Start-up is most of a small command's time, so each command imports what it needs when it
@@ -307,23 +310,40 @@ def _as_plain_json(value: Any) -> Any:
 
 
 def emit_table(
-    rows: Sequence[Sequence[Any]], headers: Sequence[str], *, empty: str | None = None
+    rows: Sequence[Sequence[Any]],
+    headers: Sequence[str | Column],
+    *,
+    empty: str | None = None,
 ) -> None:
-    """A plain-text table on stdout, cut to the terminal's width unless --wide.
+    """A plain-text table on stdout, fitted to the terminal's width unless --wide or a pipe.
 
-    No rows: nothing on stdout, and the `empty` note (if any) on stderr.
+    `headers`: the table's columns, declared once (`tunelog.tables.Column`: which ones go
+    first on a narrow terminal, which hold paths). No rows: nothing on stdout, and the `empty`
+    note (if any) on stderr.
     """
     if not rows:
         if empty:
             _err(empty)
         return
-    from tunelog.tables import fit_table, simple_table
+    from tunelog.tables import columns_of, fit_table, simple_table, wrapped_table
 
+    specs = columns_of(headers)
     cells = [["" if cell is None else shown(str(cell)) for cell in row] for row in rows]
-    names = [shown(name) for name in headers]
+    names = [shown(spec.name) for spec in specs]
     width = terminal_width()
     if width is not None:
-        cells, names = fit_table(cells, names, width)
+        fitted = fit_table(
+            cells, [replace(s, name=n) for s, n in zip(specs, names, strict=True)], width
+        )
+        cells, names = fitted.rows, fitted.headers
+        if fitted.dropped:
+            _err(
+                f"note: {width} columns: not shown {', '.join(fitted.dropped)} "
+                "(--wide or --json shows every column)"
+            )
+    if any("\n" in cell for row in cells for cell in row):  # wrapped by fit_table
+        echo(wrapped_table(cells, names))
+        return
     text = simple_table(cells, names)
     if text is None:  # characters whose width or treatment only tabulate knows
         from tabulate import tabulate
@@ -400,7 +420,9 @@ def main(
     wide: Annotated[
         bool,
         typer.Option(
-            "--wide", help="Print tables at full width (default: cut to the terminal's width)."
+            "--wide",
+            help="Print every column at full width (default on a terminal: lower-priority "
+            "columns left out and long cells wrapped to fit its width; a pipe gets full width).",
         ),
     ] = False,
     version: Annotated[
@@ -459,6 +481,7 @@ def import_command(
 
     found = api.find_logs(paths, include=include or (), exclude=exclude or ())
     if found.summary():
+        _print_skipped(found.skipped_files)
         _err(f"{found.summary()} (see `tunelog import --help`)")
     # Entries that cannot be read are skipped with their reason; the rest is imported.
     reports = [FileReport(path=path, unreadable=reason) for path, reason in found.unreadable]
@@ -477,13 +500,20 @@ def import_command(
     named = set(paths)
     missing = [r for r in reports if r.unreadable and r.path in named]
     shown_reports = reports if as_json else [r for r in reports if r not in missing]
+    # A file named to import that holds no record at all is not a log: an error saying what
+    # it looks like, instead of a hundred rejected lines.
+    not_logs = [r for r in reports if r.path in named and _holds_no_record(r)]
     if shown_reports or not missing:
-        _print_import(shown_reports, as_json)
+        _print_import(
+            shown_reports, as_json, skipped=found.skipped_files, quiet={r.path for r in not_logs}
+        )
     if version_warning:
         _err(f"warning: {version_warning}")
     for report in missing:
         _err(f"Error: {report.path} {report.unreadable}")
-    if missing:
+    for report in not_logs:
+        _err(f"Error: {_not_a_log(report)}")
+    if missing or not_logs:
         raise typer.Exit(1)
     if any(r.rolled_back for r in reports):
         _err("Error: --strict: files with rejected lines were rolled back; fix or drop --strict")
@@ -508,16 +538,96 @@ _REPORT_FIELDS = {
     "held_back_bytes",
     "prefix_changed",
     "unreadable",
+    "superseded",
 }
 
 
-def _print_import(reports: list[FileReport], as_json: bool) -> None:
-    """The summary on stdout (table or JSON); rejected lines on stderr either way."""
+_IMPORT_COLUMNS = (
+    Column("file", path=True),
+    Column("lines", rank=1),
+    Column("new"),
+    Column("dup", rank=1),
+    Column("comments", rank=2),
+    Column("blank", rank=2),
+    Column("rejected"),
+    Column("note"),
+)
+_SOURCES_COLUMNS = (
+    Column("id"),
+    Column("path", path=True),
+    Column("label", rank=1),
+    Column("lines", rank=2),
+    Column("records"),
+    Column("dup", rank=2),
+    Column("rejected"),
+    Column("sha256", rank=4),
+    Column("imported", rank=3),
+    Column("imports", rank=3),
+    Column("merged from", rank=2),
+)
+
+
+def _holds_no_record(report: FileReport) -> bool:
+    """A file read in full where every line that is not blank or a comment was rejected."""
+    return (
+        not report.unreadable
+        and not report.already_imported_as
+        and report.rejected > 0
+        and report.new + report.duplicates == 0
+    )
+
+
+def _not_a_log(report: FileReport) -> str:
+    """Why a file named to import is no log: what it looks like, and what to do."""
+    from tunelog.discovery import looks_like
+
+    path = display_path(report.path)
+    repairable = [r.reason for r in report.rejects if "--repair" in r.reason]
+    if repairable:  # records pasted from a web page: a log once repaired
+        return f"{path} holds no tuning record as it is: {repairable[0]}"
+    return (
+        f"{path} holds no tuning record: it looks like {looks_like(Path(report.path))} "
+        f"({report.rejected} line(s) rejected: `tunelog rejects {path}`); "
+        "name log files, or a directory to import the logs in it"
+    )
+
+
+def _print_skipped(skipped: Sequence[tuple[str, str]]) -> None:
+    """The files a directory import left out, by name (the first WARNINGS_SHOWN)."""
+    for path, reason in skipped[:WARNINGS_SHOWN]:
+        _err(f"skipped {display_path(path)}: {reason}")
+    if len(skipped) > WARNINGS_SHOWN:
+        _err(f"... and {len(skipped) - WARNINGS_SHOWN} more skipped file(s) (--json lists them)")
+
+
+def _print_import(
+    reports: list[FileReport],
+    as_json: bool,
+    *,
+    skipped: Sequence[tuple[str, str]] = (),
+    quiet: set[str] | frozenset[str] = frozenset(),
+) -> None:
+    """The summary on stdout (table or JSON); rejected lines on stderr either way, but for the
+    files in `quiet` (not logs: one error says so)."""
     if as_json:
-        emit_json({"files": [r.model_dump(include=_REPORT_FIELDS) for r in reports]})
+        emit_json(
+            {
+                "files": [r.model_dump(include=_REPORT_FIELDS) for r in reports],
+                "skipped": [{"path": path, "reason": reason} for path, reason in skipped],
+            }
+        )
     else:
         rows: list[tuple[Any, ...]] = [
-            (r.path, r.lines, r.new, r.duplicates, r.comments, r.blank, r.rejected, _import_note(r))
+            (
+                display_path(r.path),
+                r.lines,
+                r.new,
+                r.duplicates,
+                r.comments,
+                r.blank,
+                r.rejected,
+                _import_note(r),
+            )
             for r in reports
         ]
         if len(reports) > 1:
@@ -530,12 +640,14 @@ def _print_import(reports: list[FileReport], as_json: bool) -> None:
             )
         emit_table(
             rows,
-            ("file", "lines", "new", "dup", "comments", "blank", "rejected", "note"),
+            _IMPORT_COLUMNS,
             empty="no log to import (see `tunelog import --help` for what is read)",
         )
     for report in reports:
         if report.unreadable:
             _err(f"{report.path} {report.unreadable}: skipped")
+        if report.path in quiet:
+            continue
         shown = report.rejects[:REJECTS_SHOWN]
         from tunelog.importreport import WHOLE_FILE
 
@@ -555,9 +667,16 @@ def _import_note(report: FileReport) -> str:
     if report.rolled_back:
         notes.append(f"rolled back (--strict): {report.discarded} new record(s) not stored")
     if report.already_imported_as:
-        notes.append(f"already imported as {_source_ref(report.already_imported_as)}")
+        number, _, path = report.already_imported_as.partition(" ")
+        if display_path(path) == display_path(report.path):  # the row shows the path already
+            notes.append(f"already imported as {number}")
+        else:
+            notes.append(f"already imported as {_source_ref(report.already_imported_as)}")
     if report.repaired:
         notes.append(f"repaired {report.repaired} record(s)")
+    if report.superseded:
+        earlier = ", ".join(f"#{i}" for i in report.superseded)
+        notes.append(f"replaces {earlier} (the same bytes, rejected without --repair)")
     if report.skipped_lines and not report.already_imported_as:
         notes.append(f"grown: {report.skipped_lines} earlier line(s) skipped as already imported")
     if report.prefix_changed:
@@ -639,19 +758,7 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
             )
             for s in rows
         ],
-        (
-            "id",
-            "path",
-            "label",
-            "lines",
-            "records",
-            "dup",
-            "rejected",
-            "sha256",
-            "imported",
-            "imports",
-            "merged from",
-        ),
+        _SOURCES_COLUMNS,
         empty="no source imported yet (tunelog import LOGS)",
     )
 
@@ -668,21 +775,35 @@ def stats(as_json: JsonOption = False) -> None:
     """Records by target, template and error number; valid vs failed."""
     with opened_store() as store:
         result = store.stats()
+    from tunelog.errorcodes import error_name
+
+    by_error = [
+        {**row, "error_name": error_name(int(str(row["error_no"])))} for row in result.by_error
+    ]
     if as_json:
-        emit_json(result.model_dump())
+        emit_json({**result.model_dump(), "by_error": by_error})
         return
     echo(
         f"records: {result.records}  valid: {result.valid}  failed: {result.failed}  "
         f"sources: {result.sources}  targets: {result.targets}  workloads: {result.workloads}"
     )
+    by_template = [
+        {**row, "template": _template_text(str(row["template"]), row["template_key"])}
+        for row in result.by_template
+    ]
     for title, rows, headers in (
         ("by target", result.by_target, ("target", "records", "valid", "failed")),
-        ("by template", result.by_template, ("template", "records", "valid", "failed")),
-        ("by error", result.by_error, ("error_no", "records")),
+        ("by template", by_template, ("template", "records", "valid", "failed")),
+        ("by error", by_error, ("error_no", "error_name", "records")),
     ):
         if rows:
             echo(f"\n{title}:")
             emit_table([[row[h] for h in headers] for row in rows], headers)
+
+
+def _template_text(task_name: str, template_key: object) -> str:
+    """A template as `best` shows it: v0.1 task names with their template key (`[direct]`)."""
+    return task_name + (f" [{template_key}]" if template_key else "")
 
 
 # What each filter means is defined once, in tunelog.filters.
@@ -706,6 +827,7 @@ FilterForTarget = Annotated[
         metavar="TARGET",
         help="Answer as apply_history_best does when compiling for this target string "
         '(e.g. "cuda -model=titanx"; the model need not be in the log).',
+        callback=checked(optionvalues.target_string),
     ),
 ]
 
@@ -732,28 +854,48 @@ def best(
     filters = Filters(
         target_key, model, template, task, for_target, source=source, label=label, target=target
     )
+    from tunelog.versions import ANSOR_VERSION
+
     with opened_store() as store:
         rows = store.best(filters, knobs=knobs)
+        if any(row.log_version == ANSOR_VERSION for row in rows):  # api.best, loaded if needed
+            from tunelog import api
+
+            api.ansor_args_as_written(store, rows)
     if as_json:
         emit_json([row.model_dump() for row in rows])
         return
     emit_table(
         [_best_row(row, knobs) for row in rows],
         _best_headers(knobs),
-        empty="no valid measurement matches (see `tunelog stats`)",
+        empty=f"no valid measurement matches {filters.describe()}; {_SEE_WHAT_THERE_IS}"
+        if filters.describe()
+        else f"no valid measurement in the database; {_SEE_WHAT_THERE_IS}",
     )
-    _warn_all([f"{','.join(row.slots)} {row.task_name}: {w}" for row in rows for w in row.warnings])
+    _warn_all(
+        [f"{','.join(row.slots)} {row.task_name}: {w}" for row in rows for w in row.warnings],
+        listed_by="tunelog best --json",
+    )
 
 
-def _best_headers(knobs: bool) -> list[str]:
-    headers = ["target", "slots", "template", "args", "config", "latency", "trials", "source"]
-    return [*headers, "knobs"] if knobs else headers
+def _best_headers(knobs: bool) -> list[Column]:
+    headers = [
+        Column("target", rank=3),  # long; `slots` says what it answers for
+        Column("slots", rank=1),
+        Column("template"),
+        Column("args"),
+        Column("config", rank=2),
+        Column("latency"),
+        Column("trials", rank=2),
+        Column("source", rank=1, path=True),
+    ]
+    return [*headers, Column("knobs")] if knobs else headers
 
 
 def _best_row(row: BestRow, knobs: bool) -> list[Any]:
     from tunelog.workloads import short_args
 
-    template = row.task_name + (f" [{row.template_key}]" if row.template_key else "")
+    template = _template_text(row.task_name, row.template_key)
     cells: list[Any] = [
         row.target,
         ",".join(row.slots),
@@ -874,9 +1016,19 @@ SortOption = Annotated[
 ]
 
 
-@app.command(epilog=example("tunelog workloads --sort latency --task conv2d"))
+@app.command(
+    epilog=example("tunelog workloads --sort latency --task conv2d", "tunelog workloads 1x512")
+)
 @handles_errors
 def workloads(
+    layer: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[LAYER]",
+            help="Only the layers this names: shapes as the table shows them, or a layer_key; "
+            "a part of either is enough.",
+        ),
+    ] = None,
     target_key: FilterTargetKey = None,
     model: FilterModel = None,
     template: FilterTemplate = None,
@@ -902,28 +1054,31 @@ def workloads(
     )
     with opened_store() as full, full.selected(filters) as (store, filters):
         found = api.layers(store, filters, sort=sort)
+        if layer is not None:
+            found = api.layers_named(found, layer)
         convergence = api.layer_convergence(store, found)
     if as_json:
         emit_json([api.layer_as_dict(layer, convergence) for layer in found])
         return
     emit_table(
         [[*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))] for layer in found],
-        (*_LAYER_HEADERS, "to best", "verdict"),
-        empty="no layer matches (see `tunelog stats`)",
+        _LAYER_COLUMNS,
+        empty=_nothing_matches(filters, named=layer),
     )
-    _warn_layers(found)
+    _warn_layers(found, listed_by="tunelog workloads --json")
 
 
 _LAYER_HEADERS = (
-    "target",
-    "operator",
-    "shapes",
-    "templates (trials valid/failed: best)",
-    "winner",
-    "config",
-    "margin",
-    "GFLOPS",
+    Column("target"),
+    Column("operator"),
+    Column("shapes"),
+    Column("templates (trials valid/failed: best)", rank=3),
+    Column("winner"),
+    Column("config", rank=2),
+    Column("margin", rank=2),
+    Column("GFLOPS", rank=1),
 )
+_LAYER_COLUMNS = (*_LAYER_HEADERS, Column("to best", rank=2), Column("verdict", rank=1))
 
 
 def _layer_row(layer: Layer) -> list[Any]:
@@ -940,11 +1095,21 @@ def _layer_row(layer: Layer) -> list[Any]:
         layer.family,
         layer.shapes,
         tried,
-        winner.name if winner else "(untuned)",
+        _winner_text(layer),
         winner.chosen.config_index if winner and winner.chosen else "",
         f"+{margin * 100:.0f}%" if margin is not None else "",
         f"{gflops:.1f}" if gflops is not None else "unknown" if winner else "",
     ]
+
+
+def _winner_text(layer: Layer) -> str:
+    """The winning template as `workloads` shows it: an auto_scheduler task is named by its
+    hash, already the operator column's, so only what follows it (`(auto_scheduler)`)."""
+    if layer.winner is None:
+        return "(untuned)"
+    name = layer.winner.name
+    rest = name.removeprefix(layer.family + " ")
+    return rest if rest.startswith("(") else name
 
 
 @app.command(epilog=example("tunelog untuned --check --for-target 'cuda -model=t4'"))
@@ -970,7 +1135,15 @@ def untuned(
         target_key, model, template, task, for_target, source=source, label=label, target=target
     )
     with opened_store() as store:
-        found = api.untuned(store, filters)
+        report = api.untuned_report(store, filters)
+    found = report.layers
+    if not report.matched:  # "every layer is tuned" would be true of no layer at all
+        if check:
+            raise NothingMatchesError(_nothing_matches(filters, then=": nothing to check"))
+        if as_json:
+            emit_json([])
+        _err(_nothing_matches(filters))
+        return
     if as_json:
         emit_json([api.layer_as_dict(layer) for layer in found])
         if check and found:
@@ -989,13 +1162,33 @@ def untuned(
             )
             for layer in found
         ],
-        ("target", "operator", "shapes", "templates", "trials", "errors", "answered by"),
+        (
+            Column("target"),
+            Column("operator"),
+            Column("shapes"),
+            Column("templates", rank=2),
+            Column("trials", rank=3),
+            Column("errors", rank=1),
+            Column("answered by", rank=1),
+        ),
         empty="every layer has at least one valid measurement",
     )
-    _warn_layers(found)
+    _warn_layers(found, listed_by="tunelog untuned --json")
     if check and found:
         _err(f"{len(found)} layer(s) will run an untuned fallback config (--check)")
         raise typer.Exit(1)
+
+
+_SEE_WHAT_THERE_IS = "see `tunelog workloads` and `tunelog stats` for what there is"
+
+
+def _nothing_matches(filters: Filters, *, then: str = "", named: str | None = None) -> str:
+    """What to say when no layer matches the filters (a note, or an error under --check)."""
+    given = " ".join(
+        text for text in (repr(named) if named is not None else "", filters.describe()) if text
+    )
+    what = f"no layer matches {given}" if given else "the database has no layer"
+    return f"{what}{then}; {_SEE_WHAT_THERE_IS}"
 
 
 def _errors_text(counts: dict[int, int]) -> str:
@@ -1022,6 +1215,7 @@ def diagnose(
             "--for-target",
             metavar="TARGET",
             help="The target a task list is compiled for (console output names its own).",
+            callback=checked(optionvalues.target_string),
         ),
     ] = None,
     check: Annotated[
@@ -1087,6 +1281,7 @@ def tasks(
             "--for-target",
             metavar="TARGET",
             help="The target the tasks are tuned for (its keys and -model pick the records).",
+            callback=checked(optionvalues.target_string),
         ),
     ],
     need_trials: Annotated[
@@ -1125,7 +1320,15 @@ def tasks(
             )
             for task in found
         ],
-        ("index", "task", "trials", "valid", "failed", "best", "verdict"),
+        (
+            Column("index"),
+            Column("task"),
+            Column("trials", rank=1),
+            Column("valid"),
+            Column("failed", rank=2),
+            Column("best"),
+            Column("verdict"),
+        ),
         empty="every task has enough valid trials"
         if need_trials is not None
         else "the task list is empty",
@@ -1262,15 +1465,15 @@ def _network_json(graph: GraphLog) -> dict[str, object]:
 
 
 _NETWORK_HEADERS = (
-    "line",
-    "layer",
-    "x",
-    "config",
-    "layout",
-    "latency",
-    "share",
-    "kernel best",
-    "best per layout",
+    Column("line", rank=2),
+    Column("layer"),
+    Column("x"),
+    Column("config", rank=2),
+    Column("layout", rank=1),
+    Column("latency"),
+    Column("share"),
+    Column("kernel best", rank=1),
+    Column("best per layout", rank=3),
 )
 
 
@@ -1308,17 +1511,7 @@ def _print_network(graph: GraphLog) -> None:
             )
             for layer in graph.layers
         ],
-        (
-            "line",
-            "layer",
-            "x",
-            "config",
-            "layout",
-            "latency",
-            "share",
-            "kernel best",
-            "best per layout",
-        ),
+        _NETWORK_HEADERS,
         empty="no AutoTVM record in the graph log",
     )
     if not graph.layers:
@@ -1361,6 +1554,7 @@ def errors(
     )
     with opened_store() as store:
         found = api.errors(store, filters)
+        matched = bool(found) or bool(api.layers(store, filters))
     if as_json:
         emit_json([api.error_as_dict(e) for e in found])
         return
@@ -1376,8 +1570,15 @@ def errors(
             )
             for e in found
         ],
-        ("target", "shapes", "template", "failed", "errors", "diagnosis"),
-        empty="no failed trials",
+        (
+            Column("target", rank=2),
+            Column("shapes"),
+            Column("template"),
+            Column("failed", rank=1),
+            Column("errors", rank=1),
+            Column("diagnosis"),
+        ),
+        empty="no failed trials" if matched else _nothing_matches(filters),
     )
 
 
@@ -1513,6 +1714,14 @@ def curve(
     task: FilterTask = None,
     source: FilterSource = None,
     label: FilterLabel = None,
+    improvements: Annotated[
+        bool,
+        typer.Option(
+            "--improvements",
+            help="Only the trials that set a new best, with the gain over the previous best "
+            "(--json keeps every trial).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Best-so-far latency after each trial of a layer, per template, with the verdict.
@@ -1540,6 +1749,9 @@ def curve(
             )
             + summary.verdict
         )
+        if improvements:
+            _print_improvements(one.rows)
+            continue
         emit_table(
             [
                 (
@@ -1552,8 +1764,48 @@ def curve(
                 )
                 for r in one.rows
             ],
-            ("trial", "source", "config", "cost", "best so far", "new best"),
+            (
+                Column("trial"),
+                Column("source", rank=2, path=True),
+                Column("config", rank=1),
+                Column("cost"),
+                Column("best so far"),
+                Column("new best"),
+            ),
         )
+
+
+def _print_improvements(rows: Sequence[CurveRow]) -> None:
+    """`curve --improvements`: the trials that set a new best, each with its gain (the share of
+    the previous best's latency it saved)."""
+    table = []
+    previous: float | None = None
+    for r in rows:
+        if not r.improved or r.best is None:
+            continue
+        # The latency saved over the previous best: "-57.7%" (the first valid trial has none).
+        gain = "first valid" if previous is None else f"-{(previous - r.best) / previous:.1%}"
+        table.append(
+            (
+                r.trial,
+                f"{display_path(r.source)}:{r.line}",
+                r.config_index,
+                format_seconds(r.best),
+                gain,
+            )
+        )
+        previous = r.best
+    emit_table(
+        table,
+        (
+            Column("trial"),
+            Column("source", rank=2, path=True),
+            Column("config", rank=1),
+            Column("new best"),
+            Column("gain"),
+        ),
+        empty="no valid trial: no best to improve on",
+    )
 
 
 # -- knobs ------------------------------------------------------------------------------------
@@ -1580,6 +1832,13 @@ def knobs(
 
     filters = Filters(target_key, model, template, task, source=source, label=label)
     found, tables = _layer_entries(layer, filters, lambda store, lay: api.knobs(store, lay, knob))
+    if knob is not None:
+        for entry in tables:
+            if not entry.values and entry.knob_names:  # a header alone would say nothing
+                _err(
+                    f"note: {entry.template.name} has no knob {knob!r}; its knobs: "
+                    f"{', '.join(entry.knob_names)}"
+                )
     if as_json:
         emit_json([api.knobs_as_dict(t) for t in tables])
         return
@@ -1627,12 +1886,17 @@ def report(
     template: FilterTemplate = None,
     task: FilterTask = None,
     for_target: FilterForTarget = None,
+    source: FilterSource = None,
+    label: FilterLabel = None,
+    target: FilterTarget = None,
     force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
 ) -> None:
     """One self-contained HTML page: summary, layers, charts, failures (opens offline)."""
     from tunelog import api  # plotly is imported by api.write_report, only here
 
-    filters = Filters(target_key, model, template, task, for_target)
+    filters = Filters(
+        target_key, model, template, task, for_target, source=source, label=label, target=target
+    )
     with opened_store() as store:
         written = api.write_report(store, out, filters, force=force)
     if out != "-":
@@ -1766,24 +2030,48 @@ def _answered_elsewhere(layer: Layer) -> str:
     return f"{winner.name} measured on {chosen.target!r} ({Path(chosen.source).name}:{chosen.line})"
 
 
-def _warn_layers(found: Sequence[Layer]) -> None:
+def _warn_layers(found: Sequence[Layer], *, listed_by: str) -> None:
     """Cross-machine warnings on stderr (stdout stays the table)."""
     notes = {lay.strategy_note for lay in found if lay.strategy_note is not None}
     for note in sorted(notes):
         _err(f"note: {note}")
     _warn_all(
-        [f"{lay.group.label} {lay.family} {lay.shapes}: {w}" for lay in found for w in lay.warnings]
+        [
+            f"{lay.group.label} {lay.family} {lay.shapes}: {w}"
+            for lay in found
+            for w in lay.warnings
+        ],
+        listed_by=listed_by,
     )
 
 
-def _warn_all(notes: Sequence[str]) -> None:
-    """The first WARNINGS_SHOWN warnings on stderr, then how many more there are."""
-    for note in notes[:WARNINGS_SHOWN]:
+def _warn_all(notes: Sequence[str], *, listed_by: str) -> None:
+    """Warnings on stderr: answers from another machine grouped into one line with a count
+    (`listed_by`: the command whose --json lists each); the first WARNINGS_SHOWN others, then
+    how many more there are."""
+    from tunelog.machines import CROSS_MACHINE_ADVICE, cross_machine_differences
+
+    crossed: dict[str, int] = {}
+    others: list[str] = []
+    for note in notes:
+        differences = cross_machine_differences(note)
+        if differences is None:
+            others.append(note)
+        else:
+            crossed[differences] = crossed.get(differences, 0) + 1
+    if sum(crossed.values()) == 1:  # one: said in full
+        others = list(notes)
+        crossed = {}
+    for note in others[:WARNINGS_SHOWN]:
         _err(f"warning: {note}")
-    if len(notes) > WARNINGS_SHOWN:
+    if len(others) > WARNINGS_SHOWN:
+        _err(f"warning: {len(others) - WARNINGS_SHOWN} more warning(s) (`{listed_by}` lists them)")
+    if crossed:
+        counts = ", ".join(f"{d.replace('; ', ' and ')} x{n}" for d, n in crossed.items())
         _err(
-            f"warning: {len(notes) - WARNINGS_SHOWN} more answer(s) from another machine "
-            "(--json lists them all)"
+            f"warning: {sum(crossed.values())} answers were measured on another machine than "
+            f"the target asked about ({counts}): {CROSS_MACHINE_ADVICE}; "
+            f"`{listed_by}` lists each under `warnings`"
         )
 
 
@@ -1836,7 +2124,14 @@ def merge(
             for r in reports
             for s in r.sources
         ],
-        ("database", "source", "label", "new", "dup", "note"),
+        (
+            Column("database", rank=1, path=True),
+            Column("source", path=True),
+            Column("label", rank=2),
+            Column("new"),
+            Column("dup", rank=1),
+            Column("note"),
+        ),
     )
     _err(
         f"merged {sum(r.new for r in reports)} new record(s) from {len(reports)} database(s) "
@@ -1896,7 +2191,16 @@ def diff(
             raise typer.Exit(1)
 
 
-_DIFF_HEADERS = ("target", "operator", "shapes", "A", "B", "B/A", "change", "winner")
+_DIFF_HEADERS = (
+    Column("target"),
+    Column("operator"),
+    Column("shapes"),
+    Column("A"),
+    Column("B"),
+    Column("B/A", rank=2),
+    Column("change"),
+    Column("winner", rank=1),
+)
 
 
 def _diff_row(d: LayerDiff) -> list[Any]:
@@ -1975,7 +2279,7 @@ def watch(
 
     if "-" in paths:
         raise typer.BadParameter("watch follows files; import stdin with `tunelog import -`")
-    view = _WatchView(live=sys.stdout.isatty())
+    view = _WatchView(live=sys.stdout.isatty(), stops_itself=once or refreshes == 1)
     with opened_store(create=True) as store, view:
         try:
             api.watch(
@@ -1995,8 +2299,9 @@ def watch(
 class _WatchView:
     """Draws each refresh: a rich Live table on a terminal, else one line on stdout."""
 
-    def __init__(self, *, live: bool) -> None:
+    def __init__(self, *, live: bool, stops_itself: bool = False) -> None:
         self.live: Any = None
+        self.stops_itself = stops_itself  # one refresh: no Ctrl-C to ask for
         self.use_live = live
         self.last: Any = None
         self.interrupted = False
@@ -2027,7 +2332,7 @@ class _WatchView:
                 _err(f"waiting for {path} (does not exist yet)")
         self.waiting = set(refresh.waiting_for)
         if self.live is not None:
-            self.live.update(_watch_table(refresh), refresh=True)
+            self.live.update(_watch_table(refresh, self.stops_itself), refresh=True)
         else:
             echo(f"refresh {refresh.number}: {_watch_summary(refresh)}")
 
@@ -2064,7 +2369,7 @@ def _watch_summary(refresh: Any) -> str:
     return text
 
 
-def _watch_table(refresh: Any) -> Any:
+def _watch_table(refresh: Any, stops_itself: bool = False) -> Any:
     from datetime import datetime
 
     from rich.table import Table
@@ -2072,7 +2377,7 @@ def _watch_table(refresh: Any) -> Any:
 
     table = Table(
         title=f"tunelog watch: refresh {refresh.number} at {datetime.now():%H:%M:%S}",
-        caption=f"{_watch_summary(refresh)}. Ctrl-C to stop.",
+        caption=f"{_watch_summary(refresh)}." + ("" if stops_itself else " Ctrl-C to stop."),
     )
     headers = ["target", "operator", "shapes", "trials", "valid/failed", "best", "GFLOPS"]
     with_verdict = any(lay.verdict is not None for lay in refresh.layers)

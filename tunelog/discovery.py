@@ -1,7 +1,8 @@
 """Which files of a directory are tuning logs: the rule `tunelog import DIR` follows. No SQLite.
 
-Files named on the command line are imported as given. Inside a directory (walked recursively,
-in sorted order) a file is skipped when:
+Files named on the command line are imported as given, except an SQLite database (a tunelog
+database is merged, not imported: `unreadable`, with that advice). Inside a directory
+(walked recursively, in sorted order) a file is skipped (and named in `skipped_files`) when:
 
 - it lies in a dot-directory (`.git`, `.venv`, ...) or is itself a dot-file (`.best.log.tmp`);
 - `--include` globs are given and none matches, or an `--exclude` glob matches (a glob is
@@ -50,6 +51,10 @@ HIDDEN = "dot-file"
 FILTERED = "left out by --include/--exclude"
 NOT_REGULAR = "not a regular file"
 REASONS = (NOT_A_LOG, SQLITE, HIDDEN, FILTERED, NOT_REGULAR)
+SQLITE_NAMED = (
+    "is an SQLite database, not a log: to add a tunelog database's records, "
+    "use `tunelog merge {path}`"
+)
 
 
 @dataclass
@@ -60,8 +65,16 @@ class Discovery:
     skipped: Counter[str] = field(default_factory=Counter)
     dot_directories: int = 0
     # (path, reason) of each entry that cannot be read: a path that does not exist, a dangling
-    # symlink, an unreadable directory. The rest is imported; each is reported by name.
+    # symlink, an unreadable directory, a database named as a log. The rest is imported; each
+    # is reported by name.
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    # (path, reason) of each file left out of a directory, in walk order (`skipped` counts them).
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
+
+    def skip(self, path: str, reason: str) -> None:
+        """Leave a file of a directory out, for `reason` (one of REASONS)."""
+        self.skipped[reason] += 1
+        self.skipped_files.append((path, reason))
 
     def summary(self) -> str | None:
         """One line saying how many files were skipped and why; None when none was."""
@@ -95,7 +108,10 @@ def discover(
         if p.is_dir():
             _walk(p, include, exclude, found)
         elif p.is_file():
-            found.inputs.append(LogInput(path))
+            if sniff(p) == SQLITE:  # never a log: its hundreds of NUL-byte "lines" say nothing
+                found.unreadable.append((path, SQLITE_NAMED.format(path=path)))
+            else:
+                found.inputs.append(LogInput(path))
         else:
             found.unreadable.append((path, not_readable_reason(p)))
     return found
@@ -136,17 +152,17 @@ def _walk(top: Path, include: Sequence[str], exclude: Sequence[str], found: Disc
             child = Path(root) / name
             if not child.is_file():
                 if name.startswith("."):
-                    found.skipped[HIDDEN] += 1
+                    found.skip(str(child), HIDDEN)
                 elif child.is_symlink() and not child.exists():
                     found.unreadable.append((str(child), not_readable_reason(child)))
                 else:
-                    found.skipped[NOT_REGULAR] += 1  # a FIFO, socket or device
+                    found.skip(str(child), NOT_REGULAR)  # a FIFO, socket or device
                 continue
             reason = _skip_reason(child, child.relative_to(top).as_posix(), include, exclude)
             if reason is None:
                 found.inputs.append(LogInput(str(child)))
             else:
-                found.skipped[reason] += 1
+                found.skip(str(child), reason)
 
 
 def _skip_reason(
@@ -262,3 +278,27 @@ def looks_like_log(head: bytes) -> bool:
             continue
         return text.startswith(b"{")
     return False
+
+
+def looks_like(path: Path) -> str:
+    """What a file that holds no tuning record looks like, for the error naming it."""
+    try:
+        with open(path, "rb") as file:
+            raw = file.read(SNIFF_BYTES)
+    except OSError:
+        return "a file that cannot be read"
+    if raw.startswith(SQLITE_HEADER):
+        return "an SQLite database"
+    head = _decompressed_head(raw)
+    if b"\x00" in head:
+        return "binary data"
+    text = head.removeprefix(_UTF8_BOM).lstrip()
+    if path.suffix.lower() in (".md", ".markdown") or re.match(rb"#{1,6} \S", text):
+        return "Markdown text"
+    if text[:1] == b"<":
+        return "HTML or XML"
+    if text[:1] in (b"{", b"["):
+        return "JSON, but not AutoTVM, auto_scheduler or MetaSchedule records"
+    if not text:
+        return "an empty file"
+    return "text, not tuning records"

@@ -110,3 +110,7 @@ class InvalidValueError(TunelogError, ValueError):
 
 class OutputIsDatabaseError(TunelogError):
     """An output path that is the open database or one of its side files (-wal, -shm)."""
+
+
+class NothingMatchesError(TunelogError):
+    """A check (`untuned --check`) found no layer to check: its filters match nothing."""

@@ -22,9 +22,17 @@ STDOUT = "-"
 
 
 def write_lines_atomically(
-    out: str, lines: Iterable[bytes], *, force: bool = False, protected: Collection[str] = ()
+    out: str,
+    lines: Iterable[bytes],
+    *,
+    force: bool = False,
+    protected: Collection[str] = (),
+    kind: str = "log",
 ) -> int:
     """Write `lines` (each without its line end) to `out`, or stdout for `-`; return the count.
+
+    `kind`: what `out` is ("log", "report", "MetaSchedule database file"), for the error
+    refusing an existing file.
 
     A file is written to a temporary file in the same directory and renamed over `out`, so a
     crash never leaves a half-written log. An existing `out` is refused unless `force`. A
@@ -56,8 +64,11 @@ def write_lines_atomically(
         )
     if info is not None and not force:
         raise OutputExistsError(
-            f"{out} already exists; tunelog never merges into an existing log: "
+            f"{out} already exists; tunelog never merges into an existing {kind}: "
             "choose another path or pass --force to replace it"
+            if kind == "log"
+            else f"{out} already exists (an earlier {kind}?): choose another path or pass "
+            "--force to replace it"
         )
     # A symlink's target is what gets replaced, so the link keeps pointing at the new file.
     path = Path(os.path.realpath(out)) if os.path.islink(out) else Path(out)

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tunelog.exceptions import TargetParseError
-from tunelog.targets import Target, parse_target
+from tunelog.targets import Target, parse_target, query_target_problem
 
 
 @dataclass(frozen=True)
@@ -49,13 +49,30 @@ class Filters:
 
     def __post_init__(self) -> None:
         if self.for_target is not None:
-            try:
-                parse_target(self.for_target)
-            except TargetParseError as exc:
+            problem = query_target_problem(self.for_target)
+            if problem is not None:
                 raise TargetParseError(
-                    f"cannot answer for target {self.for_target!r}: {exc}; give a TVM target "
-                    'string, e.g. "cuda -model=titanx"'
-                ) from exc
+                    f"cannot answer for target {self.for_target!r}: {problem}; give a TVM "
+                    'target string, e.g. "cuda -model=titanx"'
+                )
+
+    def describe(self) -> str:
+        """The filters as the options that give them (`--for-target 'llvm'`), or "" for none."""
+        given = [
+            (name, value)
+            for name in (
+                "target_key",
+                "model",
+                "template",
+                "task",
+                "for_target",
+                "source",
+                "label",
+                "target",
+            )
+            if (value := getattr(self, name)) is not None
+        ]
+        return " ".join(f"--{name.replace('_', '-')} {value!r}" for name, value in given)
 
     @property
     def query_target(self) -> Target | None:

@@ -199,6 +199,11 @@ def _cost(layer: Layer) -> float:
     return layer.winner.chosen.mean_cost
 
 
+# Plotly draws its toolbar (the modebar) at the top right, over the plot area: a top margin
+# this tall keeps it above the first bar's label and the curves.
+MODEBAR_ROOM = 40
+
+
 def _latency_figure(tuned: list[Layer]) -> dict[str, object]:
     shown = _slowest(tuned, BAR_LAYERS_SHOWN)[::-1]  # plotly draws the first bar at the bottom
     return {
@@ -215,7 +220,7 @@ def _latency_figure(tuned: list[Layer]) -> dict[str, object]:
         ],
         "layout": {
             "height": max(260, 24 * len(shown) + 80),
-            "margin": {"l": 360, "r": 20, "t": 10, "b": 40},
+            "margin": {"l": 360, "r": 20, "t": MODEBAR_ROOM, "b": 40},
             "xaxis": {"title": {"text": "latency of the winning config (µs)"}},
             "yaxis": {"automargin": True},
         },
@@ -242,7 +247,7 @@ def _curves_figure(layers: list[Layer], curves: list[list[tuple[int, float]]]) -
         "data": traces,
         "layout": {
             "height": 460,
-            "margin": {"l": 70, "r": 20, "t": 10, "b": 40},
+            "margin": {"l": 70, "r": 20, "t": MODEBAR_ROOM, "b": 40},
             "xaxis": {"title": {"text": "trial (import order)"}},
             "yaxis": {"title": {"text": "best latency so far (µs)"}, "type": "log"},
             "showlegend": len(traces) <= 12,

@@ -8,6 +8,8 @@ does this silently; tunelog keeps the answer (it is what TVM does) and says so.
 
 from __future__ import annotations
 
+import re
+
 from tunelog.exceptions import TargetParseError
 from tunelog.targets import Target, parse_target
 
@@ -24,7 +26,7 @@ def machine_differences(asked: Target, measured: Target) -> list[str]:
     if asked.kind != measured.kind:
         notes.append(f"target kind {measured.kind} vs {asked.kind}")
     for name in MACHINE_OPTIONS:
-        mine, theirs = asked.option(name), measured.option(name)
+        mine, theirs = asked.machine_option(name), measured.machine_option(name)
         if mine != theirs:
             notes.append(f"-{name} {theirs or 'none'} vs {mine or 'none'}")
     return notes
@@ -46,7 +48,7 @@ def conflicting_machines(asked: str, measured: str) -> bool:
         return True
     return any(
         a is not None and b is not None and a != b
-        for a, b in ((mine.option(n), theirs.option(n)) for n in MACHINE_OPTIONS)
+        for a, b in ((mine.machine_option(n), theirs.machine_option(n)) for n in MACHINE_OPTIONS)
     )
 
 
@@ -62,5 +64,21 @@ def cross_machine_warning(asked: str, measured: str) -> str | None:
         return None
     return (
         f"answer for {asked!r} was measured on {measured!r} "
-        f"({'; '.join(differences)}): re-tune on this machine, or filter with --target"
+        f"({'; '.join(differences)}): {CROSS_MACHINE_ADVICE}"
     )
+
+
+CROSS_MACHINE_ADVICE = "re-tune on this machine, or filter with --target"
+# What cross_machine_warning writes (the target strings are Python reprs: quotes vary).
+_CROSS_MACHINE = re.compile(
+    r"answer for (?P<asked>.+) was measured on (?P<measured>.+) \((?P<differences>[^()]*)\): "
+    + re.escape(CROSS_MACHINE_ADVICE)
+    + "$"
+)
+
+
+def cross_machine_differences(warning: str) -> str | None:
+    """The differences (`-mcpu skylake-avx512 vs none`) a `cross_machine_warning` names, found
+    anywhere in `warning` (which may start with what it is about); None for other warnings."""
+    match = _CROSS_MACHINE.search(warning)
+    return None if match is None else match["differences"]

@@ -73,3 +73,15 @@ def columns(text: str) -> int | None:
             f"COLUMNS must be a whole number of columns in ASCII digits, or unset; not {text!r}"
         )
     return int(text) or None
+
+
+def target_string(value: str) -> str:
+    """A target string to answer for: a kind TVM knows, every option with a value."""
+    from tunelog.targets import query_target_problem
+
+    problem = query_target_problem(value)
+    if problem is not None:
+        raise InvalidValueError(
+            f'{value!r}: {problem}; give a TVM target string, e.g. "cuda -model=titanx"'
+        )
+    return value

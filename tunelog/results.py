@@ -63,6 +63,9 @@ class TemplateKnobs:
     coverage: Coverage
     chosen_config: int | None
     unreadable: int = 0  # stored lines whose knobs could not be read (never expected)
+    # Every knob of the template's trials, whatever `knob` asked for (`layout` included when
+    # the template has derived layouts): what to say when the knob asked for is not one.
+    knob_names: tuple[str, ...] = ()
 
 
 @dataclass

@@ -83,6 +83,14 @@ class Target:
                 return value
         return None
 
+    def machine_option(self, name: str) -> str | None:
+        """The value of option `name` as it names a machine: `-model=unknown` is no model at
+        all (AutoTVM's rule, tvm-reference §2: `target.model` is "unknown" when absent, and no
+        model slot is opened for it), so it is None, like an absent `-model`."""
+        if name == "model":
+            return None if self.model == UNKNOWN_MODEL else self.model
+        return self.option(name)
+
     @property
     def load_problems(self) -> tuple[str, ...]:
         """Reasons a modern AutoTVM (0.10-0.19) cannot load a record with this target."""
@@ -157,3 +165,29 @@ def parse_target(raw: str) -> Target:
         keys.extend(DEFAULT_KEYS.get(kind, ()))
     model = opts.get("model", UNKNOWN_MODEL)
     return Target(raw=raw, kind=kind, options=tuple(options), keys=_dedupe(keys), model=model)
+
+
+# Target options TVM reads as booleans: written without a value, they mean true.
+_FLAG_OPTIONS = frozenset({"system-lib", "link-params", "unpacked-api", "fast-math"})
+
+
+def query_target_problem(raw: str) -> str | None:
+    """Why `raw` cannot be the target a question is asked for (`--for-target`), or None.
+
+    Stricter than `parse_target`, which reads the records' own targets as AutoTVM's decoder
+    does: the kind must be one TVM registers, and an option other than a boolean flag must
+    have a value (`cuda -model` would read the model as "true").
+    """
+    try:
+        target = parse_target(raw)
+    except TargetParseError as exc:
+        return str(exc)
+    if not target.known_kind:
+        return f"unknown target kind {target.kind!r} (TVM knows {', '.join(sorted(DEFAULT_KEYS))})"
+    for token in raw.replace("-target=", "-mtriple=").split()[1:]:
+        name, sep, value = token[1:].partition("=")
+        if not sep and name not in _FLAG_OPTIONS:
+            return f"option -{name} has no value: write -{name}=VALUE"
+        if sep and not value:
+            return f"option -{name}= has an empty value"
+    return None
