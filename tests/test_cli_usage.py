@@ -225,11 +225,11 @@ def test_best_and_workloads_count_the_same_trials(db: str, tmp_path: Path) -> No
 
 
 BEST_80_COLUMNS = """\
-slots              template                args              latency
------------------  ----------------------  ----------------  ---------
-cpu                dense_nopack.x86        1x512 * 1000x512  41.1 us
-cpu                dense_pack.x86          1x512 * 1000x512  45.0 us
-model=t4,cuda,gpu  topi_nn_dense [direct]  1x512 * 1000x512  30.1 us
+slots              template                args              config    latency
+-----------------  ----------------------  ----------------  --------  ---------
+cpu                dense_nopack.x86        1x512 * 1000x512  12        41.1 us
+cpu                dense_pack.x86          1x512 * 1000x512  3         45.0 us
+model=t4,cuda,gpu  topi_nn_dense [direct]  1x512 * 1000x512  5         30.1 us
 """
 
 

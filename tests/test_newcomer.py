@@ -135,32 +135,18 @@ def test_wide_and_pipes_keep_every_column_and_the_full_path(corpus_db: str, comm
 
 
 SAMPLE_BEST_80 = """\
-slots              template                   args                     latency
------------------  -------------------------  -----------------------  ---------
-model=t4,cuda,gpu  conv2d_nchw.cuda           1x64x56x56 * 64x64x3x3   102.0 us
-                                              s1 p1
-
-model=t4,cuda,gpu  conv2d_nchw_winograd.cuda  1x64x56x56 * 64x64x3x3   165.0 us
-                                              s1 p1
-
-cpu                dense_nopack.x86           1x512 * 1000x512         41.1 us
-
-cpu                dense_pack.x86             1x512 * 1000x512         45.0 us
-
-model=t4,cuda,gpu  topi_nn_dense [direct]     1x512 * 1000x512         30.1 us
-
-cpu                conv2d_NCHWc.x86           1x3x32x32 * 16x3x3x3 s1  29.6 us
-                                              p1
-
-cpu                conv2d_NCHWc.x86           1x16x32x32 * 32x16x3x3   116.0 us
-                                              s1 p1
-
-cpu                conv2d_NCHWc.x86           1x32x32x32 * 32x32x1x1   19.9 us
-                                              s2 p0
-
-cpu                dense_nopack.x86           1x8192 * 10x8192         11.3 us
-
-cpu                dense_pack.x86             1x8192 * 10x8192         14.6 us
+template                   args                          config    latency
+-------------------------  ----------------------------  --------  ---------
+conv2d_nchw.cuda           1x64x56x56 * 64x64x3x3 s1 p1  877       102.0 us
+conv2d_nchw_winograd.cuda  1x64x56x56 * 64x64x3x3 s1 p1  3120      165.0 us
+dense_nopack.x86           1x512 * 1000x512              12        41.1 us
+dense_pack.x86             1x512 * 1000x512              3         45.0 us
+topi_nn_dense [direct]     1x512 * 1000x512              5         30.1 us
+conv2d_NCHWc.x86           1x3x32x32 * 16x3x3x3 s1 p1    47        29.6 us
+conv2d_NCHWc.x86           1x16x32x32 * 32x16x3x3 s1 p1  267       116.0 us
+conv2d_NCHWc.x86           1x32x32x32 * 32x32x1x1 s2 p0  320       19.9 us
+dense_nopack.x86           1x8192 * 10x8192              19        11.3 us
+dense_pack.x86             1x8192 * 10x8192              62        14.6 us
 """
 
 SAMPLE_IMPORT_80 = """\

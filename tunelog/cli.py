@@ -884,10 +884,10 @@ def _best_headers(knobs: bool) -> list[Column]:
         Column("slots", rank=1),
         Column("template"),
         Column("args"),
-        Column("config", rank=2),
+        Column("config"),  # the answer: which config apply_history_best picks
         Column("latency"),
         Column("trials", rank=2),
-        Column("source", rank=1, path=True),
+        Column("source", rank=2, path=True),
     ]
     return [*headers, Column("knobs")] if knobs else headers
 
