@@ -26,7 +26,9 @@ from tunelog.diagnosis import (
 )
 from tunelog.exceptions import NotATaskListError, TargetRequiredError
 from tunelog.layoutforms import packed_original, workload_text
+from tunelog.recordindex import reaches
 from tunelog.store import Store
+from tunelog.targets import parse_target
 from tunelog.tvmmessages import read_messages, read_task_list
 
 FIXTURES = DATA / "diagnose"
@@ -348,3 +350,20 @@ def test_any_printed_workload_reads_back_exactly(
     read = read_messages(message.splitlines())
     assert read.unread == []
     assert [(m.target, m.workload) for m in read.messages] == [(X86, workload)]
+
+
+@pytest.mark.parametrize(
+    ("asked", "recorded", "expected"),
+    [
+        ("cuda -model=t4", "cuda -model=v100", True),  # the cuda and gpu keys
+        ("opencl -device=mali", "cuda", True),  # the gpu key
+        ("llvm", "cuda", False),
+        ("llvm -keys=foo -model=m", "cuda -model=m", True),  # the model slot alone
+        ("llvm -keys=foo", "cuda -model=unknown", False),  # "unknown" opens no model slot
+        ("llvm -keys=foo -model=unknown", "cuda", False),
+    ],
+)
+def test_a_record_reaches_a_target_when_it_holds_a_slot_the_target_queries(
+    asked: str, recorded: str, expected: bool
+) -> None:
+    assert reaches(parse_target(asked), parse_target(recorded)) is expected
