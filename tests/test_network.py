@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,41 @@ def test_the_report_shows_totals_per_target_group(tmp_path: Path) -> None:
         '<tr><td>cpu</td><td data-v="0.0008000000000000001">800.0 us</td><td data-v="6">6</td>'
         '<td data-v="2">2</td>' in section
     )
+
+
+def _gzipped(path: Path) -> Path:
+    import gzip
+
+    path.write_bytes(gzip.compress(GRAPH.read_bytes()))
+    return path
+
+
+def _cr_ended(path: Path) -> Path:
+    path.write_bytes(GRAPH.read_bytes().replace(b"\n", b"\r"))
+    return path
+
+
+def _with_a_giant_line(path: Path) -> Path:
+    from tunelog.linesplit import MAX_LINE_BYTES
+
+    path.write_bytes(b"x" * (MAX_LINE_BYTES + 1) + b"\n" + GRAPH.read_bytes())
+    return path
+
+
+@pytest.mark.parametrize("make", [_gzipped, _cr_ended, _with_a_giant_line])
+def test_a_graph_log_is_read_as_an_import_reads_a_log(
+    tmp_path: Path, make: Callable[[Path], Path]
+) -> None:
+    # Found by review: `network` opened the file raw (no gzip, no CR, no line cap: 5 GB).
+    expected = read_graph_log(GRAPH.read_bytes().splitlines())
+    graph = api.network(str(make(tmp_path / "graph.log")))
+    assert (graph.occurrences, len(graph.layers)) == (expected.occurrences, len(expected.layers))
+    assert all("longer than the limit" in reason for _, reason in graph.rejected)
+
+
+def test_a_graph_log_from_stdin(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["--db", str(tmp_path / "none.db"), "network", "--json", "-"], input=GRAPH.read_bytes()
+    )
+    assert result.exit_code == 0, result.output
+    assert '"occurrences": 21' in result.stdout

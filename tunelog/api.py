@@ -628,10 +628,12 @@ def network(path: str, store: Store | None = None) -> GraphLog:
     With `store` (holding the kernel log of the same layers): each layer's best single-op
     latency there, and the best per data layout, beside the graph tuner's choice.
     """
+    from tunelog.inputs import LogInput, OpenedLog
     from tunelog.network import read_graph_log
 
-    with open(path, "rb") as handle:
-        graph = read_graph_log(handle)
+    # Read as an import reads a log: compressed files, stdin (`-`), CR line ends, the line cap.
+    with OpenedLog(LogInput(path)) as opened:
+        graph = read_graph_log(opened.lines())
     if store is not None:
         _add_kernel_bests(store, graph)
     return graph

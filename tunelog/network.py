@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from tunelog.knobs import implied_layouts
 from tunelog.layers import Layer, TargetGroup
+from tunelog.linesplit import OverlongLine
 from tunelog.recordmodels import TuningRecord
 from tunelog.records import BLANK, COMMENT, Rejected, parse_line
 
@@ -90,6 +91,9 @@ def read_graph_log(lines: Iterable[bytes]) -> GraphLog:
     layers: dict[tuple[str, str, str, int], GraphLayer] = {}
     rejected: list[tuple[int, str]] = []
     for number, raw in enumerate(lines, start=1):
+        if type(raw) is OverlongLine:  # too long to be held: never parsed
+            rejected.append((number, raw.reason))
+            continue
         parsed = parse_line(raw)
         if isinstance(parsed, Rejected):
             rejected.append((number, parsed.reason))
