@@ -10,6 +10,7 @@ from tests.conftest import CORPUS, DATA, SAMPLE_LOGS, require_shared
 from tunelog import api
 from tunelog.convergence import (
     BEST_ONLY,
+    NOT_TUNED,
     TOO_FEW,
     Progress,
     SourceRun,
@@ -49,7 +50,7 @@ def test_only_a_sequence_made_of_best_only_runs_gets_the_best_only_verdict() -> 
     assert join_runs([_run(1, 1, True)]).verdict == BEST_ONLY
     assert join_runs([_run(1, 1, True), _run(2, 1, True)]).verdict == BEST_ONLY
     assert join_runs([_run(1, 40, False), _run(2, 1, True)]).verdict == TOO_FEW
-    assert join_runs([]).verdict == TOO_FEW
+    assert join_runs([]).verdict == NOT_TUNED
 
 
 def _verdicts(tmp_path: Path, *logs: Path) -> list[str]:

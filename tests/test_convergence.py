@@ -17,6 +17,7 @@ from tunelog.convergence import (
     BEST_ONLY,
     CONVERGED,
     MIN_VALID_TRIALS,
+    NOT_TUNED,
     STILL_IMPROVING,
     TOO_FEW,
     Convergence,
@@ -72,7 +73,7 @@ def _decreasing_until(n: int, last_gain_at: int, gain: float = 0.05) -> list[tup
 @pytest.mark.parametrize(
     ("trials", "verdict"),
     [
-        pytest.param([], TOO_FEW, id="no trials"),
+        pytest.param([], NOT_TUNED, id="no trials"),
         pytest.param([(FAILED, 6)] * 200, TOO_FEW, id="only failures"),
         pytest.param(_decreasing_until(MIN_VALID_TRIALS - 1, 1), TOO_FEW, id="63 valid"),
         pytest.param(_decreasing_until(MIN_VALID_TRIALS, 1), CONVERGED, id="64 valid, best first"),

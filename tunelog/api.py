@@ -836,7 +836,7 @@ class LayerConvergence:
     by_key: dict[ConvergenceKey, Convergence]
 
     def of(self, layer: Layer, template: TemplateResult) -> Convergence:
-        """The template's convergence on the layer's group (no trials: too few valid trials)."""
+        """The template's convergence on the layer's group (no trials: not tuned)."""
         key = (layer.group.keys, layer.group.model, template.workload.id)
         from tunelog.convergence import Progress
 

@@ -68,8 +68,9 @@ CONVERGED = "converged"
 STILL_IMPROVING = "still improving"
 TOO_FEW = "too few valid trials"
 BEST_ONLY = "best-only log: no trial history"
+NOT_TUNED = "not tuned"  # no trial at all: what a tuning script needs to hear
 BEST_ONLY_MEAN = 1.5
-VERDICTS = (CONVERGED, STILL_IMPROVING, TOO_FEW, BEST_ONLY)
+VERDICTS = (CONVERGED, STILL_IMPROVING, TOO_FEW, BEST_ONLY, NOT_TUNED)
 
 
 class Trial(NamedTuple):
@@ -210,7 +211,10 @@ def is_significant_gain(before: float, after: float) -> bool:
 
 
 def verdict(trials: int, valid: int, last_significant: int | None) -> str:
-    """`too few valid trials`, `still improving` or `converged` (rule: module docstring)."""
+    """`not tuned`, `too few valid trials`, `still improving` or `converged` (rule: module
+    docstring)."""
+    if trials == 0:
+        return NOT_TUNED
     if valid < MIN_VALID_TRIALS:
         return TOO_FEW
     if last_significant is not None and last_significant > trials * (1.0 - RECENT_SHARE):
