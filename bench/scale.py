@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+import commands
 import run
 from run import JSON_LOOP, OUT, PYTHON, ROOT, TUNELOG, Sample, log, measure, remove_db
 
@@ -58,23 +60,32 @@ def ensure_log(n: int, workloads: int, seed: int) -> Path:
     return path
 
 
-def one_size(n: int, workloads: int, runs: int, work: Path) -> dict[str, list[Sample]]:
-    """Every sample for one workload count."""
+def one_size(
+    n: int, workloads: int, runs: int, work: Path, trees: dict[str, Path]
+) -> dict[str, list[Sample]]:
+    """Every sample for one workload count; each read command once per tree, back to back."""
     samples: dict[str, list[Sample]] = {}
+    last = list(trees)[-1]
     log_a, log_b = ensure_log(n, workloads, 29), ensure_log(n, workloads, 30)
     db_a, db_b = work / f"a-{workloads}.db", work / f"b-{workloads}.db"
     db = str(db_a)
 
-    def add(name: str, cmd: list[str], allowed: Sequence[int] = ALLOWED) -> None:
-        log(f"W={workloads} {name}")
-        samples.setdefault(name, []).append(measure(cmd, allowed))
+    def add(name: str, cmd: list[str], allowed: Sequence[int] = ALLOWED, tree: str = "") -> None:
+        log(f"W={workloads} {name} {tree}")
+        env = {**os.environ, "PYTHONPATH": str(trees[tree])} if tree else None
+        run.options.env = env
+        key = f"{name} [{tree}]" if tree and len(trees) > 1 else name
+        samples.setdefault(key, []).append(measure(cmd, allowed))
+        run.options.env = None
 
     for _ in range(runs):
         add("json.loads loop", [PYTHON, "-c", JSON_LOOP, str(log_a)])
         remove_db(db_a)
-        add("import", [TUNELOG, "--db", db, "import", str(log_a)], (0,))
+        add("import", [TUNELOG, "--db", db, "import", str(log_a)], (0,), tree=last)
     remove_db(db_b)
+    run.options.env = {**os.environ, "PYTHONPATH": str(trees[last])}
     measure([TUNELOG, "--db", str(db_b), "import", str(log_b)])
+    run.options.env = None
     out = str(work / "export.log")
     commands = {name: [TUNELOG, "--db", db, *args] for name, args in READS.items()}
     commands["export"] = [TUNELOG, "--db", db, "export", "--force", out]
@@ -82,7 +93,8 @@ def one_size(n: int, workloads: int, runs: int, work: Path) -> dict[str, list[Sa
     commands["diff A B"] = [TUNELOG, "diff", db, str(db_b)]
     for _ in range(runs):
         for name, cmd in commands.items():
-            add(name, cmd)
+            for tree in trees:
+                add(name, cmd, tree=tree)
     remove_db(db_a)
     remove_db(db_b)
     return samples
@@ -92,7 +104,11 @@ def render(n: int, results: dict[int, dict[str, list[Sample]]], runs: int) -> st
     """Markdown table: wall s and peak MB (median of runs) per command and workload count."""
     sizes = sorted(results)
     head = "| command | " + " | ".join(f"{w:,} workloads" for w in sizes) + " |"
-    lines = [f"{n:,} lines, median of {runs} runs: wall s / peak RSS MB", "", head]
+    lines = [
+        f"{n:,} lines, median of runs ({runs} at 1,000+ workloads): wall s / peak RSS MB",
+        "",
+        head,
+    ]
     lines.append("| --- " * (len(sizes) + 1) + "|")
     names = list(results[sizes[0]])
     for name in names:
@@ -112,13 +128,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--workloads", type=int, nargs="+", default=[30, 10_000, 80_000])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--small-runs", type=int, default=3, help="runs below 1,000 workloads")
+    parser.add_argument(
+        "--commits",
+        nargs="+",
+        default=["HEAD"],
+        help="measure the read commands of each commit's tunelog, back to back (the last imports)",
+    )
     parser.add_argument("--quiet-wait", type=float, default=10.0)
     args = parser.parse_args(argv)
     run.options.quiet_wait = args.quiet_wait
     OUT.mkdir(exist_ok=True)
     work = OUT / "scale"
     work.mkdir(exist_ok=True)
-    results = {w: one_size(args.lines, w, args.runs, work) for w in args.workloads}
+    # Each commit's package, copied and compiled: edits made during the run are not measured.
+    trees = {commit: commands.baseline_tree(commit) for commit in args.commits}
+    results = {
+        w: one_size(args.lines, w, args.small_runs if w < 1000 else args.runs, work, trees)
+        for w in args.workloads
+    }
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H%M")
     raw = {w: {k: [asdict(s) for s in v] for k, v in r.items()} for w, r in results.items()}
     (OUT / f"scale-{stamp}.json").write_text(json.dumps(raw, indent=1))
