@@ -1,7 +1,7 @@
 """Benchmark import and every read command as the workload count grows (issue 29).
 
 Usage: .venv/bin/python bench/scale.py [--lines N] [--workloads W [W ...]] [--runs R]
-           [--quiet-wait S]
+           [--small-runs R] [--commits C [C ...]] [--quiet-wait S]
 
 For each W: a log of N lines over W workloads (bench/manyworkloads.py, cached in bench/out/), a
 second one with another seed (the other side of `diff`), the `json.loads` loop over the first,
@@ -9,7 +9,10 @@ second one with another seed (the other side of `diff`), the `json.loads` loop o
 (each as a table and with --json), `export`, `export --winners-only` and `diff A B`. Each
 command is a whole process run R times (stdout to /dev/null); the medians of wall seconds and
 peak RSS go to stdout as markdown and every sample to bench/out/scale-<date>.json. The first
-W (30 by default) is the baseline measured in the same run.
+W (30 by default) is the baseline measured in the same run (R = --small-runs below 1,000
+workloads). Each read command runs once per commit of --commits (default HEAD), back to
+back, from a compiled copy of that commit's tunelog/ (PYTHONPATH), so edits made during the
+run are not measured; imports use the last commit.
 """
 
 from __future__ import annotations
@@ -142,7 +145,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     work = OUT / "scale"
     work.mkdir(exist_ok=True)
     # Each commit's package, copied and compiled: edits made during the run are not measured.
-    trees = {commit: commands.baseline_tree(commit) for commit in args.commits}
+    hashes = [
+        subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", c], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        for c in args.commits
+    ]  # full hashes: baseline_tree caches by name, and HEAD moves
+    trees = {commit[:7]: commands.baseline_tree(commit) for commit in hashes}
     results = {
         w: one_size(args.lines, w, args.small_runs if w < 1000 else args.runs, work, trees)
         for w in args.workloads
