@@ -375,9 +375,15 @@ def display_path(path: str) -> str:
     if path == "-" or not os.path.isabs(path):
         return path
     try:
-        return os.path.relpath(path) if Path(path).is_relative_to(Path.cwd()) else path
+        return _relative_below(path, os.getcwd())
     except (OSError, ValueError):
         return path
+
+
+@functools.lru_cache(maxsize=1024)
+def _relative_below(path: str, cwd: str) -> str:
+    # Cached: `best` shows one of a few source paths on each of tens of thousands of rows.
+    return os.path.relpath(path, cwd) if Path(path).is_relative_to(Path(cwd)) else path
 
 
 def format_seconds(seconds: float) -> str:

@@ -55,6 +55,7 @@ Anything else is `None` ("unknown"), never a guess.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -309,6 +310,8 @@ def _layout_hint(layout_words: list[str]) -> str:
     return _OTHER if hints else ""
 
 
+# Cached: a database holds a few thousand task names over tens of thousands of workloads.
+@functools.lru_cache(maxsize=4096)
 def _name_info(task_name: str) -> _NameInfo:
     stem, topi = _strip_name(task_name)
     if not topi:

@@ -961,17 +961,29 @@ class Store:
                     JOIN targets t ON t.id = c.target_id WHERE c.workload_id IN ({wanted})"""
             ):
                 measured_by.setdefault(int(workload_id), set()).add(str(target))
+        # Tens of thousands of rows share a few targets and slot lists: each pair is judged once.
+        competes: dict[tuple[str, tuple[str, ...]], bool] = {}
+        warning_of: dict[tuple[str, str], str | None] = {}
         for record_id, row in rows.items():
             if asked_for is not None:
                 asked = [asked_for]
             else:
-                asked = sorted(
-                    target
-                    for target in measured_by.get(workload_of[record_id], ())
-                    if _competes(target, row.slots)
-                )
-            found = (cross_machine_warning(target, row.target) for target in asked)
-            row.warnings = [warning for warning in found if warning is not None]
+                slots = tuple(row.slots)
+                asked = []
+                for target in sorted(measured_by.get(workload_of[record_id], ())):
+                    verdict = competes.get((target, slots))
+                    if verdict is None:
+                        verdict = competes[(target, slots)] = _competes(target, slots)
+                    if verdict:
+                        asked.append(target)
+            row.warnings = []
+            for target in asked:
+                pair = (target, row.target)
+                if pair not in warning_of:
+                    warning_of[pair] = cross_machine_warning(*pair)
+                warning = warning_of[pair]
+                if warning is not None:
+                    row.warnings.append(warning)
 
     def winner_lines(
         self, filters: Filters | None = None, *, top_k: int = 1
