@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import CORPUS, DATA, REPO, require_shared
+from tests.conftest import CORPUS, DATA, REPO, SAMPLE_LOGS, require_shared
 from tunelog import api
 from tunelog.cli import app
 from tunelog.network import read_graph_log
@@ -65,7 +65,7 @@ def test_without_a_database_the_kernel_columns_stay_empty() -> None:
 def test_tlcbench_resnet50_graph_log_counts_53_occurrences() -> None:
     require_shared()
     graph = read_graph_log((CORPUS / TLCBENCH).read_bytes().splitlines())
-    assert (graph.occurrences, len(graph.layers)) == (53, 22)
+    assert (graph.occurrences, len(graph.layers), graph.doubts) == (53, 22, [])
     by_shape = {layer.args_json: layer.occurrences for layer in graph.layers}
     key = '[["TENSOR",[1,64,56,56],"float32"],["TENSOR",[256,64,1,1],"float32"]'
     assert [n for args, n in by_shape.items() if args.startswith(key)] == [4]
@@ -170,3 +170,13 @@ def test_a_graph_log_from_stdin(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert '"occurrences": 21' in result.stdout
+
+
+def test_a_real_graph_log_raises_no_doubt_and_a_kernel_log_does() -> None:
+    # Found by review: a 200-trial kernel log read as 194 "occurrences" without a word.
+    assert read_graph_log(GRAPH.read_bytes().splitlines()).doubts == []
+    kernel = read_graph_log((SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines())
+    assert kernel.doubts == [
+        "tasks that are no convolution (dense_nopack.x86, dense_pack.x86)",
+        "6 failed trial(s)",
+    ]

@@ -1379,6 +1379,11 @@ def network(
     finally:
         if store is not None:
             store.close()
+    if graph.doubts:
+        _err(
+            f"warning: {display_path(graph_log)} does not look like a graph tuner's output (it "
+            f"holds {'; '.join(graph.doubts)}): every record is counted as a layer occurrence"
+        )
     for number, reason in graph.rejected[:WARNINGS_SHOWN]:
         _err(f"warning: {display_path(graph_log)}:{number}: {reason}")
     if as_json:
@@ -1448,6 +1453,7 @@ def _network_totals(filters: Filters, as_json: bool) -> None:
 def _network_json(graph: GraphLog) -> dict[str, object]:
     return {
         "occurrences": graph.occurrences,
+        "doubts": graph.doubts,
         "total": graph.total,
         "kernel_total": graph.kernel_total,
         "layers": [

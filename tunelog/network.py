@@ -58,6 +58,9 @@ class GraphLog:
 
     layers: list[GraphLayer]
     rejected: list[tuple[int, str]]
+    # Why the file may be no graph tuner's output (its choices hold one target's convolutions
+    # and no failed trial): a kernel tuning log read as one counts every trial as a layer.
+    doubts: list[str] = field(default_factory=list)
 
     @property
     def occurrences(self) -> int:
@@ -90,6 +93,7 @@ def read_graph_log(lines: Iterable[bytes]) -> GraphLog:
     """
     layers: dict[tuple[str, str, str, int], GraphLayer] = {}
     rejected: list[tuple[int, str]] = []
+    failed = 0
     for number, raw in enumerate(lines, start=1):
         if type(raw) is OverlongLine:  # too long to be held: never parsed
             rejected.append((number, raw.reason))
@@ -105,6 +109,7 @@ def read_graph_log(lines: Iterable[bytes]) -> GraphLog:
             continue
         if parsed.error_no != 0:
             rejected.append((number, f"error_no {parsed.error_no}: not a graph-tuner choice"))
+            failed += 1
             continue
         key = (parsed.target, parsed.task_name, parsed.args_json, parsed.config_index)
         known = layers.get(key)
@@ -122,7 +127,22 @@ def read_graph_log(lines: Iterable[bytes]) -> GraphLog:
             layouts=implied_layouts(parsed.task_name, knobs),
             first_line=number,
         )
-    return GraphLog(list(layers.values()), rejected)
+    found = list(layers.values())
+    return GraphLog(found, rejected, _doubts(found, failed))
+
+
+def _doubts(layers: list[GraphLayer], failed: int) -> list[str]:
+    """What a graph tuner's output never holds (see GraphLog.doubts)."""
+    doubts: list[str] = []
+    targets = {layer.target for layer in layers}
+    if len(targets) > 1:
+        doubts.append(f"records of {len(targets)} target strings")
+    others = sorted({layer.task_name for layer in layers if "conv2d" not in layer.task_name})
+    if others:
+        doubts.append(f"tasks that are no convolution ({', '.join(others[:3])})")
+    if failed:
+        doubts.append(f"{failed} failed trial(s)")
+    return doubts
 
 
 @dataclass(frozen=True)
