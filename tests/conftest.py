@@ -51,6 +51,27 @@ def corpus_log_for_ansor(golden: Path) -> Path:
 
 
 @pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A database path for CLI tests; the working directory is the checkout so sample paths are
+    short, and TUNELOG_DB and COLUMNS are unset (expected tables are full width)."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("TUNELOG_DB", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    return str(tmp_path / "cli.db")
+
+
+def run(*args: str, stdin: str | None = None, columns: int | None = None) -> tuple[int, str, str]:
+    """`tunelog ARGS` in-process: (exit code, stdout, stderr); `columns` sets COLUMNS."""
+    from typer.testing import CliRunner
+
+    from tunelog.cli import app
+
+    env = {"COLUMNS": str(columns)} if columns else None
+    result = CliRunner().invoke(app, list(args), input=stdin, env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     """A fresh database in a temporary directory."""
     with Store(tmp_path / "test.db") as opened:

@@ -8,24 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import REPO, write_distinct_copies
+from tests.conftest import REPO, run, write_distinct_copies
 from tunelog.cli import app, format_seconds
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A database path; the working directory is the checkout so sample paths are short."""
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("TUNELOG_DB", raising=False)
-    monkeypatch.delenv("COLUMNS", raising=False)  # expected tables are full width
-    return str(tmp_path / "cli.db")
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 IMPORT_TABLE = """\

@@ -5,28 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import REPO
-from tunelog.cli import app
+from tests.conftest import REPO, run
 
 runner = CliRunner()
 FIXTURES = "tests/data/diagnose"
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A database path; the working directory is the checkout so fixture paths are short."""
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("TUNELOG_DB", raising=False)
-    monkeypatch.delenv("COLUMNS", raising=False)
-    return str(tmp_path / "cli.db")
-
-
-def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args), input=stdin)
-    return result.exit_code, result.stdout, result.stderr
 
 
 FALLBACK_TABLE = """\

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tabulate import tabulate
 from typer.testing import CliRunner
 
-from tests.conftest import REPO, SAMPLE_LOGS, write_mixed_version_log
+from tests.conftest import REPO, SAMPLE_LOGS, run, write_mixed_version_log
 from tunelog.cli import app, app_for, hoist_global_options
 from tunelog.discovery import looks_like_log
 from tunelog.tables import Column, fit_table, simple_table
@@ -25,21 +25,6 @@ from tunelog.tables import Column, fit_table, simple_table
 runner = CliRunner()
 EDGE = SAMPLE_LOGS / "edge_cases.log"
 X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
-
-
-@pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A database path; the working directory is the checkout so sample paths are short."""
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("TUNELOG_DB", raising=False)
-    monkeypatch.delenv("COLUMNS", raising=False)
-    return str(tmp_path / "cli.db")
-
-
-def run(*args: str, columns: int | None = None) -> tuple[int, str, str]:
-    env = {"COLUMNS": str(columns)} if columns else None
-    result = runner.invoke(app, list(args), env=env)
-    return result.exit_code, result.stdout, result.stderr
 
 
 # -- directory import -------------------------------------------------------------------------
