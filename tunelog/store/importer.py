@@ -32,6 +32,7 @@ from tunelog.records import (
     repair_line,
     scan_content,
 )
+from tunelog.rules.bestrecord import OFFER_SLOT_SQL
 from tunelog.selection import slots_of
 from tunelog.store import holdings
 from tunelog.store.codec import (
@@ -45,16 +46,10 @@ from tunelog.store.codec import (
 from tunelog.store.schema import TOP_CONFIGS_KEPT
 from tunelog.targets import Target, parse_target
 
-# ApplyHistoryBest's rule (selection.HistoryBest.offer) for one offer to one slot, rows applied
-# in record order: a slot changes holder only for a strictly smaller mean, so ties keep the
-# earlier record.
-_OFFER_SLOT = """INSERT INTO slots (kind, name, workload_id, record_id, mean_cost)
-                 VALUES (?, ?, ?, ?, ?)
-                 ON CONFLICT (kind, name, workload_id) DO UPDATE
-                 SET record_id = excluded.record_id, mean_cost = excluded.mean_cost
-                 WHERE excluded.mean_cost < slots.mean_cost"""
-
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
+# (target, workload) groups held in memory between two stores of their state: what the
+# file's per-workload state costs is bounded by this, whatever the number of workloads.
+GROUPS_HELD = 4096
 ProgressCallback = Callable[[int], None]
 
 # What a truncated or corrupt compressed stream raises while it is read.
@@ -109,16 +104,31 @@ class ImportWriter:
         self.block_lines: list[bytes] = []
         self.packed_blocks: list[tuple[int, int, bytes]] = []
         self.packer = BlockPacker()
+        # Records rows waiting for the batch insert; the fourth item is the record's group
+        # until `_flush` has looked up the batch's new workloads and put their ids in.
         self.rows: list[tuple[Any, ...]] = []
         self.target_ids: dict[str, int] = {}
-        # Workload ids by identity, as looked up in this file (a workload measured for several
-        # targets is looked up once).
+        # Workload ids by identity, as looked up in this file since the groups were last
+        # stored (a workload measured for several targets is looked up once).
         self.workload_ids: dict[tuple[str, str, str, str], int] = {}
         self.known_workloads = known_workloads if known_workloads is not None else {}
         self.targets_by_id: dict[int, Target] = {}
-        # By the first five Measurement fields, and by (target id, workload id).
+        # The (target, workload) groups held since their state was last stored, by the first
+        # five Measurement fields (the identity: target, and workload as normalised), and
+        # those whose workload id is not looked up yet (done once per batch, see `_flush`).
         self.groups: dict[tuple[Any, ...], _Group] = {}
-        self.groups_by_ids: dict[tuple[int, int], _Group] = {}
+        self.unresolved: list[_Group] = []
+        self.next_workload_id = 0  # 0: not read yet (see _resolve_workloads)
+        # A resumed source's runs as they were before this file, for a recount after
+        # duplicates (the groups' runs are stored batch after batch, see `_recount_runs`).
+        self.runs_snapshot = False
+        if not new_source:
+            conn.execute("DROP TABLE IF EXISTS temp.runs_before")
+            conn.execute(
+                "CREATE TEMP TABLE runs_before AS SELECT * FROM trial_runs WHERE source_id = ?",
+                (source_id,),
+            )
+            self.runs_snapshot = True
         self._opened: OpenedLog | None = None
         self._progress: ProgressCallback | None = None
         self.pending_rejects: list[tuple[int, int, str]] = []
@@ -127,8 +137,6 @@ class ImportWriter:
         # Workloads this file added: no slot or kept config of theirs can exist yet, so the
         # once-per-group lookups skip them (logs of best configs have ~2 lines per workload).
         self.new_workloads: set[int] = set()
-        # Records dropped as duplicates among those a group ranks for `top_configs`.
-        self.dropped_ranked: set[int] = set()
 
     def run(
         self, lines: Iterable[bytes], opened: OpenedLog, progress: ProgressCallback | None
@@ -195,7 +203,7 @@ class ImportWriter:
                 record_id,
                 line_no,
                 group.target_id,
-                group.workload_id,
+                group.workload_id or group,
                 rec.config_index,
                 error_no,
                 mean,
@@ -206,6 +214,7 @@ class ImportWriter:
         )
         if len(block) >= BLOCK_LINES:
             self._close_block()
+        group.trials += 1
         tally = group.tallies.get(error_no)
         if tally is None:
             group.tallies[error_no] = [1, all_cost, all_cost]
@@ -220,13 +229,13 @@ class ImportWriter:
         if timestamp < group.start:
             group.start = timestamp
         if error_no == 0:
-            # ApplyHistoryBest's rule (selection.HistoryBest.add), inline on the hot path:
+            # rules.bestrecord.improves, inline on the hot path (records come in file order):
             # strictly faster only, so ties keep the earliest record.
             if mean < group.best_mean:
                 group.best_mean = mean
                 group.best_id = record_id
                 # A new best of the run: its trial number is the group's records so far.
-                group.improvements.append((sum(int(t[0]) for t in group.tallies.values()), mean))
+                group.improvements.append((group.trials, mean))
             # The best record of each config, for `export --top-k` (see _store_top_configs);
             # once the group has forgotten configs, only a record beating the last kept one
             # can rank among its best (a later record of equal mean ranks after it).
@@ -241,9 +250,10 @@ class ImportWriter:
                         group.keep_top_configs()
 
     def finish(self) -> None:
-        """Store what is queued, then resolve duplicates and update tallies and slots."""
+        """Store what is queued and the groups' state, then resolve duplicates."""
         self._close_block()
         self._flush()
+        self._store_groups()
         self._flush_runs(final=True)
         self._flush_rejects()
         if self.next_id != self.first_id:
@@ -253,10 +263,10 @@ class ImportWriter:
         duplicates = self._deduplicate()
         self.report.duplicates += duplicates
         self.report.new = self.next_id - self.first_id - duplicates
-        self._store_tallies()
-        self._store_slots()
-        self._store_top_configs()
-        self._store_trial_runs(duplicates)
+        if duplicates:
+            self._recount_runs()
+        if self.runs_snapshot:
+            self.conn.execute("DROP TABLE temp.runs_before")
 
     # -- lines that are not plain records ---------------------------------------------------
 
@@ -298,20 +308,16 @@ class ImportWriter:
     # -- ids of targets and workloads ---------------------------------------------------------
 
     def _group(self, rec: Measurement) -> _Group:
-        """The group of a (target, workload) first seen in this file."""
+        """The group of a (target, workload) not seen since the groups were last stored."""
         target_id = self.target_ids.get(rec.target) or self._target(rec.target)
         key = (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
-        workload_id = (
-            self.workload_ids.get(key)
-            or self.known_workloads.get(key)
-            or self._workload(key, rec.spelling)
-        )
-        # Two spellings of one workload (auto_scheduler keys, flat or nested) share a group.
-        group = self.groups_by_ids.get((target_id, workload_id))
-        if group is None:
-            group = _Group(target_id, workload_id, rec.log_version)
-            group.first_id = self.next_id  # the record being added
-            self.groups_by_ids[(target_id, workload_id)] = group
+        group = _Group(target_id, self.workload_ids.get(key) or self.known_workloads.get(key, 0))
+        group.version = rec.log_version  # the log version picks the slots (slots_of)
+        group.first_id = self.next_id  # the record being added
+        if not group.workload_id:
+            group.key = key
+            group.spelling = rec.spelling
+            self.unresolved.append(group)
         self.groups[rec[:5]] = group
         return group
 
@@ -328,22 +334,63 @@ class ImportWriter:
         self.targets_by_id[target_id] = parsed
         return target_id
 
-    def _workload(self, key: tuple[str, str, str, str], spelling: str | None) -> int:
-        row = self.conn.execute(
-            """SELECT id FROM workloads
-               WHERE task_name = ? AND template_key = ? AND args = ? AND version = ?""",
-            key,
-        ).fetchone()
-        if row is None:
-            # The first spelling seen is kept for display (see schema migration 7).
-            row = self.conn.execute(
-                "INSERT INTO workloads (task_name, template_key, args, version, spelling) "
-                "VALUES (?, ?, ?, ?, ?) RETURNING id",
-                (*key, spelling),
-            ).fetchone()
-            self.new_workloads.add(int(row[0]))
-        self.workload_ids[key] = int(row[0])
-        return int(row[0])
+    def _resolve_workloads(self) -> None:
+        """Give the groups created since the last batch their workload ids, adding new ones.
+
+        One lookup per batch through a temporary table joined on the workloads' identity
+        index, and one insert of the new workloads with ids given here (the next free ones,
+        as SQLite would): a file of 80k workloads asks no query per workload.
+        """
+        pending: dict[tuple[str, str, str, str], list[_Group]] = {}
+        for group in self.unresolved:
+            assert group.key is not None
+            known = self.workload_ids.get(group.key)
+            if known is not None:
+                group.workload_id = known
+            else:
+                pending.setdefault(group.key, []).append(group)
+        self.unresolved = []
+        if not pending:
+            return
+        conn = self.conn
+        conn.execute(
+            """CREATE TEMP TABLE IF NOT EXISTS wanted_workloads (
+                   n INTEGER PRIMARY KEY, task_name TEXT, template_key TEXT, args TEXT,
+                   version TEXT)"""
+        )
+        keys = list(pending)
+        conn.executemany(
+            "INSERT INTO temp.wanted_workloads VALUES (?, ?, ?, ?, ?)",
+            [(n, *key) for n, key in enumerate(keys)],
+        )
+        found = dict(
+            conn.execute(
+                """SELECT t.n, w.id FROM temp.wanted_workloads t JOIN workloads w
+                   ON w.task_name = t.task_name AND w.template_key = t.template_key
+                      AND w.args = t.args AND w.version = t.version"""
+            ).fetchall()
+        )
+        conn.execute("DELETE FROM temp.wanted_workloads")
+        added: list[tuple[Any, ...]] = []
+        for n, key in enumerate(keys):
+            workload_id = found.get(n)
+            if workload_id is None:
+                if not self.next_workload_id:
+                    top = conn.execute("SELECT max(id) FROM workloads").fetchone()[0]
+                    self.next_workload_id = int(top or 0) + 1
+                workload_id = self.next_workload_id
+                self.next_workload_id += 1
+                self.new_workloads.add(workload_id)
+                # The first spelling seen is kept for display (see schema migration 7).
+                added.append((workload_id, *key, pending[key][0].spelling))
+            self.workload_ids[key] = workload_id
+            for group in pending[key]:
+                group.workload_id = workload_id
+        conn.executemany(
+            "INSERT INTO workloads (id, task_name, template_key, args, version, spelling) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            added,
+        )
 
     # -- batches ------------------------------------------------------------------------------
 
@@ -366,6 +413,12 @@ class ImportWriter:
             )
             self.packed_blocks = []
         if self.rows:
+            if self.unresolved:
+                self._resolve_workloads()
+                self.rows = [
+                    row if type(row[3]) is int else (*row[:3], row[3].workload_id, *row[4:])
+                    for row in self.rows
+                ]
             # The source is written into the statement: each parameter less is a few percent
             # of the insert.
             self.conn.executemany(
@@ -377,6 +430,8 @@ class ImportWriter:
             )
             self.rows = []
             self._flush_runs(final=False)
+        if len(self.groups) >= GROUPS_HELD:
+            self._store_groups()
 
     def _flush_runs(self, *, final: bool) -> None:
         """Store the runs of record lines known complete (all of them at the end)."""
@@ -419,16 +474,32 @@ class ImportWriter:
         ).rowcount
         if indexed == added:
             return 0
-        deduplicator = _Deduplicator(self.conn, self.first_id, self.next_id, self.groups_by_ids)
-        duplicates = deduplicator.run()
-        self.dropped_ranked = deduplicator.dropped_ranked
+        duplicates = _Deduplicator(self.conn, self.first_id, self.next_id).run()
         if duplicates:
             # The file still held those lines: its runs point at the records holding them.
             holdings.remap(self.conn, self.source_id, self.first_seq)
         self.conn.execute("DROP TABLE IF EXISTS temp.dropped_segments")
         return duplicates
 
-    def _store_tallies(self) -> None:
+    def _store_groups(self) -> None:
+        """Store the held groups' tallies, slot offers, best configs and runs; forget them.
+
+        Each part merges with what is stored (counts add up, the best-record rule picks
+        holders in any order of offers, configs are ranked again, runs are joined), so a
+        (target, workload) seen again later in the file is simply stored again.
+        """
+        groups = list(self.groups.values())
+        if not groups:
+            return
+        self._store_tallies(groups)
+        self._store_slots(groups)
+        self._store_top_configs(groups)
+        self._store_trial_runs(groups)
+        self.new_workloads.difference_update(g.workload_id for g in groups)
+        self.groups = {}
+        self.workload_ids = {}
+
+    def _store_tallies(self, groups: list[_Group]) -> None:
         self.conn.executemany(
             """INSERT INTO tallies (target_id, workload_id, error_no, records, min_all_cost,
                                     max_all_cost)
@@ -439,25 +510,24 @@ class ImportWriter:
                    max_all_cost = max(max_all_cost, excluded.max_all_cost)""",
             [
                 (g.target_id, g.workload_id, error_no, int(n), lo, hi)
-                for g in self.groups_by_ids.values()
+                for g in groups
                 for error_no, (n, lo, hi) in g.tallies.items()
-                if n
             ],
         )
 
-    def _store_slots(self) -> None:
+    def _store_slots(self, groups: list[_Group]) -> None:
         """Offer each group's best record to its slots, by ApplyHistoryBest's own rule.
 
-        The file's best record per (target, workload) is offered in file order (so ties keep
-        the earlier record, also across files) to each slot it competes for (selection.slots_of)
-        through `_OFFER_SLOT`: `selection.HistoryBest.offer`'s rule as an upsert, so the slots'
-        holders need not be read first (tests hold the two to the same holders). A duplicate
-        never holds a slot: its first copy has the same mean and a smaller id.
+        The groups' best records are offered to each slot they compete for (selection.slots_of)
+        through `rules.bestrecord.OFFER_SLOT_SQL`: the best-record rule as an upsert, in any
+        order of offers (of equal means the smaller id, the earlier record, wins), so holders
+        need not be read first. A duplicate never holds a slot: its first copy has the same
+        mean and a smaller id.
         """
         names: dict[tuple[int, str], list[tuple[str, str]]] = {}
         rows: list[tuple[str, str, int, int, float]] = []
         offered = sorted(
-            (g.best_id, g) for g in self.groups_by_ids.values() if g.best_id is not None
+            ((g.best_id, g) for g in groups if g.best_id is not None), key=lambda item: item[0]
         )
         for best_id, g in offered:
             pairs = names.get((g.target_id, g.version))
@@ -466,33 +536,22 @@ class ImportWriter:
                 pairs = [(slot.kind, slot.name) for slot in slots_of(target, "", g.version)]
                 names[(g.target_id, g.version)] = pairs
             rows += [(kind, name, g.workload_id, best_id, g.best_mean) for kind, name in pairs]
-        self.conn.executemany(_OFFER_SLOT, rows)
+        self.conn.executemany(OFFER_SLOT_SQL, rows)
 
-    def _store_trial_runs(self, duplicates: int) -> None:
+    def _store_trial_runs(self, groups: list[_Group]) -> None:
         """One `trial_runs` row per (target, workload) of the file: its trials in file order.
 
         What convergence needs (convergence.Progress: trials, valid trials, each new best with
         its trial number) and where the run starts (earliest timestamp, first and last record
-        id), counted on the hot path. Records dropped as duplicates are no trials of this file:
-        when there were any, the runs are counted again from the stored records.
+        id), counted on the hot path. A run stored before (earlier in this file, or the lines
+        a resumed source held) is joined with the groups' (as convergence.Progress.extend).
         """
-        groups = list(self.groups_by_ids.values())
-        if duplicates:
-            groups = _recounted_runs(self.conn, self.first_id, groups)
-        # A resumed import (lines appended to a source) continues the source's runs.
-        earlier = {
-            (int(row[0]), int(row[1])): row[2:]
-            for row in self.conn.execute(
-                """SELECT target_id, workload_id, trials, valid, start, first_id, improvements
-                   FROM trial_runs WHERE source_id = ?""",
-                (self.source_id,),
-            )
-        }
+        earlier = self._stored_runs(groups)
         rows = []
         for g in groups:
-            trials = int(sum(t[0] for t in g.tallies.values()))
+            trials = g.trials
             if trials == 0:
-                continue  # every record of it was a duplicate
+                continue
             valid = int(g.tallies[0][0]) if 0 in g.tallies else 0
             start, first_id, improvements = g.start, g.first_id, g.improvements
             before = earlier.get((g.target_id, g.workload_id))
@@ -523,24 +582,79 @@ class ImportWriter:
             "INSERT OR REPLACE INTO trial_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
         )
 
-    def _store_top_configs(self) -> None:
+    def _stored_runs(self, groups: list[_Group]) -> dict[tuple[int, int], tuple[Any, ...]]:
+        """The source's stored runs of these groups: {(target, workload): (trials, valid,
+        start, first id, improvements)}, read a few hundred workloads a query."""
+        wanted: dict[int, list[int]] = {}
+        for g in groups:
+            wanted.setdefault(g.target_id, []).append(g.workload_id)
+        runs: dict[tuple[int, int], tuple[Any, ...]] = {}
+        for target_id, workload_ids in wanted.items():
+            for start in range(0, len(workload_ids), 500):
+                marks = ",".join(str(int(i)) for i in workload_ids[start : start + 500])
+                for row in self.conn.execute(
+                    "SELECT workload_id, trials, valid, start, first_id, improvements "
+                    f"FROM trial_runs WHERE source_id = ? AND target_id = ? "
+                    f"AND workload_id IN ({marks})",
+                    (self.source_id, target_id),
+                ):
+                    runs[(target_id, int(row[0]))] = row[1:]
+        return runs
+
+    def _recount_runs(self) -> None:
+        """The file's runs counted again from its stored records, after duplicates were
+        dropped (a duplicate is no trial of this file).
+
+        The runs stored batch by batch are replaced by the source's runs as they were before
+        this file, joined with the recount; the records are read grouped by (target,
+        workload), so one group is held at a time.
+        """
+        conn = self.conn
+        conn.execute("DELETE FROM trial_runs WHERE source_id = ?", (self.source_id,))
+        if self.runs_snapshot:
+            conn.execute("INSERT INTO trial_runs SELECT * FROM temp.runs_before")
+        groups: list[_Group] = []
+        g: _Group | None = None
+        for record_id, target_id, workload_id, error_no, mean, timestamp in conn.execute(
+            """SELECT id, target_id, workload_id, error_no, mean_cost, timestamp FROM records
+               WHERE id >= ? ORDER BY target_id, workload_id, id""",
+            (self.first_id,),
+        ):
+            if g is None or g.target_id != target_id or g.workload_id != workload_id:
+                if len(groups) >= GROUPS_HELD:
+                    self._store_trial_runs(groups)
+                    groups = []
+                g = _Group(target_id, workload_id)
+                g.first_id = record_id
+                groups.append(g)
+            g.last_id = record_id
+            g.trials += 1
+            g.start = min(g.start, timestamp)
+            if error_no == 0:
+                g.tallies[0] = [g.tallies[0][0] + 1, 0.0, 0.0] if 0 in g.tallies else [1, 0.0, 0.0]
+                if mean < g.best_mean:
+                    g.best_mean = mean
+                    g.improvements.append((g.trials, mean))
+        self._store_trial_runs(groups)
+
+    def _store_top_configs(self, groups: list[_Group]) -> None:
         """Merge the file's best configs per (target, workload) into `top_configs`.
 
         Each (target, workload) keeps its TOP_CONFIGS_KEPT best configs, each with its best
         record, ranked by (mean cost, record id): the earliest of equal means first, as the
         slots rank. A slot's K best distinct configs (K <= TOP_CONFIGS_KEPT) are always among
         the kept configs of its targets, so `export --top-k` reads this small table instead of
-        sorting every valid record. Candidates dropped as duplicates are skipped: their first
-        copy is already ranked, with the same mean and a smaller id.
+        sorting every valid record. A duplicate (dropped later, see `_deduplicate`) never ranks:
+        its first copy has the same config and mean and a smaller id, and is ranked first (or
+        already kept) in the same group.
         """
         rows: list[tuple[int, int, int, int, float]] = []
-        dropped = self.dropped_ranked
         merged: list[_Group] = []
-        for g in self.groups_by_ids.values():
+        for g in groups:
             if not g.config_ids:
                 continue
             g.keep_top_configs()
-            if g.workload_id in self.new_workloads and not dropped:
+            if g.workload_id in self.new_workloads:
                 # Nothing kept before, nothing dropped: the file's configs are the ranking.
                 ids = (g.target_id, g.workload_id)
                 rows += [(*ids, index, rid, mean) for mean, rid, index in g.ranked_configs()]
@@ -551,8 +665,6 @@ class ImportWriter:
             ids = (g.target_id, g.workload_id)
             candidates = kept.get(ids, {})
             for index, rid in g.config_ids.items():
-                if rid in dropped:
-                    continue
                 mine = (g.config_means[index], rid)
                 if index not in candidates or mine < candidates[index]:
                     candidates[index] = mine
@@ -598,19 +710,25 @@ class _Group:
         "config_means",
         "first_id",
         "improvements",
+        "key",
         "last_id",
+        "spelling",
         "start",
         "tallies",
         "target_id",
         "top_bound",
+        "trials",
         "version",
         "workload_id",
     )
 
-    def __init__(self, target_id: int, workload_id: int, version: str) -> None:
+    def __init__(self, target_id: int, workload_id: int) -> None:
         self.target_id = target_id
+        # 0 until looked up (ImportWriter._resolve_workloads), from `key` and `spelling`.
         self.workload_id = workload_id
-        self.version = version  # the log version picks the slots (selection.slots_of)
+        self.key: tuple[str, str, str, str] | None = None
+        self.spelling: str | None = None
+        self.version = ""  # the log version picks the slots (selection.slots_of)
         self.best_mean = math.inf
         self.best_id: int | None = None
         # Per config index, its best valid record in this file (two dicts of scalars rather
@@ -621,6 +739,7 @@ class _Group:
         # Per error number: [records, min all_cost, max all_cost].
         self.tallies: dict[int, list[float]] = {}
         # The file's run of this (target, workload), for convergence (see _store_trial_runs).
+        self.trials = 0
         self.first_id = self.last_id = -1
         self.start = math.inf
         self.improvements: list[tuple[int, float]] = []
@@ -646,29 +765,6 @@ class _Group:
         return sorted(zip(means.values(), ids.values(), means, strict=True))
 
 
-def _recounted_runs(conn: sqlite3.Connection, first_id: int, groups: list[_Group]) -> list[_Group]:
-    """The file's runs counted from its stored records (after duplicates were dropped)."""
-    fresh: dict[tuple[int, int], _Group] = {}
-    for record_id, target_id, workload_id, error_no, mean, timestamp in conn.execute(
-        """SELECT id, target_id, workload_id, error_no, mean_cost, timestamp FROM records
-           WHERE id >= ? ORDER BY id""",
-        (first_id,),
-    ):
-        g = fresh.get((target_id, workload_id))
-        if g is None:
-            g = fresh[(target_id, workload_id)] = _Group(target_id, workload_id, "")
-            g.first_id = record_id
-        g.last_id = record_id
-        g.start = min(g.start, timestamp)
-        tally = g.tallies.setdefault(error_no, [0, 0.0, 0.0])
-        tally[0] += 1
-        if error_no == 0 and mean < g.best_mean:
-            g.best_mean = mean
-            g.improvements.append((int(sum(t[0] for t in g.tallies.values())), mean))
-    del groups  # superseded: every stored record of the file is counted above
-    return list(fresh.values())
-
-
 class _Deduplicator:
     """The slow path of `_deduplicate`: records of this file whose content hash is taken."""
 
@@ -679,16 +775,11 @@ class _Deduplicator:
         conn: sqlite3.Connection,
         first_id: int,
         end_id: int,
-        groups: dict[tuple[int, int], _Group],
     ) -> None:
         self.conn = conn
         self.first_id = first_id
         self.end_id = end_id
-        self.groups = groups
         self.reader = LineReader(conn)
-        # The ids groups rank for `top_configs` (bounded per group), and which were dropped.
-        self.ranked = {rid for g in groups.values() for rid in g.config_ids.values()}
-        self.dropped_ranked: set[int] = set()
 
     def run(self) -> int:
         """Drop duplicates, re-hash collisions, drop blocks left empty; count the duplicates.
@@ -710,6 +801,8 @@ class _Deduplicator:
             if not page:
                 break
             dropped: list[tuple[int]] = []
+            # Dropped records per tally (the tallies were stored with them counted).
+            uncounted: dict[tuple[int, int, int], int] = {}
             for record_id, h, target_id, workload_id, error_no, holder in page:
                 content = self.reader.line(record_id)
                 if self.reader.line(holder) != content:
@@ -717,10 +810,10 @@ class _Deduplicator:
                 if holder is not None:
                     dropped.append((record_id,))
                     segments.add(record_id, holder)
-                    self.groups[(target_id, workload_id)].tallies[error_no][0] -= 1
-                    if record_id in self.ranked:
-                        self.dropped_ranked.add(record_id)
+                    tally = (target_id, workload_id, error_no)
+                    uncounted[tally] = uncounted.get(tally, 0) + 1
             self.conn.executemany("DELETE FROM records WHERE id = ?", dropped)
+            self._uncount(uncounted)
             segments.flush()
             duplicates += len(dropped)
             after = page[-1][0]
@@ -728,6 +821,21 @@ class _Deduplicator:
         if duplicates:
             self._drop_empty_blocks()
         return duplicates
+
+    def _uncount(self, uncounted: dict[tuple[int, int, int], int]) -> None:
+        """Take dropped duplicates out of the tallies (min and max stay: a duplicate's cost
+        is its first copy's, counted in the same tally or an earlier file's)."""
+        keys = list(uncounted)
+        self.conn.executemany(
+            """UPDATE tallies SET records = records - ?
+               WHERE target_id = ? AND workload_id = ? AND error_no = ?""",
+            [(uncounted[key], *key) for key in keys],
+        )
+        self.conn.executemany(
+            """DELETE FROM tallies
+               WHERE target_id = ? AND workload_id = ? AND error_no = ? AND records = 0""",
+            keys,
+        )
 
     def _holder_of(self, record_id: int, workload_id: int, h: int, content: bytes) -> int | None:
         """After a collision: probe from `h` for this content, returning the record holding
