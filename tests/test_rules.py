@@ -8,7 +8,10 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
+from tunelog.importreport import FileReport
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL, beats, improves
+from tunelog.rules.bestsofar import BestSoFar, joined
+from tunelog.rules.lineaccounting import SOURCE_ACCOUNTED_SQL, duplicates_when_moved, is_accounted
 from tunelog.selection import HistoryBest, Slot
 
 # One offer: (slot name, mean cost, record id). Record ids are file order.
@@ -98,3 +101,132 @@ def test_a_record_in_file_order_improves_only_on_a_strictly_smaller_mean(
     mean: float, best: float, expected: bool
 ) -> None:
     assert improves(mean, best) is expected
+
+
+# -- best so far ----------------------------------------------------------------------------------
+
+Trial = tuple[float, int]  # (mean cost, error number)
+
+
+def _trial_by_trial(trials: Sequence[Trial]) -> list[tuple[int, float]]:
+    run = BestSoFar()
+    for mean, error_no in trials:
+        run.add(mean, error_no)
+    return run.improvements
+
+
+def _split_and_joined(trials: Sequence[Trial]) -> list[tuple[int, float]]:
+    """Every split into two runs, summarised apart and joined, gives one answer."""
+    answers = set()
+    for cut in range(len(trials) + 1):
+        first = _trial_by_trial(trials[:cut])
+        answers.add(tuple(joined(first, cut, _trial_by_trial(trials[cut:]))))
+    (answer,) = answers
+    return list(answer)
+
+
+def _extended(trials: Sequence[Trial]) -> list[tuple[int, float]]:
+    run = BestSoFar()
+    for mean, error_no in trials:
+        one = BestSoFar()
+        one.add(mean, error_no)
+        run.extend(one)
+    return run.improvements
+
+
+BEST_SO_FAR: dict[str, Callable[[Sequence[Trial]], list[tuple[int, float]]]] = {
+    "trial by trial": _trial_by_trial,
+    "split and joined": _split_and_joined,
+    "extended one trial at a time": _extended,
+}
+
+BEST_SO_FAR_CASES: list[tuple[str, list[Trial], list[tuple[int, float]]]] = [
+    ("no trials", [], []),
+    ("failed trials never improve", [(1e9, 4), (1e9, 1)], []),
+    ("the first valid trial improves", [(1e9, 4), (3.0, 0)], [(2, 3.0)]),
+    ("a tie does not improve", [(3.0, 0), (3.0, 0), (2.0, 0)], [(1, 3.0), (3, 2.0)]),
+    ("a worse trial does not improve", [(2.0, 0), (5.0, 0), (1.0, 0)], [(1, 2.0), (3, 1.0)]),
+    ("failed trials count as trials", [(2.0, 0), (0.1, 6), (1.0, 0)], [(1, 2.0), (3, 1.0)]),
+]
+
+
+@pytest.mark.parametrize("implementation", list(BEST_SO_FAR))
+@pytest.mark.parametrize(
+    ("case", "trials", "expected"), BEST_SO_FAR_CASES, ids=[c[0] for c in BEST_SO_FAR_CASES]
+)
+def test_every_implementation_of_best_so_far_keeps_the_same_improvements(
+    implementation: str, case: str, trials: list[Trial], expected: list[tuple[int, float]]
+) -> None:
+    assert BEST_SO_FAR[implementation](trials) == expected, case
+
+
+# -- line accounting ------------------------------------------------------------------------------
+
+# (lines, split, new, duplicates, comments, blank, rejected): a stored source's counts.
+Counts = tuple[int, int, int, int, int, int, int]
+
+
+def _report_accounted(counts: Counts) -> bool:
+    lines, split, new, duplicates, comments, blank, rejected = counts
+    report = FileReport(path="x.log", lines=lines, split=split, new=new, duplicates=duplicates)
+    report.comments, report.blank, report.rejected = comments, blank, rejected
+    return report.accounted
+
+
+def _rule_accounted(counts: Counts) -> bool:
+    lines, split, new, duplicates, comments, blank, rejected = counts
+    return is_accounted(
+        lines,
+        split,
+        new=new,
+        duplicates=duplicates,
+        discarded=0,
+        comments=comments,
+        blank=blank,
+        rejected=rejected,
+    )
+
+
+def _sql_accounted(counts: Counts) -> bool:
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        "CREATE TABLE sources (lines, split, records, duplicates, comments, blank, rejected)"
+    )
+    conn.execute("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?)", counts)
+    (accounted,) = conn.execute(f"SELECT {SOURCE_ACCOUNTED_SQL} FROM sources").fetchone()
+    return bool(accounted)
+
+
+ACCOUNTING: dict[str, Callable[[Counts], bool]] = {
+    "FileReport.accounted": _report_accounted,
+    "is_accounted": _rule_accounted,
+    "sql": _sql_accounted,
+}
+
+ACCOUNTING_CASES: list[tuple[str, Counts, bool]] = [
+    ("nothing read", (0, 0, 0, 0, 0, 0, 0), True),
+    ("every kind of line once", (5, 0, 1, 1, 1, 1, 1), True),
+    ("a line split in three by --repair", (1, 2, 3, 0, 0, 0, 0), True),
+    ("a line counted twice", (2, 0, 2, 1, 0, 0, 0), False),
+    ("a line not counted", (3, 0, 1, 0, 1, 0, 0), False),
+    ("split without the records it made", (1, 1, 1, 0, 0, 0, 0), False),
+]
+
+
+@pytest.mark.parametrize("implementation", list(ACCOUNTING))
+@pytest.mark.parametrize(
+    ("case", "counts", "expected"), ACCOUNTING_CASES, ids=[c[0] for c in ACCOUNTING_CASES]
+)
+def test_every_implementation_of_line_accounting_agrees(
+    implementation: str, case: str, counts: Counts, expected: bool
+) -> None:
+    assert ACCOUNTING[implementation](counts) is expected, case
+
+
+@pytest.mark.parametrize(
+    ("records", "duplicates", "new", "expected"), [(5, 2, 5, 2), (5, 2, 0, 7), (5, 0, 3, 2)]
+)
+def test_a_moved_source_counts_the_entries_not_new_as_duplicates(
+    records: int, duplicates: int, new: int, expected: int
+) -> None:
+    assert duplicates_when_moved(records, duplicates, new) == expected

@@ -33,6 +33,7 @@ from tunelog.records import (
     scan_content,
 )
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL
+from tunelog.rules.bestsofar import joined
 from tunelog.selection import slots_of
 from tunelog.store import holdings
 from tunelog.store.codec import (
@@ -557,12 +558,8 @@ class ImportWriter:
             before = earlier.get((g.target_id, g.workload_id))
             if before is not None:
                 old_trials, old_valid, old_start, old_first, old_improvements = before
-                improvements = [tuple(step) for step in json.loads(old_improvements)]
-                best = improvements[-1][1] if improvements else math.inf
-                for number, cost in g.improvements:
-                    if cost < best:  # as convergence.Progress.extend joins runs
-                        improvements.append((old_trials + number, cost))
-                        best = cost
+                stored = [(int(n), float(c)) for n, c in json.loads(old_improvements)]
+                improvements = joined(stored, old_trials, g.improvements)
                 trials, valid = trials + old_trials, valid + old_valid
                 start, first_id = min(start, old_start), min(first_id, old_first)
             rows.append(
