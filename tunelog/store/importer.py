@@ -119,7 +119,9 @@ class ImportWriter:
         # those whose workload id is not looked up yet (done once per batch, see `_flush`).
         self.groups: dict[tuple[Any, ...], _Group] = {}
         self.unresolved: list[_Group] = []
-        self.next_workload_id = 0  # 0: not read yet (see _resolve_workloads)
+        # Ids given to the workloads this file adds, in order: [first_new_workload,
+        # next_workload_id) once the first is given (see _resolve_workloads).
+        self.first_new_workload = self.next_workload_id = 0
         # A resumed source's runs as they were before this file, for a recount after
         # duplicates (the groups' runs are stored batch after batch, see `_recount_runs`).
         self.runs_snapshot = False
@@ -135,8 +137,9 @@ class ImportWriter:
         self.pending_rejects: list[tuple[int, int, str]] = []
         # Line number of the last line read that ends with a line end (set by `run`).
         self.terminated_lines = first_line
-        # Workloads this file added: no slot or kept config of theirs can exist yet, so the
-        # once-per-group lookups skip them (logs of best configs have ~2 lines per workload).
+        # Workloads this file added whose groups were not stored yet: no kept config of theirs
+        # can exist, so the once-per-group lookups skip them (logs of best configs have ~2
+        # lines per workload). All the file added: `added_workloads`.
         self.new_workloads: set[int] = set()
 
     def run(
@@ -213,8 +216,6 @@ class ImportWriter:
                 content_hash(content),
             )
         )
-        if len(block) >= BLOCK_LINES:
-            self._close_block()
         group.trials += 1
         tally = group.tallies.get(error_no)
         if tally is None:
@@ -249,6 +250,9 @@ class ImportWriter:
                     group.config_ids[index] = record_id
                     if len(means) > 4 * TOP_CONFIGS_KEPT:
                         group.keep_top_configs()
+        # Last: a full block may store the batch and the groups, this record's state with them.
+        if len(block) >= BLOCK_LINES:
+            self._close_block()
 
     def finish(self) -> None:
         """Store what is queued and the groups' state, then resolve duplicates."""
@@ -266,8 +270,14 @@ class ImportWriter:
         self.report.new = self.next_id - self.first_id - duplicates
         if duplicates:
             self._recount_runs()
+        # What is stored per workload and computed from the workload alone belongs here, once
+        # per file, for `self.added_workloads()`.
         if self.runs_snapshot:
             self.conn.execute("DROP TABLE temp.runs_before")
+
+    def added_workloads(self) -> range:
+        """The ids of the workloads this file added (none before the end of `finish`'s reads)."""
+        return range(self.first_new_workload, self.next_workload_id)
 
     # -- lines that are not plain records ---------------------------------------------------
 
@@ -378,7 +388,7 @@ class ImportWriter:
             if workload_id is None:
                 if not self.next_workload_id:
                     top = conn.execute("SELECT max(id) FROM workloads").fetchone()[0]
-                    self.next_workload_id = int(top or 0) + 1
+                    self.first_new_workload = self.next_workload_id = int(top or 0) + 1
                 workload_id = self.next_workload_id
                 self.next_workload_id += 1
                 self.new_workloads.add(workload_id)
