@@ -12,7 +12,9 @@ from tunelog.importreport import FileReport
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL, beats, improves
 from tunelog.rules.bestsofar import BestSoFar, joined
 from tunelog.rules.lineaccounting import SOURCE_ACCOUNTED_SQL, duplicates_when_moved, is_accounted
+from tunelog.rules.ranking import best_configs, better_config
 from tunelog.selection import HistoryBest, Slot
+from tunelog.store.schema import TOP_CONFIGS_KEPT, fill_top_configs
 
 # One offer: (slot name, mean cost, record id). Record ids are file order.
 Offer = tuple[str, float, int]
@@ -230,3 +232,61 @@ def test_a_moved_source_counts_the_entries_not_new_as_duplicates(
     records: int, duplicates: int, new: int, expected: int
 ) -> None:
     assert duplicates_when_moved(records, duplicates, new) == expected
+
+
+# -- top-k ranking --------------------------------------------------------------------------------
+
+# One valid record: (config index, mean cost, record id). Expected: (config index, record id).
+Ranked = list[tuple[int, int]]
+
+
+def _ranking_rule(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
+    candidates: dict[int, tuple[float, int]] = {}
+    for index, mean, rid in records:
+        better_config(candidates, index, (mean, rid))
+    return [(index, rid) for (_, rid), index in best_configs(candidates, k)]
+
+
+def _ranking_sql(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        """CREATE TABLE records (id INTEGER PRIMARY KEY, target_id, workload_id, config_index,
+           error_no, mean_cost)"""
+    )
+    conn.execute(
+        """CREATE TABLE top_configs (target_id, workload_id, config_index, record_id,
+           mean_cost)"""
+    )
+    conn.executemany(
+        "INSERT INTO records VALUES (?, 1, 1, ?, 0, ?)",
+        [(rid, index, mean) for index, mean, rid in records],
+    )
+    fill_top_configs(conn, "1")
+    rows = conn.execute("SELECT config_index, record_id, mean_cost FROM top_configs").fetchall()
+    # The table keeps TOP_CONFIGS_KEPT (>= every k here): its best k, best first.
+    assert all(k <= TOP_CONFIGS_KEPT for _, _, k, _ in RANKING_CASES)
+    return [(index, rid) for index, rid, _ in sorted(rows, key=lambda r: (r[2], r[1]))][:k]
+
+
+RANKINGS: dict[str, Callable[[Sequence[tuple[int, float, int]], int], Ranked]] = {
+    "python": _ranking_rule,
+    "sql (fill_top_configs)": _ranking_sql,
+}
+
+RANKING_CASES: list[tuple[str, list[tuple[int, float, int]], int, Ranked]] = [
+    ("no records", [], 3, []),
+    ("configs by their best record", [(7, 2.0, 1), (8, 1.0, 2), (7, 0.5, 3)], 3, [(7, 3), (8, 2)]),
+    ("a tie ranks the earlier first", [(7, 1.0, 2), (8, 1.0, 1)], 3, [(8, 1), (7, 2)]),
+    ("a config's tie keeps its earlier record", [(7, 1.0, 1), (7, 1.0, 2)], 3, [(7, 1)]),
+    ("only k configs", [(1, 3.0, 1), (2, 2.0, 2), (3, 1.0, 3)], 2, [(3, 3), (2, 2)]),
+]
+
+
+@pytest.mark.parametrize("implementation", list(RANKINGS))
+@pytest.mark.parametrize(
+    ("case", "records", "k", "expected"), RANKING_CASES, ids=[c[0] for c in RANKING_CASES]
+)
+def test_every_implementation_of_top_k_ranking_keeps_the_same_configs(
+    implementation: str, case: str, records: list[tuple[int, float, int]], k: int, expected: Ranked
+) -> None:
+    assert RANKINGS[implementation](records, k) == expected, case

@@ -34,6 +34,7 @@ from tunelog.records import (
 )
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL
 from tunelog.rules.bestsofar import joined
+from tunelog.rules.ranking import best_configs, better_config
 from tunelog.selection import slots_of
 from tunelog.store import holdings
 from tunelog.store.codec import (
@@ -672,10 +673,8 @@ class ImportWriter:
             ids = (g.target_id, g.workload_id)
             candidates = kept.get(ids, {})
             for index, rid in g.config_ids.items():
-                mine = (g.config_means[index], rid)
-                if index not in candidates or mine < candidates[index]:
-                    candidates[index] = mine
-            best = sorted((rank, index) for index, rank in candidates.items())[:TOP_CONFIGS_KEPT]
+                better_config(candidates, index, (g.config_means[index], rid))
+            best = best_configs(candidates, TOP_CONFIGS_KEPT)
             rows += [(*ids, index, rid, mean) for (mean, rid), index in best]
         self.conn.executemany(
             "DELETE FROM top_configs WHERE target_id = ? AND workload_id = ?", list(kept)
@@ -766,7 +765,8 @@ class _Group:
         self.top_bound = kept[-1][0]
 
     def ranked_configs(self) -> list[tuple[float, int, int]]:
-        """`(mean, record id, config index)` of the configs known, best first."""
+        """`(mean, record id, config index)` of the configs known, best first (the ranking of
+        rules.ranking.best_configs, flattened: this runs once per group)."""
         # The two dicts hold the same keys in the same order (set and deleted together).
         means, ids = self.config_means, self.config_ids
         return sorted(zip(means.values(), ids.values(), means, strict=True))
