@@ -1,18 +1,18 @@
 """Importing one log inside the caller's transaction: parse, store in batches, deduplicate.
 
-The per-line path does as little as it can: decode, look up the target and workload ids,
-hash, append the line to a compressed block, and queue one records row. Everything that
-needs the whole file is done once at its end: content hashes are indexed in sorted order
-(one pass over the B-tree instead of a random insert per line), duplicates are resolved
-(exactly: equal hashes are compared byte for byte), and the slot table (ApplyHistoryBest's
-choice) and the tallies are updated, so queries never scan records.
+The per-line path does as little as it can: decode, find the record's (target, workload)
+group, hash, append the line to a compressed block, and queue one records row. Per batch of
+records, the new workloads are looked up and added at once; every GROUPS_HELD groups, their
+tallies, slot offers, best configs and runs are stored (store.groupstate), so memory does not
+grow with the number of workloads. At the end of the file, content hashes are indexed in
+sorted order (one pass over the B-tree instead of a random insert per line) and duplicates
+resolved exactly (store.deduplication), so queries never scan records.
 """
 
 from __future__ import annotations
 
 import json
 import lzma
-import math
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -32,26 +32,18 @@ from tunelog.records import (
     repair_line,
     scan_content,
 )
-from tunelog.rules.bestrecord import OFFER_SLOT_SQL
-from tunelog.rules.bestsofar import joined
-from tunelog.rules.ranking import best_configs, better_config
-from tunelog.selection import slots_of
 from tunelog.store import holdings
 from tunelog.store.codec import (
     BLOCK_LINES,
     BlockPacker,
-    LineReader,
     content_hash,
-    improvements_text,
-    next_hash,
 )
+from tunelog.store.deduplication import Deduplicator
+from tunelog.store.groupstate import GROUPS_HELD, Group, GroupStore
 from tunelog.store.schema import TOP_CONFIGS_KEPT
 from tunelog.targets import Target, parse_target
 
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
-# (target, workload) groups held in memory between two stores of their state: what the
-# file's per-workload state costs is bounded by this, whatever the number of workloads.
-GROUPS_HELD = 4096
 ProgressCallback = Callable[[int], None]
 
 # What a truncated or corrupt compressed stream raises while it is read.
@@ -118,13 +110,14 @@ class ImportWriter:
         # The (target, workload) groups held since their state was last stored, by the first
         # five Measurement fields (the identity: target, and workload as normalised), and
         # those whose workload id is not looked up yet (done once per batch, see `_flush`).
-        self.groups: dict[tuple[Any, ...], _Group] = {}
-        self.unresolved: list[_Group] = []
+        self.groups: dict[tuple[Any, ...], Group] = {}
+        self.unresolved: list[Group] = []
         # Ids given to the workloads this file adds, in order: [first_new_workload,
         # next_workload_id) once the first is given (see _resolve_workloads).
         self.first_new_workload = self.next_workload_id = 0
         # A resumed source's runs as they were before this file, for a recount after
-        # duplicates (the groups' runs are stored batch after batch, see `_recount_runs`).
+        # duplicates (the groups' runs are stored batch after batch, see
+        # GroupStore.recount_runs).
         self.runs_snapshot = False
         if not new_source:
             conn.execute("DROP TABLE IF EXISTS temp.runs_before")
@@ -142,6 +135,13 @@ class ImportWriter:
         # can exist, so the once-per-group lookups skip them (logs of best configs have ~2
         # lines per workload). All the file added: `added_workloads`.
         self.new_workloads: set[int] = set()
+        self.group_store = GroupStore(
+            conn,
+            source_id,
+            self.targets_by_id,
+            self.new_workloads,
+            runs_snapshot=self.runs_snapshot,
+        )
 
     def run(
         self, lines: Iterable[bytes], opened: OpenedLog, progress: ProgressCallback | None
@@ -239,7 +239,7 @@ class ImportWriter:
                 group.best_id = record_id
                 # A new best of the run: its trial number is the group's records so far.
                 group.improvements.append((group.trials, mean))
-            # The best record of each config, for `export --top-k` (see _store_top_configs);
+            # The best record of each config, for `export --top-k` (see GroupStore);
             # once the group has forgotten configs, only a record beating the last kept one
             # can rank among its best (a later record of equal mean ranks after it).
             if mean < group.top_bound:
@@ -270,7 +270,7 @@ class ImportWriter:
         self.report.duplicates += duplicates
         self.report.new = self.next_id - self.first_id - duplicates
         if duplicates:
-            self._recount_runs()
+            self.group_store.recount_runs(self.first_id)
         # What is stored per workload and computed from the workload alone belongs here, once
         # per file, for `self.added_workloads()`.
         if self.runs_snapshot:
@@ -319,11 +319,11 @@ class ImportWriter:
 
     # -- ids of targets and workloads ---------------------------------------------------------
 
-    def _group(self, rec: Measurement) -> _Group:
+    def _group(self, rec: Measurement) -> Group:
         """The group of a (target, workload) not seen since the groups were last stored."""
         target_id = self.target_ids.get(rec.target) or self._target(rec.target)
         key = (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
-        group = _Group(target_id, self.workload_ids.get(key) or self.known_workloads.get(key, 0))
+        group = Group(target_id, self.workload_ids.get(key) or self.known_workloads.get(key, 0))
         group.version = rec.log_version  # the log version picks the slots (slots_of)
         group.first_id = self.next_id  # the record being added
         if not group.workload_id:
@@ -353,7 +353,7 @@ class ImportWriter:
         index, and one insert of the new workloads with ids given here (the next free ones,
         as SQLite would): a file of 80k workloads asks no query per workload.
         """
-        pending: dict[tuple[str, str, str, str], list[_Group]] = {}
+        pending: dict[tuple[str, str, str, str], list[Group]] = {}
         for group in self.unresolved:
             assert group.key is not None
             known = self.workload_ids.get(group.key)
@@ -486,7 +486,7 @@ class ImportWriter:
         ).rowcount
         if indexed == added:
             return 0
-        duplicates = _Deduplicator(self.conn, self.first_id, self.next_id).run()
+        duplicates = Deduplicator(self.conn, self.first_id, self.next_id).run()
         if duplicates:
             # The file still held those lines: its runs point at the records holding them.
             holdings.remap(self.conn, self.source_id, self.first_seq)
@@ -503,380 +503,6 @@ class ImportWriter:
         groups = list(self.groups.values())
         if not groups:
             return
-        self._store_tallies(groups)
-        self._store_slots(groups)
-        self._store_top_configs(groups)
-        self._store_trial_runs(groups)
-        self.new_workloads.difference_update(g.workload_id for g in groups)
+        self.group_store.store(groups)
         self.groups = {}
         self.workload_ids = {}
-
-    def _store_tallies(self, groups: list[_Group]) -> None:
-        self.conn.executemany(
-            """INSERT INTO tallies (target_id, workload_id, error_no, records, min_all_cost,
-                                    max_all_cost)
-               VALUES (?, ?, ?, ?, ?, ?)
-               ON CONFLICT (target_id, workload_id, error_no) DO UPDATE
-               SET records = records + excluded.records,
-                   min_all_cost = min(min_all_cost, excluded.min_all_cost),
-                   max_all_cost = max(max_all_cost, excluded.max_all_cost)""",
-            [
-                (g.target_id, g.workload_id, error_no, int(n), lo, hi)
-                for g in groups
-                for error_no, (n, lo, hi) in g.tallies.items()
-            ],
-        )
-
-    def _store_slots(self, groups: list[_Group]) -> None:
-        """Offer each group's best record to its slots, by ApplyHistoryBest's own rule.
-
-        The groups' best records are offered to each slot they compete for (selection.slots_of)
-        through `rules.bestrecord.OFFER_SLOT_SQL`: the best-record rule as an upsert, in any
-        order of offers (of equal means the smaller id, the earlier record, wins), so holders
-        need not be read first. A duplicate never holds a slot: its first copy has the same
-        mean and a smaller id.
-        """
-        names: dict[tuple[int, str], list[tuple[str, str]]] = {}
-        rows: list[tuple[str, str, int, int, float]] = []
-        offered = sorted(
-            ((g.best_id, g) for g in groups if g.best_id is not None), key=lambda item: item[0]
-        )
-        for best_id, g in offered:
-            pairs = names.get((g.target_id, g.version))
-            if pairs is None:
-                target = self.targets_by_id[g.target_id]
-                pairs = [(slot.kind, slot.name) for slot in slots_of(target, "", g.version)]
-                names[(g.target_id, g.version)] = pairs
-            rows += [(kind, name, g.workload_id, best_id, g.best_mean) for kind, name in pairs]
-        self.conn.executemany(OFFER_SLOT_SQL, rows)
-
-    def _store_trial_runs(self, groups: list[_Group]) -> None:
-        """One `trial_runs` row per (target, workload) of the file: its trials in file order.
-
-        What convergence needs (convergence.Progress: trials, valid trials, each new best with
-        its trial number) and where the run starts (earliest timestamp, first and last record
-        id), counted on the hot path. A run stored before (earlier in this file, or the lines
-        a resumed source held) is joined with the groups' (as convergence.Progress.extend).
-        """
-        earlier = self._stored_runs(groups)
-        rows = []
-        for g in groups:
-            trials = g.trials
-            if trials == 0:
-                continue
-            valid = int(g.tallies[0][0]) if 0 in g.tallies else 0
-            start, first_id, improvements = g.start, g.first_id, g.improvements
-            before = earlier.get((g.target_id, g.workload_id))
-            if before is not None:
-                old_trials, old_valid, old_start, old_first, old_improvements = before
-                stored = [(int(n), float(c)) for n, c in json.loads(old_improvements)]
-                improvements = joined(stored, old_trials, g.improvements)
-                trials, valid = trials + old_trials, valid + old_valid
-                start, first_id = min(start, old_start), min(first_id, old_first)
-            rows.append(
-                (
-                    self.source_id,
-                    g.target_id,
-                    g.workload_id,
-                    trials,
-                    valid,
-                    start,
-                    first_id,
-                    g.last_id,
-                    improvements_text(improvements),
-                )
-            )
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO trial_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-        )
-
-    def _stored_runs(self, groups: list[_Group]) -> dict[tuple[int, int], tuple[Any, ...]]:
-        """The source's stored runs of these groups: {(target, workload): (trials, valid,
-        start, first id, improvements)}, read a few hundred workloads a query."""
-        wanted: dict[int, list[int]] = {}
-        for g in groups:
-            wanted.setdefault(g.target_id, []).append(g.workload_id)
-        runs: dict[tuple[int, int], tuple[Any, ...]] = {}
-        for target_id, workload_ids in wanted.items():
-            for start in range(0, len(workload_ids), 500):
-                marks = ",".join(str(int(i)) for i in workload_ids[start : start + 500])
-                for row in self.conn.execute(
-                    "SELECT workload_id, trials, valid, start, first_id, improvements "
-                    f"FROM trial_runs WHERE source_id = ? AND target_id = ? "
-                    f"AND workload_id IN ({marks})",
-                    (self.source_id, target_id),
-                ):
-                    runs[(target_id, int(row[0]))] = row[1:]
-        return runs
-
-    def _recount_runs(self) -> None:
-        """The file's runs counted again from its stored records, after duplicates were
-        dropped (a duplicate is no trial of this file).
-
-        The runs stored batch by batch are replaced by the source's runs as they were before
-        this file, joined with the recount; the records are read grouped by (target,
-        workload), so one group is held at a time.
-        """
-        conn = self.conn
-        conn.execute("DELETE FROM trial_runs WHERE source_id = ?", (self.source_id,))
-        if self.runs_snapshot:
-            conn.execute("INSERT INTO trial_runs SELECT * FROM temp.runs_before")
-        groups: list[_Group] = []
-        g: _Group | None = None
-        for record_id, target_id, workload_id, error_no, mean, timestamp in conn.execute(
-            """SELECT id, target_id, workload_id, error_no, mean_cost, timestamp FROM records
-               WHERE id >= ? ORDER BY target_id, workload_id, id""",
-            (self.first_id,),
-        ):
-            if g is None or g.target_id != target_id or g.workload_id != workload_id:
-                if len(groups) >= GROUPS_HELD:
-                    self._store_trial_runs(groups)
-                    groups = []
-                g = _Group(target_id, workload_id)
-                g.first_id = record_id
-                groups.append(g)
-            g.last_id = record_id
-            g.trials += 1
-            g.start = min(g.start, timestamp)
-            if error_no == 0:
-                g.tallies[0] = [g.tallies[0][0] + 1, 0.0, 0.0] if 0 in g.tallies else [1, 0.0, 0.0]
-                if mean < g.best_mean:
-                    g.best_mean = mean
-                    g.improvements.append((g.trials, mean))
-        self._store_trial_runs(groups)
-
-    def _store_top_configs(self, groups: list[_Group]) -> None:
-        """Merge the file's best configs per (target, workload) into `top_configs`.
-
-        Each (target, workload) keeps its TOP_CONFIGS_KEPT best configs, each with its best
-        record, ranked by (mean cost, record id): the earliest of equal means first, as the
-        slots rank. A slot's K best distinct configs (K <= TOP_CONFIGS_KEPT) are always among
-        the kept configs of its targets, so `export --top-k` reads this small table instead of
-        sorting every valid record. A duplicate (dropped later, see `_deduplicate`) never ranks:
-        its first copy has the same config and mean and a smaller id, and is ranked first (or
-        already kept) in the same group.
-        """
-        rows: list[tuple[int, int, int, int, float]] = []
-        merged: list[_Group] = []
-        for g in groups:
-            if not g.config_ids:
-                continue
-            g.keep_top_configs()
-            if g.workload_id in self.new_workloads:
-                # Nothing kept before, nothing dropped: the file's configs are the ranking.
-                ids = (g.target_id, g.workload_id)
-                rows += [(*ids, index, rid, mean) for mean, rid, index in g.ranked_configs()]
-            else:
-                merged.append(g)
-        kept = self._kept_top_configs(merged)
-        for g in merged:
-            ids = (g.target_id, g.workload_id)
-            candidates = kept.get(ids, {})
-            for index, rid in g.config_ids.items():
-                better_config(candidates, index, (g.config_means[index], rid))
-            best = best_configs(candidates, TOP_CONFIGS_KEPT)
-            rows += [(*ids, index, rid, mean) for (mean, rid), index in best]
-        self.conn.executemany(
-            "DELETE FROM top_configs WHERE target_id = ? AND workload_id = ?", list(kept)
-        )
-        self.conn.executemany("INSERT INTO top_configs VALUES (?, ?, ?, ?, ?)", rows)
-
-    def _kept_top_configs(
-        self, groups: list[_Group]
-    ) -> dict[tuple[int, int], dict[int, tuple[float, int]]]:
-        """The configs kept before for these groups: {(target, workload): {index: (mean, id)}}.
-
-        Read per target, a few hundred workloads a query (through the primary key), instead
-        of a query per group: a directory of logs adds records to thousands of workloads.
-        """
-        wanted: dict[int, list[int]] = {}
-        for g in groups:
-            if g.workload_id not in self.new_workloads:
-                wanted.setdefault(g.target_id, []).append(g.workload_id)
-        kept: dict[tuple[int, int], dict[int, tuple[float, int]]] = {}
-        for target_id, workload_ids in wanted.items():
-            for start in range(0, len(workload_ids), 500):
-                marks = ",".join(str(i) for i in workload_ids[start : start + 500])
-                for workload_id, index, rid, mean in self.conn.execute(
-                    "SELECT workload_id, config_index, record_id, mean_cost FROM top_configs "
-                    f"WHERE target_id = ? AND workload_id IN ({marks})",
-                    (target_id,),
-                ):
-                    kept.setdefault((target_id, workload_id), {})[index] = (mean, rid)
-        return kept
-
-
-class _Group:
-    """One (target, workload) of the file: its ids, best valid record, tallies by error."""
-
-    __slots__ = (
-        "best_id",
-        "best_mean",
-        "config_ids",
-        "config_means",
-        "first_id",
-        "improvements",
-        "key",
-        "last_id",
-        "spelling",
-        "start",
-        "tallies",
-        "target_id",
-        "top_bound",
-        "trials",
-        "version",
-        "workload_id",
-    )
-
-    def __init__(self, target_id: int, workload_id: int) -> None:
-        self.target_id = target_id
-        # 0 until looked up (ImportWriter._resolve_workloads), from `key` and `spelling`.
-        self.workload_id = workload_id
-        self.key: tuple[str, str, str, str] | None = None
-        self.spelling: str | None = None
-        self.version = ""  # the log version picks the slots (selection.slots_of)
-        self.best_mean = math.inf
-        self.best_id: int | None = None
-        # Per config index, its best valid record in this file (two dicts of scalars rather
-        # than one of tuples: nothing for the garbage collector to traverse).
-        self.config_means: dict[int, float] = {}
-        self.config_ids: dict[int, int] = {}
-        self.top_bound = math.inf
-        # Per error number: [records, min all_cost, max all_cost].
-        self.tallies: dict[int, list[float]] = {}
-        # The file's run of this (target, workload), for convergence (see _store_trial_runs).
-        self.trials = 0
-        self.first_id = self.last_id = -1
-        self.start = math.inf
-        self.improvements: list[tuple[int, float]] = []
-
-    def keep_top_configs(self) -> None:
-        """Forget all but the TOP_CONFIGS_KEPT best configs (by mean, then record id).
-
-        A config forgotten here was beaten by that many others, which only get better, so it
-        cannot be among the group's best at the end of the file; nor can a record that does not
-        beat the last config kept (`top_bound`).
-        """
-        if len(self.config_means) <= TOP_CONFIGS_KEPT:
-            return
-        kept = self.ranked_configs()[:TOP_CONFIGS_KEPT]
-        self.config_means = {index: mean for mean, _, index in kept}
-        self.config_ids = {index: record_id for _, record_id, index in kept}
-        self.top_bound = kept[-1][0]
-
-    def ranked_configs(self) -> list[tuple[float, int, int]]:
-        """`(mean, record id, config index)` of the configs known, best first (the ranking of
-        rules.ranking.best_configs, flattened: this runs once per group)."""
-        # The two dicts hold the same keys in the same order (set and deleted together).
-        means, ids = self.config_means, self.config_ids
-        return sorted(zip(means.values(), ids.values(), means, strict=True))
-
-
-class _Deduplicator:
-    """The slow path of `_deduplicate`: records of this file whose content hash is taken."""
-
-    PAGE = 2000
-
-    def __init__(
-        self,
-        conn: sqlite3.Connection,
-        first_id: int,
-        end_id: int,
-    ) -> None:
-        self.conn = conn
-        self.first_id = first_id
-        self.end_id = end_id
-        self.reader = LineReader(conn)
-
-    def run(self) -> int:
-        """Drop duplicates, re-hash collisions, drop blocks left empty; count the duplicates.
-
-        The dropped records go into `temp.dropped_segments` with the records holding their
-        lines (see holdings.Segments), for the file's holdings."""
-        segments = holdings.Segments(self.conn)
-        duplicates = 0
-        after = self.first_id - 1
-        while True:
-            # Paged by id so that memory stays flat when a large file is all duplicates.
-            page = self.conn.execute(
-                """SELECT r.id, r.hash, r.target_id, r.workload_id, r.error_no, h.record_id
-                   FROM records r
-                   JOIN content_hashes h ON h.workload_id = r.workload_id AND h.hash = r.hash
-                   WHERE r.id > ? AND h.record_id != r.id ORDER BY r.id LIMIT ?""",
-                (after, self.PAGE),
-            ).fetchall()
-            if not page:
-                break
-            dropped: list[tuple[int]] = []
-            # Dropped records per tally (the tallies were stored with them counted).
-            uncounted: dict[tuple[int, int, int], int] = {}
-            for record_id, h, target_id, workload_id, error_no, holder in page:
-                content = self.reader.line(record_id)
-                if self.reader.line(holder) != content:
-                    holder = self._holder_of(record_id, workload_id, next_hash(h), content)
-                if holder is not None:
-                    dropped.append((record_id,))
-                    segments.add(record_id, holder)
-                    tally = (target_id, workload_id, error_no)
-                    uncounted[tally] = uncounted.get(tally, 0) + 1
-            self.conn.executemany("DELETE FROM records WHERE id = ?", dropped)
-            self._uncount(uncounted)
-            segments.flush()
-            duplicates += len(dropped)
-            after = page[-1][0]
-        segments.flush(final=True)
-        if duplicates:
-            self._drop_empty_blocks()
-        return duplicates
-
-    def _uncount(self, uncounted: dict[tuple[int, int, int], int]) -> None:
-        """Take dropped duplicates out of the tallies (min and max stay: a duplicate's cost
-        is its first copy's, counted in the same tally or an earlier file's)."""
-        keys = list(uncounted)
-        self.conn.executemany(
-            """UPDATE tallies SET records = records - ?
-               WHERE target_id = ? AND workload_id = ? AND error_no = ?""",
-            [(uncounted[key], *key) for key in keys],
-        )
-        self.conn.executemany(
-            """DELETE FROM tallies
-               WHERE target_id = ? AND workload_id = ? AND error_no = ? AND records = 0""",
-            keys,
-        )
-
-    def _holder_of(self, record_id: int, workload_id: int, h: int, content: bytes) -> int | None:
-        """After a collision: probe from `h` for this content, returning the record holding
-        it; if absent, take a free hash (None)."""
-        while True:
-            row = self.conn.execute(
-                "SELECT record_id FROM content_hashes WHERE workload_id = ? AND hash = ?",
-                (workload_id, h),
-            ).fetchone()
-            if row is None:
-                self.conn.execute(
-                    "INSERT INTO content_hashes (workload_id, hash, record_id) VALUES (?, ?, ?)",
-                    (workload_id, h, record_id),
-                )
-                self.conn.execute("UPDATE records SET hash = ? WHERE id = ?", (h, record_id))
-                return None
-            if self.reader.line(row[0]) == content:
-                return int(row[0])
-            h = next_hash(h)
-
-    def _drop_empty_blocks(self) -> None:
-        """Delete this file's blocks none of whose records is left (all were duplicates)."""
-        starts = [
-            block_id
-            for (block_id,) in self.conn.execute(
-                "SELECT id FROM blocks WHERE id >= ? ORDER BY id", (self.first_id,)
-            )
-        ]
-        empty = [
-            (start,)
-            for start, end in zip(starts, [*starts[1:], self.end_id], strict=True)
-            if self.conn.execute(
-                "SELECT 1 FROM records WHERE id >= ? AND id < ? LIMIT 1", (start, end)
-            ).fetchone()
-            is None
-        ]
-        self.conn.executemany("DELETE FROM blocks WHERE id = ?", empty)
