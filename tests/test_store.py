@@ -28,6 +28,7 @@ from tunelog.exceptions import (
 )
 from tunelog.inputs import LogInput, OpenedLog
 from tunelog.records import Measurement, scan_line
+from tunelog.rules.bestrecord import OFFER_SLOT_SQL
 from tunelog.selection import HistoryBest, Slot
 from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec, importer
 
@@ -727,7 +728,7 @@ def test_the_slot_upsert_keeps_the_holders_history_best_keeps(
     best: HistoryBest[int] = HistoryBest()
     for record_id, (name, workload, mean) in enumerate(offers):
         best.offer([Slot("key", name, str(workload))], mean, record_id)
-        conn.execute(importer._OFFER_SLOT, ("key", name, workload, record_id, mean))
+        conn.execute(OFFER_SLOT_SQL, ("key", name, workload, record_id, mean))
     stored = {
         Slot(kind, name, str(workload)): (mean, record_id)
         for kind, name, workload, record_id, mean in conn.execute("SELECT * FROM slots")

@@ -56,9 +56,11 @@ compared with the final best of the whole sequence:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import NamedTuple
+
+from tunelog.rules.bestsofar import BestSoFar
 
 MIN_VALID_TRIALS = 64
 RECENT_SHARE = 0.2
@@ -150,36 +152,9 @@ class Convergence:
 
 
 @dataclass(slots=True)
-class Progress:
-    """Accumulates a sequence trial by trial, or run by run, without keeping every trial.
-
-    Only the improvements are kept (a short list), so runs from several sources can be
-    summarised separately and joined later in trial order (`extend`).
-    """
-
-    trials: int = 0
-    valid: int = 0
-    # (trial number, new best) at each improvement, in order; costs strictly decrease.
-    improvements: list[tuple[int, float]] = field(default_factory=list)
-
-    def add(self, mean_cost: float, error_no: int) -> None:
-        """The next trial in order."""
-        self.trials += 1
-        if error_no != 0:
-            return
-        self.valid += 1
-        if not self.improvements or mean_cost < self.improvements[-1][1]:
-            self.improvements.append((self.trials, mean_cost))
-
-    def extend(self, later: Progress) -> None:
-        """Append a run whose trials all come after this one's."""
-        best = self.improvements[-1][1] if self.improvements else None
-        for number, cost in later.improvements:
-            if best is None or cost < best:
-                self.improvements.append((self.trials + number, cost))
-                best = cost
-        self.trials += later.trials
-        self.valid += later.valid
+class Progress(BestSoFar):
+    """Accumulates a sequence trial by trial, or run by run (the best-so-far rule:
+    `rules.bestsofar.BestSoFar`), and summarises it with a verdict."""
 
     def summary(self) -> Convergence:
         """The summary and verdict of the trials seen so far."""

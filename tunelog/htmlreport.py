@@ -16,6 +16,7 @@ import orjson
 
 from tunelog.errorcodes import ERROR_CODES, error_name
 from tunelog.layers import Layer
+from tunelog.rules.bestsofar import BestSoFar
 
 # Charts stay readable (and the file small) on large databases: the slowest layers are drawn,
 # every layer is in the table.
@@ -59,27 +60,6 @@ class ReportData:
 # -- best so far --------------------------------------------------------------------------------
 
 
-class _BestSoFar:
-    """The best valid mean cost after each trial, kept as the trials where it improved.
-
-    Minimal on purpose (tunelog.convergence is the home of convergence rules); a failed trial
-    counts as a trial and never improves the best.
-    """
-
-    __slots__ = ("best", "steps", "trials")
-
-    def __init__(self) -> None:
-        self.trials = 0
-        self.best = math.inf
-        self.steps: list[tuple[int, float]] = []
-
-    def points(self) -> list[tuple[int, float]]:
-        """(trial number from 1, best cost so far) at each improvement and at the last trial."""
-        if self.steps and self.steps[-1][0] != self.trials:
-            return [*self.steps, (self.trials, self.best)]
-        return list(self.steps)
-
-
 def best_so_far_curves(
     trials: Iterable[tuple[str, int, int, float]],
     layers: Sequence[Layer],
@@ -90,8 +70,8 @@ def best_so_far_curves(
     `trials` come in import order; a trial counts for layer i when its workload is one of the
     layer's templates and its target string is in `targets_of[i]`.
     """
-    owner: dict[tuple[str, int], _BestSoFar] = {}
-    curves = [_BestSoFar() for _ in layers]
+    owner: dict[tuple[str, int], BestSoFar] = {}
+    curves = [BestSoFar() for _ in layers]
     for layer, targets, curve in zip(layers, targets_of, curves, strict=True):
         for template in layer.templates:
             for target in targets:
@@ -101,10 +81,7 @@ def best_so_far_curves(
         found = get((target, workload_id))
         if found is None:
             continue
-        found.trials += 1
-        if error_no == 0 and mean_cost < found.best:
-            found.best = mean_cost
-            found.steps.append((found.trials, mean_cost))
+        found.add(mean_cost, error_no)
     return [curve.points() for curve in curves]
 
 

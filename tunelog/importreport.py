@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tunelog.models import _Dumpable
+from tunelog.rules.lineaccounting import is_accounted
 
 __all__ = ["FileReport", "RejectedLine"]
 
@@ -28,11 +29,12 @@ WHOLE_FILE = 0
 class FileReport(_Dumpable):
     """What importing one file did.
 
-    `lines + split == new + duplicates + discarded + comments + blank + rejected`: with
-    `--repair`, a line holding k records run together counts k entries (`split` = k - 1);
-    otherwise `split` is 0. A resumed import counts only the lines it read (after
-    `skipped_lines`). `repaired` counts the records recovered by `--repair`. `discarded`
-    counts the new records of a file that `--strict` rolled back (nothing of it is stored).
+    Every line is counted once (`accounted`, the rule in tunelog.rules.lineaccounting):
+    `lines + split == new + duplicates + discarded + comments + blank + rejected`
+    (`split`: the extra records `--repair` found run together in one line). A resumed
+    import counts only the lines it read (after `skipped_lines`). `repaired` counts the
+    records recovered by `--repair`. `discarded` counts the new records of a file that
+    `--strict` rolled back (nothing of it is stored).
     """
 
     path: str
@@ -67,6 +69,13 @@ class FileReport(_Dumpable):
     @property
     def accounted(self) -> bool:
         """True when every line read is counted exactly once."""
-        stored_or_not = self.new + self.duplicates + self.discarded
-        entries = stored_or_not + self.comments + self.blank + self.rejected
-        return self.lines + self.split == entries
+        return is_accounted(
+            self.lines,
+            self.split,
+            new=self.new,
+            duplicates=self.duplicates,
+            discarded=self.discarded,
+            comments=self.comments,
+            blank=self.blank,
+            rejected=self.rejected,
+        )

@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterable
 from typing import Generic, NamedTuple, TypeVar
 
+from tunelog.rules.bestrecord import improves
 from tunelog.targets import UNKNOWN_MODEL, Target, parse_target
 from tunelog.versions import METASCHEDULE_VERSION as METASCHEDULE_VERSION
 
@@ -86,10 +87,11 @@ class HistoryBest(Generic[Ref]):
         self.offer(slots_of(target, workload, version), mean_cost, ref)
 
     def offer(self, slots: Iterable[Slot], mean_cost: float, ref: Ref) -> None:
-        """`add` for a record whose slots the caller has worked out (`slots_of`)."""
+        """`add` for a record whose slots the caller has worked out (`slots_of`); records are
+        offered in file order, so the best-record rule is `rules.bestrecord.improves`."""
         for slot in slots:
             holder = self.slots.get(slot)
-            if holder is None or holder.mean_cost > mean_cost:
+            if holder is None or improves(mean_cost, holder.mean_cost):
                 self.slots[slot] = Holder(mean_cost, ref)
 
     def query(self, target: Target | str, workload: str) -> Holder[Ref] | None:

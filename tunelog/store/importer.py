@@ -1,18 +1,18 @@
 """Importing one log inside the caller's transaction: parse, store in batches, deduplicate.
 
-The per-line path does as little as it can: decode, look up the target and workload ids,
-hash, append the line to a compressed block, and queue one records row. Everything that
-needs the whole file is done once at its end: content hashes are indexed in sorted order
-(one pass over the B-tree instead of a random insert per line), duplicates are resolved
-(exactly: equal hashes are compared byte for byte), and the slot table (ApplyHistoryBest's
-choice) and the tallies are updated, so queries never scan records.
+The per-line path does as little as it can: decode, find the record's (target, workload)
+group, hash, append the line to a compressed block, and queue one records row. Per batch of
+records, the new workloads are looked up and added at once; every GROUPS_HELD groups, their
+tallies, slot offers, best configs and runs are stored (store.groupstate), so memory does not
+grow with the number of workloads. At the end of the file, content hashes are indexed in
+sorted order (one pass over the B-tree instead of a random insert per line) and duplicates
+resolved exactly (store.deduplication), so queries never scan records.
 """
 
 from __future__ import annotations
 
 import json
 import lzma
-import math
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -32,27 +32,16 @@ from tunelog.records import (
     repair_line,
     scan_content,
 )
-from tunelog.selection import slots_of
 from tunelog.store import holdings
 from tunelog.store.codec import (
     BLOCK_LINES,
     BlockPacker,
-    LineReader,
     content_hash,
-    improvements_text,
-    next_hash,
 )
+from tunelog.store.deduplication import Deduplicator
+from tunelog.store.groupstate import GROUPS_HELD, Group, GroupStore
 from tunelog.store.schema import TOP_CONFIGS_KEPT
 from tunelog.targets import Target, parse_target
-
-# ApplyHistoryBest's rule (selection.HistoryBest.offer) for one offer to one slot, rows applied
-# in record order: a slot changes holder only for a strictly smaller mean, so ties keep the
-# earlier record.
-_OFFER_SLOT = """INSERT INTO slots (kind, name, workload_id, record_id, mean_cost)
-                 VALUES (?, ?, ?, ?, ?)
-                 ON CONFLICT (kind, name, workload_id) DO UPDATE
-                 SET record_id = excluded.record_id, mean_cost = excluded.mean_cost
-                 WHERE excluded.mean_cost < slots.mean_cost"""
 
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
 ProgressCallback = Callable[[int], None]
@@ -109,26 +98,50 @@ class ImportWriter:
         self.block_lines: list[bytes] = []
         self.packed_blocks: list[tuple[int, int, bytes]] = []
         self.packer = BlockPacker()
+        # Records rows waiting for the batch insert; the fourth item is the record's group
+        # until `_flush` has looked up the batch's new workloads and put their ids in.
         self.rows: list[tuple[Any, ...]] = []
         self.target_ids: dict[str, int] = {}
-        # Workload ids by identity, as looked up in this file (a workload measured for several
-        # targets is looked up once).
+        # Workload ids by identity, as looked up in this file since the groups were last
+        # stored (a workload measured for several targets is looked up once).
         self.workload_ids: dict[tuple[str, str, str, str], int] = {}
         self.known_workloads = known_workloads if known_workloads is not None else {}
         self.targets_by_id: dict[int, Target] = {}
-        # By the first five Measurement fields, and by (target id, workload id).
-        self.groups: dict[tuple[Any, ...], _Group] = {}
-        self.groups_by_ids: dict[tuple[int, int], _Group] = {}
+        # The (target, workload) groups held since their state was last stored, by the first
+        # five Measurement fields (the identity: target, and workload as normalised), and
+        # those whose workload id is not looked up yet (done once per batch, see `_flush`).
+        self.groups: dict[tuple[Any, ...], Group] = {}
+        self.unresolved: list[Group] = []
+        # Ids given to the workloads this file adds, in order: [first_new_workload,
+        # next_workload_id) once the first is given (see _resolve_workloads).
+        self.first_new_workload = self.next_workload_id = 0
+        # A resumed source's runs as they were before this file, for a recount after
+        # duplicates (the groups' runs are stored batch after batch, see
+        # GroupStore.recount_runs).
+        self.runs_snapshot = False
+        if not new_source:
+            conn.execute("DROP TABLE IF EXISTS temp.runs_before")
+            conn.execute(
+                "CREATE TEMP TABLE runs_before AS SELECT * FROM trial_runs WHERE source_id = ?",
+                (source_id,),
+            )
+            self.runs_snapshot = True
         self._opened: OpenedLog | None = None
         self._progress: ProgressCallback | None = None
         self.pending_rejects: list[tuple[int, int, str]] = []
         # Line number of the last line read that ends with a line end (set by `run`).
         self.terminated_lines = first_line
-        # Workloads this file added: no slot or kept config of theirs can exist yet, so the
-        # once-per-group lookups skip them (logs of best configs have ~2 lines per workload).
+        # Workloads this file added whose groups were not stored yet: no kept config of theirs
+        # can exist, so the once-per-group lookups skip them (logs of best configs have ~2
+        # lines per workload). All the file added: `added_workloads`.
         self.new_workloads: set[int] = set()
-        # Records dropped as duplicates among those a group ranks for `top_configs`.
-        self.dropped_ranked: set[int] = set()
+        self.group_store = GroupStore(
+            conn,
+            source_id,
+            self.targets_by_id,
+            self.new_workloads,
+            runs_snapshot=self.runs_snapshot,
+        )
 
     def run(
         self, lines: Iterable[bytes], opened: OpenedLog, progress: ProgressCallback | None
@@ -195,7 +208,7 @@ class ImportWriter:
                 record_id,
                 line_no,
                 group.target_id,
-                group.workload_id,
+                group.workload_id or group,
                 rec.config_index,
                 error_no,
                 mean,
@@ -204,8 +217,7 @@ class ImportWriter:
                 content_hash(content),
             )
         )
-        if len(block) >= BLOCK_LINES:
-            self._close_block()
+        group.trials += 1
         tally = group.tallies.get(error_no)
         if tally is None:
             group.tallies[error_no] = [1, all_cost, all_cost]
@@ -220,14 +232,14 @@ class ImportWriter:
         if timestamp < group.start:
             group.start = timestamp
         if error_no == 0:
-            # ApplyHistoryBest's rule (selection.HistoryBest.add), inline on the hot path:
+            # rules.bestrecord.improves, inline on the hot path (records come in file order):
             # strictly faster only, so ties keep the earliest record.
             if mean < group.best_mean:
                 group.best_mean = mean
                 group.best_id = record_id
                 # A new best of the run: its trial number is the group's records so far.
-                group.improvements.append((sum(int(t[0]) for t in group.tallies.values()), mean))
-            # The best record of each config, for `export --top-k` (see _store_top_configs);
+                group.improvements.append((group.trials, mean))
+            # The best record of each config, for `export --top-k` (see GroupStore);
             # once the group has forgotten configs, only a record beating the last kept one
             # can rank among its best (a later record of equal mean ranks after it).
             if mean < group.top_bound:
@@ -239,11 +251,15 @@ class ImportWriter:
                     group.config_ids[index] = record_id
                     if len(means) > 4 * TOP_CONFIGS_KEPT:
                         group.keep_top_configs()
+        # Last: a full block may store the batch and the groups, this record's state with them.
+        if len(block) >= BLOCK_LINES:
+            self._close_block()
 
     def finish(self) -> None:
-        """Store what is queued, then resolve duplicates and update tallies and slots."""
+        """Store what is queued and the groups' state, then resolve duplicates."""
         self._close_block()
         self._flush()
+        self._store_groups()
         self._flush_runs(final=True)
         self._flush_rejects()
         if self.next_id != self.first_id:
@@ -253,10 +269,16 @@ class ImportWriter:
         duplicates = self._deduplicate()
         self.report.duplicates += duplicates
         self.report.new = self.next_id - self.first_id - duplicates
-        self._store_tallies()
-        self._store_slots()
-        self._store_top_configs()
-        self._store_trial_runs(duplicates)
+        if duplicates:
+            self.group_store.recount_runs(self.first_id)
+        # What is stored per workload and computed from the workload alone belongs here, once
+        # per file, for `self.added_workloads()`.
+        if self.runs_snapshot:
+            self.conn.execute("DROP TABLE temp.runs_before")
+
+    def added_workloads(self) -> range:
+        """The ids of the workloads this file added (none before the end of `finish`'s reads)."""
+        return range(self.first_new_workload, self.next_workload_id)
 
     # -- lines that are not plain records ---------------------------------------------------
 
@@ -297,21 +319,17 @@ class ImportWriter:
 
     # -- ids of targets and workloads ---------------------------------------------------------
 
-    def _group(self, rec: Measurement) -> _Group:
-        """The group of a (target, workload) first seen in this file."""
+    def _group(self, rec: Measurement) -> Group:
+        """The group of a (target, workload) not seen since the groups were last stored."""
         target_id = self.target_ids.get(rec.target) or self._target(rec.target)
         key = (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
-        workload_id = (
-            self.workload_ids.get(key)
-            or self.known_workloads.get(key)
-            or self._workload(key, rec.spelling)
-        )
-        # Two spellings of one workload (auto_scheduler keys, flat or nested) share a group.
-        group = self.groups_by_ids.get((target_id, workload_id))
-        if group is None:
-            group = _Group(target_id, workload_id, rec.log_version)
-            group.first_id = self.next_id  # the record being added
-            self.groups_by_ids[(target_id, workload_id)] = group
+        group = Group(target_id, self.workload_ids.get(key) or self.known_workloads.get(key, 0))
+        group.version = rec.log_version  # the log version picks the slots (slots_of)
+        group.first_id = self.next_id  # the record being added
+        if not group.workload_id:
+            group.key = key
+            group.spelling = rec.spelling
+            self.unresolved.append(group)
         self.groups[rec[:5]] = group
         return group
 
@@ -328,22 +346,63 @@ class ImportWriter:
         self.targets_by_id[target_id] = parsed
         return target_id
 
-    def _workload(self, key: tuple[str, str, str, str], spelling: str | None) -> int:
-        row = self.conn.execute(
-            """SELECT id FROM workloads
-               WHERE task_name = ? AND template_key = ? AND args = ? AND version = ?""",
-            key,
-        ).fetchone()
-        if row is None:
-            # The first spelling seen is kept for display (see schema migration 7).
-            row = self.conn.execute(
-                "INSERT INTO workloads (task_name, template_key, args, version, spelling) "
-                "VALUES (?, ?, ?, ?, ?) RETURNING id",
-                (*key, spelling),
-            ).fetchone()
-            self.new_workloads.add(int(row[0]))
-        self.workload_ids[key] = int(row[0])
-        return int(row[0])
+    def _resolve_workloads(self) -> None:
+        """Give the groups created since the last batch their workload ids, adding new ones.
+
+        One lookup per batch through a temporary table joined on the workloads' identity
+        index, and one insert of the new workloads with ids given here (the next free ones,
+        as SQLite would): a file of 80k workloads asks no query per workload.
+        """
+        pending: dict[tuple[str, str, str, str], list[Group]] = {}
+        for group in self.unresolved:
+            assert group.key is not None
+            known = self.workload_ids.get(group.key)
+            if known is not None:
+                group.workload_id = known
+            else:
+                pending.setdefault(group.key, []).append(group)
+        self.unresolved = []
+        if not pending:
+            return
+        conn = self.conn
+        conn.execute(
+            """CREATE TEMP TABLE IF NOT EXISTS wanted_workloads (
+                   n INTEGER PRIMARY KEY, task_name TEXT, template_key TEXT, args TEXT,
+                   version TEXT)"""
+        )
+        keys = list(pending)
+        conn.executemany(
+            "INSERT INTO temp.wanted_workloads VALUES (?, ?, ?, ?, ?)",
+            [(n, *key) for n, key in enumerate(keys)],
+        )
+        found = dict(
+            conn.execute(
+                """SELECT t.n, w.id FROM temp.wanted_workloads t JOIN workloads w
+                   ON w.task_name = t.task_name AND w.template_key = t.template_key
+                      AND w.args = t.args AND w.version = t.version"""
+            ).fetchall()
+        )
+        conn.execute("DELETE FROM temp.wanted_workloads")
+        added: list[tuple[Any, ...]] = []
+        for n, key in enumerate(keys):
+            workload_id = found.get(n)
+            if workload_id is None:
+                if not self.next_workload_id:
+                    top = conn.execute("SELECT max(id) FROM workloads").fetchone()[0]
+                    self.first_new_workload = self.next_workload_id = int(top or 0) + 1
+                workload_id = self.next_workload_id
+                self.next_workload_id += 1
+                self.new_workloads.add(workload_id)
+                # The first spelling seen is kept for display (see schema migration 7).
+                added.append((workload_id, *key, pending[key][0].spelling))
+            self.workload_ids[key] = workload_id
+            for group in pending[key]:
+                group.workload_id = workload_id
+        conn.executemany(
+            "INSERT INTO workloads (id, task_name, template_key, args, version, spelling) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            added,
+        )
 
     # -- batches ------------------------------------------------------------------------------
 
@@ -366,6 +425,12 @@ class ImportWriter:
             )
             self.packed_blocks = []
         if self.rows:
+            if self.unresolved:
+                self._resolve_workloads()
+                self.rows = [
+                    row if type(row[3]) is int else (*row[:3], row[3].workload_id, *row[4:])
+                    for row in self.rows
+                ]
             # The source is written into the statement: each parameter less is a few percent
             # of the insert.
             self.conn.executemany(
@@ -377,6 +442,8 @@ class ImportWriter:
             )
             self.rows = []
             self._flush_runs(final=False)
+        if len(self.groups) >= GROUPS_HELD:
+            self._store_groups()
 
     def _flush_runs(self, *, final: bool) -> None:
         """Store the runs of record lines known complete (all of them at the end)."""
@@ -419,349 +486,23 @@ class ImportWriter:
         ).rowcount
         if indexed == added:
             return 0
-        deduplicator = _Deduplicator(self.conn, self.first_id, self.next_id, self.groups_by_ids)
-        duplicates = deduplicator.run()
-        self.dropped_ranked = deduplicator.dropped_ranked
+        duplicates = Deduplicator(self.conn, self.first_id, self.next_id).run()
         if duplicates:
             # The file still held those lines: its runs point at the records holding them.
             holdings.remap(self.conn, self.source_id, self.first_seq)
         self.conn.execute("DROP TABLE IF EXISTS temp.dropped_segments")
         return duplicates
 
-    def _store_tallies(self) -> None:
-        self.conn.executemany(
-            """INSERT INTO tallies (target_id, workload_id, error_no, records, min_all_cost,
-                                    max_all_cost)
-               VALUES (?, ?, ?, ?, ?, ?)
-               ON CONFLICT (target_id, workload_id, error_no) DO UPDATE
-               SET records = records + excluded.records,
-                   min_all_cost = min(min_all_cost, excluded.min_all_cost),
-                   max_all_cost = max(max_all_cost, excluded.max_all_cost)""",
-            [
-                (g.target_id, g.workload_id, error_no, int(n), lo, hi)
-                for g in self.groups_by_ids.values()
-                for error_no, (n, lo, hi) in g.tallies.items()
-                if n
-            ],
-        )
+    def _store_groups(self) -> None:
+        """Store the held groups' tallies, slot offers, best configs and runs; forget them.
 
-    def _store_slots(self) -> None:
-        """Offer each group's best record to its slots, by ApplyHistoryBest's own rule.
-
-        The file's best record per (target, workload) is offered in file order (so ties keep
-        the earlier record, also across files) to each slot it competes for (selection.slots_of)
-        through `_OFFER_SLOT`: `selection.HistoryBest.offer`'s rule as an upsert, so the slots'
-        holders need not be read first (tests hold the two to the same holders). A duplicate
-        never holds a slot: its first copy has the same mean and a smaller id.
+        Each part merges with what is stored (counts add up, the best-record rule picks
+        holders in any order of offers, configs are ranked again, runs are joined), so a
+        (target, workload) seen again later in the file is simply stored again.
         """
-        names: dict[tuple[int, str], list[tuple[str, str]]] = {}
-        rows: list[tuple[str, str, int, int, float]] = []
-        offered = sorted(
-            (g.best_id, g) for g in self.groups_by_ids.values() if g.best_id is not None
-        )
-        for best_id, g in offered:
-            pairs = names.get((g.target_id, g.version))
-            if pairs is None:
-                target = self.targets_by_id[g.target_id]
-                pairs = [(slot.kind, slot.name) for slot in slots_of(target, "", g.version)]
-                names[(g.target_id, g.version)] = pairs
-            rows += [(kind, name, g.workload_id, best_id, g.best_mean) for kind, name in pairs]
-        self.conn.executemany(_OFFER_SLOT, rows)
-
-    def _store_trial_runs(self, duplicates: int) -> None:
-        """One `trial_runs` row per (target, workload) of the file: its trials in file order.
-
-        What convergence needs (convergence.Progress: trials, valid trials, each new best with
-        its trial number) and where the run starts (earliest timestamp, first and last record
-        id), counted on the hot path. Records dropped as duplicates are no trials of this file:
-        when there were any, the runs are counted again from the stored records.
-        """
-        groups = list(self.groups_by_ids.values())
-        if duplicates:
-            groups = _recounted_runs(self.conn, self.first_id, groups)
-        # A resumed import (lines appended to a source) continues the source's runs.
-        earlier = {
-            (int(row[0]), int(row[1])): row[2:]
-            for row in self.conn.execute(
-                """SELECT target_id, workload_id, trials, valid, start, first_id, improvements
-                   FROM trial_runs WHERE source_id = ?""",
-                (self.source_id,),
-            )
-        }
-        rows = []
-        for g in groups:
-            trials = int(sum(t[0] for t in g.tallies.values()))
-            if trials == 0:
-                continue  # every record of it was a duplicate
-            valid = int(g.tallies[0][0]) if 0 in g.tallies else 0
-            start, first_id, improvements = g.start, g.first_id, g.improvements
-            before = earlier.get((g.target_id, g.workload_id))
-            if before is not None:
-                old_trials, old_valid, old_start, old_first, old_improvements = before
-                improvements = [tuple(step) for step in json.loads(old_improvements)]
-                best = improvements[-1][1] if improvements else math.inf
-                for number, cost in g.improvements:
-                    if cost < best:  # as convergence.Progress.extend joins runs
-                        improvements.append((old_trials + number, cost))
-                        best = cost
-                trials, valid = trials + old_trials, valid + old_valid
-                start, first_id = min(start, old_start), min(first_id, old_first)
-            rows.append(
-                (
-                    self.source_id,
-                    g.target_id,
-                    g.workload_id,
-                    trials,
-                    valid,
-                    start,
-                    first_id,
-                    g.last_id,
-                    improvements_text(improvements),
-                )
-            )
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO trial_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-        )
-
-    def _store_top_configs(self) -> None:
-        """Merge the file's best configs per (target, workload) into `top_configs`.
-
-        Each (target, workload) keeps its TOP_CONFIGS_KEPT best configs, each with its best
-        record, ranked by (mean cost, record id): the earliest of equal means first, as the
-        slots rank. A slot's K best distinct configs (K <= TOP_CONFIGS_KEPT) are always among
-        the kept configs of its targets, so `export --top-k` reads this small table instead of
-        sorting every valid record. Candidates dropped as duplicates are skipped: their first
-        copy is already ranked, with the same mean and a smaller id.
-        """
-        rows: list[tuple[int, int, int, int, float]] = []
-        dropped = self.dropped_ranked
-        merged: list[_Group] = []
-        for g in self.groups_by_ids.values():
-            if not g.config_ids:
-                continue
-            g.keep_top_configs()
-            if g.workload_id in self.new_workloads and not dropped:
-                # Nothing kept before, nothing dropped: the file's configs are the ranking.
-                ids = (g.target_id, g.workload_id)
-                rows += [(*ids, index, rid, mean) for mean, rid, index in g.ranked_configs()]
-            else:
-                merged.append(g)
-        kept = self._kept_top_configs(merged)
-        for g in merged:
-            ids = (g.target_id, g.workload_id)
-            candidates = kept.get(ids, {})
-            for index, rid in g.config_ids.items():
-                if rid in dropped:
-                    continue
-                mine = (g.config_means[index], rid)
-                if index not in candidates or mine < candidates[index]:
-                    candidates[index] = mine
-            best = sorted((rank, index) for index, rank in candidates.items())[:TOP_CONFIGS_KEPT]
-            rows += [(*ids, index, rid, mean) for (mean, rid), index in best]
-        self.conn.executemany(
-            "DELETE FROM top_configs WHERE target_id = ? AND workload_id = ?", list(kept)
-        )
-        self.conn.executemany("INSERT INTO top_configs VALUES (?, ?, ?, ?, ?)", rows)
-
-    def _kept_top_configs(
-        self, groups: list[_Group]
-    ) -> dict[tuple[int, int], dict[int, tuple[float, int]]]:
-        """The configs kept before for these groups: {(target, workload): {index: (mean, id)}}.
-
-        Read per target, a few hundred workloads a query (through the primary key), instead
-        of a query per group: a directory of logs adds records to thousands of workloads.
-        """
-        wanted: dict[int, list[int]] = {}
-        for g in groups:
-            if g.workload_id not in self.new_workloads:
-                wanted.setdefault(g.target_id, []).append(g.workload_id)
-        kept: dict[tuple[int, int], dict[int, tuple[float, int]]] = {}
-        for target_id, workload_ids in wanted.items():
-            for start in range(0, len(workload_ids), 500):
-                marks = ",".join(str(i) for i in workload_ids[start : start + 500])
-                for workload_id, index, rid, mean in self.conn.execute(
-                    "SELECT workload_id, config_index, record_id, mean_cost FROM top_configs "
-                    f"WHERE target_id = ? AND workload_id IN ({marks})",
-                    (target_id,),
-                ):
-                    kept.setdefault((target_id, workload_id), {})[index] = (mean, rid)
-        return kept
-
-
-class _Group:
-    """One (target, workload) of the file: its ids, best valid record, tallies by error."""
-
-    __slots__ = (
-        "best_id",
-        "best_mean",
-        "config_ids",
-        "config_means",
-        "first_id",
-        "improvements",
-        "last_id",
-        "start",
-        "tallies",
-        "target_id",
-        "top_bound",
-        "version",
-        "workload_id",
-    )
-
-    def __init__(self, target_id: int, workload_id: int, version: str) -> None:
-        self.target_id = target_id
-        self.workload_id = workload_id
-        self.version = version  # the log version picks the slots (selection.slots_of)
-        self.best_mean = math.inf
-        self.best_id: int | None = None
-        # Per config index, its best valid record in this file (two dicts of scalars rather
-        # than one of tuples: nothing for the garbage collector to traverse).
-        self.config_means: dict[int, float] = {}
-        self.config_ids: dict[int, int] = {}
-        self.top_bound = math.inf
-        # Per error number: [records, min all_cost, max all_cost].
-        self.tallies: dict[int, list[float]] = {}
-        # The file's run of this (target, workload), for convergence (see _store_trial_runs).
-        self.first_id = self.last_id = -1
-        self.start = math.inf
-        self.improvements: list[tuple[int, float]] = []
-
-    def keep_top_configs(self) -> None:
-        """Forget all but the TOP_CONFIGS_KEPT best configs (by mean, then record id).
-
-        A config forgotten here was beaten by that many others, which only get better, so it
-        cannot be among the group's best at the end of the file; nor can a record that does not
-        beat the last config kept (`top_bound`).
-        """
-        if len(self.config_means) <= TOP_CONFIGS_KEPT:
+        groups = list(self.groups.values())
+        if not groups:
             return
-        kept = self.ranked_configs()[:TOP_CONFIGS_KEPT]
-        self.config_means = {index: mean for mean, _, index in kept}
-        self.config_ids = {index: record_id for _, record_id, index in kept}
-        self.top_bound = kept[-1][0]
-
-    def ranked_configs(self) -> list[tuple[float, int, int]]:
-        """`(mean, record id, config index)` of the configs known, best first."""
-        # The two dicts hold the same keys in the same order (set and deleted together).
-        means, ids = self.config_means, self.config_ids
-        return sorted(zip(means.values(), ids.values(), means, strict=True))
-
-
-def _recounted_runs(conn: sqlite3.Connection, first_id: int, groups: list[_Group]) -> list[_Group]:
-    """The file's runs counted from its stored records (after duplicates were dropped)."""
-    fresh: dict[tuple[int, int], _Group] = {}
-    for record_id, target_id, workload_id, error_no, mean, timestamp in conn.execute(
-        """SELECT id, target_id, workload_id, error_no, mean_cost, timestamp FROM records
-           WHERE id >= ? ORDER BY id""",
-        (first_id,),
-    ):
-        g = fresh.get((target_id, workload_id))
-        if g is None:
-            g = fresh[(target_id, workload_id)] = _Group(target_id, workload_id, "")
-            g.first_id = record_id
-        g.last_id = record_id
-        g.start = min(g.start, timestamp)
-        tally = g.tallies.setdefault(error_no, [0, 0.0, 0.0])
-        tally[0] += 1
-        if error_no == 0 and mean < g.best_mean:
-            g.best_mean = mean
-            g.improvements.append((int(sum(t[0] for t in g.tallies.values())), mean))
-    del groups  # superseded: every stored record of the file is counted above
-    return list(fresh.values())
-
-
-class _Deduplicator:
-    """The slow path of `_deduplicate`: records of this file whose content hash is taken."""
-
-    PAGE = 2000
-
-    def __init__(
-        self,
-        conn: sqlite3.Connection,
-        first_id: int,
-        end_id: int,
-        groups: dict[tuple[int, int], _Group],
-    ) -> None:
-        self.conn = conn
-        self.first_id = first_id
-        self.end_id = end_id
-        self.groups = groups
-        self.reader = LineReader(conn)
-        # The ids groups rank for `top_configs` (bounded per group), and which were dropped.
-        self.ranked = {rid for g in groups.values() for rid in g.config_ids.values()}
-        self.dropped_ranked: set[int] = set()
-
-    def run(self) -> int:
-        """Drop duplicates, re-hash collisions, drop blocks left empty; count the duplicates.
-
-        The dropped records go into `temp.dropped_segments` with the records holding their
-        lines (see holdings.Segments), for the file's holdings."""
-        segments = holdings.Segments(self.conn)
-        duplicates = 0
-        after = self.first_id - 1
-        while True:
-            # Paged by id so that memory stays flat when a large file is all duplicates.
-            page = self.conn.execute(
-                """SELECT r.id, r.hash, r.target_id, r.workload_id, r.error_no, h.record_id
-                   FROM records r
-                   JOIN content_hashes h ON h.workload_id = r.workload_id AND h.hash = r.hash
-                   WHERE r.id > ? AND h.record_id != r.id ORDER BY r.id LIMIT ?""",
-                (after, self.PAGE),
-            ).fetchall()
-            if not page:
-                break
-            dropped: list[tuple[int]] = []
-            for record_id, h, target_id, workload_id, error_no, holder in page:
-                content = self.reader.line(record_id)
-                if self.reader.line(holder) != content:
-                    holder = self._holder_of(record_id, workload_id, next_hash(h), content)
-                if holder is not None:
-                    dropped.append((record_id,))
-                    segments.add(record_id, holder)
-                    self.groups[(target_id, workload_id)].tallies[error_no][0] -= 1
-                    if record_id in self.ranked:
-                        self.dropped_ranked.add(record_id)
-            self.conn.executemany("DELETE FROM records WHERE id = ?", dropped)
-            segments.flush()
-            duplicates += len(dropped)
-            after = page[-1][0]
-        segments.flush(final=True)
-        if duplicates:
-            self._drop_empty_blocks()
-        return duplicates
-
-    def _holder_of(self, record_id: int, workload_id: int, h: int, content: bytes) -> int | None:
-        """After a collision: probe from `h` for this content, returning the record holding
-        it; if absent, take a free hash (None)."""
-        while True:
-            row = self.conn.execute(
-                "SELECT record_id FROM content_hashes WHERE workload_id = ? AND hash = ?",
-                (workload_id, h),
-            ).fetchone()
-            if row is None:
-                self.conn.execute(
-                    "INSERT INTO content_hashes (workload_id, hash, record_id) VALUES (?, ?, ?)",
-                    (workload_id, h, record_id),
-                )
-                self.conn.execute("UPDATE records SET hash = ? WHERE id = ?", (h, record_id))
-                return None
-            if self.reader.line(row[0]) == content:
-                return int(row[0])
-            h = next_hash(h)
-
-    def _drop_empty_blocks(self) -> None:
-        """Delete this file's blocks none of whose records is left (all were duplicates)."""
-        starts = [
-            block_id
-            for (block_id,) in self.conn.execute(
-                "SELECT id FROM blocks WHERE id >= ? ORDER BY id", (self.first_id,)
-            )
-        ]
-        empty = [
-            (start,)
-            for start, end in zip(starts, [*starts[1:], self.end_id], strict=True)
-            if self.conn.execute(
-                "SELECT 1 FROM records WHERE id >= ? AND id < ? LIMIT 1", (start, end)
-            ).fetchone()
-            is None
-        ]
-        self.conn.executemany("DELETE FROM blocks WHERE id = ?", empty)
+        self.group_store.store(groups)
+        self.groups = {}
+        self.workload_ids = {}

@@ -43,6 +43,7 @@ from tunelog.exceptions import (
 )
 from tunelog.inputs import stored_path
 from tunelog.models import FileReport, _Dumpable
+from tunelog.rules.lineaccounting import duplicates_when_moved
 from tunelog.store.codec import LineReader
 from tunelog.store.database import BUSY_TIMEOUT_MS, Store
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
@@ -285,7 +286,8 @@ class _Merger:
                duplicates = ?, comments = ?, blank = ?, rejected = ?, split = ?, repaired = ?,
                repair = ?, imported_at = ?, merged_from = ?, merged_at = ? WHERE id = ?""",
             (
-                *(label, sha256, size, lines, report.new, records + duplicates - report.new),
+                *(label, sha256, size, lines, report.new),
+                duplicates_when_moved(records, duplicates, report.new),
                 *(comments, blank, rejected, split, repaired, repair, imported_at),
                 *(self.other.origin, self.merged_at, writer.source_id),
             ),

@@ -1,0 +1,58 @@
+"""The importer stores its per-workload state batch after batch (issue 29): whatever the batch
+sizes, every table ends the same as when a file is one batch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tunelog
+from tunelog.store import Store, importer
+
+REPO = Path(__file__).resolve().parents[1]
+LOGS = [
+    REPO / "sample_logs" / "x86_mini_llvm.log",
+    REPO / "sample_logs" / "edge_cases.log",
+    REPO / "tests" / "data" / "nchwc_blocks.log",
+]
+TABLES = {
+    "records": "SELECT * FROM records ORDER BY id",
+    "workloads": "SELECT * FROM workloads ORDER BY id",
+    "slots": "SELECT * FROM slots ORDER BY kind, name, workload_id",
+    "tallies": "SELECT * FROM tallies ORDER BY target_id, workload_id, error_no",
+    "top_configs": "SELECT * FROM top_configs ORDER BY target_id, workload_id, config_index",
+    "trial_runs": "SELECT * FROM trial_runs ORDER BY source_id, target_id, workload_id",
+    "content_hashes": "SELECT * FROM content_hashes ORDER BY workload_id, hash",
+    "sources": "SELECT id, lines, records, duplicates, comments, blank, rejected FROM sources",
+}
+
+
+def _imports(tmp_path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Overlapping imports: whole files, a file of lines seen before, a file read on after it
+    grew (with lines seen before), each checked for its line accounting."""
+    tmp_path.mkdir()
+    lines = [line for log in LOGS for line in log.read_bytes().splitlines(keepends=True)]
+    mixed = tmp_path / "mixed.log"
+    mixed.write_bytes(b"".join(lines[::3] + lines[1::2]))
+    grown = tmp_path / "grown.log"
+    grown.write_bytes(b"".join(lines[: len(lines) // 2]))
+    with Store(tmp_path / "t.db") as store:
+        reports = tunelog.import_paths(store, [str(LOGS[0]), str(grown)])
+        grown.write_bytes(b"".join(lines[: len(lines) // 2] + lines[::-1]))
+        reports += tunelog.import_paths(store, [str(grown), str(mixed), *map(str, LOGS)])
+        assert all(report.accounted for report in reports)
+        return {name: store.conn.execute(sql).fetchall() for name, sql in TABLES.items()}
+
+
+def test_every_batch_size_stores_the_same_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = _imports(tmp_path / "whole")
+    # Every record its own batch and every (target, workload) stored after each batch.
+    monkeypatch.setattr(importer, "BLOCK_LINES", 1)
+    monkeypatch.setattr(importer, "BATCH_SIZE", 1)
+    monkeypatch.setattr(importer, "GROUPS_HELD", 1)
+    batched = _imports(tmp_path / "batched")
+    for name in TABLES:
+        assert batched[name] == whole[name], name
