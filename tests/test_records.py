@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import operator
 from pathlib import Path
 
 import pytest
@@ -192,8 +194,13 @@ def test_numpy_mean_matches_numpy_summation(values: list[float], expected: float
 
 
 def test_numpy_mean_differs_from_naive_sum_where_numpy_does() -> None:
+    # `!=` alone held for any wrong mean (NaN included): pin numpy's value, and show the case
+    # tells numpy's pairwise sum from a left-to-right one (sum() itself compensates on 3.12+).
     values = [0.1] * 9
-    assert numpy_mean(values) != sum(values) / 9
+    numpy_value = ((((0.1 + 0.1) + (0.1 + 0.1)) + ((0.1 + 0.1) + (0.1 + 0.1))) + 0.1) / 9
+    left_to_right = functools.reduce(operator.add, values, 0.0) / 9
+    assert numpy_value != left_to_right
+    assert numpy_mean(values) == numpy_value
 
 
 @settings(max_examples=300)
