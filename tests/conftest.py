@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tunelog.importreport import FileReport
 from tunelog.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,6 +70,39 @@ def run(*args: str, stdin: str | None = None, columns: int | None = None) -> tup
     env = {"COLUMNS": str(columns)} if columns else None
     result = CliRunner().invoke(app, list(args), input=stdin, env=env)
     return result.exit_code, result.stdout, result.stderr
+
+
+class ImportedOnce:
+    """Logs imported once into a database of their own, for every test of a module that only
+    reads them: a golden or corpus log is imported once per module, not once per test."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._made: dict[tuple[Path, ...], tuple[Path, list[FileReport]]] = {}
+
+    def _made_for(self, logs: tuple[Path, ...]) -> tuple[Path, list[FileReport]]:
+        if logs not in self._made:
+            import tunelog
+
+            path = self.directory / f"{len(self._made)}.db"
+            with Store(path) as opened:
+                reports = tunelog.import_paths(opened, [str(log) for log in logs])
+            self._made[logs] = (path, reports)
+        return self._made[logs]
+
+    def store(self, *logs: Path) -> Store:
+        """The database holding `logs` (imported together, in that order), opened: close it."""
+        return Store(self._made_for(logs)[0])
+
+    def reports(self, *logs: Path) -> list[FileReport]:
+        """What importing `logs` into an empty database reported, one per file."""
+        return self._made_for(logs)[1]
+
+
+@pytest.fixture(scope="module")
+def imported_once(tmp_path_factory: pytest.TempPathFactory) -> ImportedOnce:
+    """Logs imported once for the module (see ImportedOnce): tests must not write to them."""
+    return ImportedOnce(tmp_path_factory.mktemp("imported"))
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import tunelog
 from tests.conftest import (
     CORPUS,
     SAMPLE_LOGS,
+    ImportedOnce,
     corpus_log_for,
     golden_files,
     require_shared,
@@ -52,11 +53,13 @@ def _workload_json(task: str, args: list[Any]) -> str:
 
 @pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
 def test_every_layer_winner_is_the_cheapest_golden_template_query(
-    golden: Path, tmp_path: Path
+    golden: Path, imported_once: ImportedOnce
 ) -> None:
     require_shared()
     expected = json.loads(golden.read_text())
-    for layer in _layers_of(tmp_path, corpus_log_for(golden)):
+    with imported_once.store(corpus_log_for(golden)) as store:
+        found = api.layers(store)
+    for layer in found:
         target = layer.group.targets[0]
         answers = []
         for template in layer.templates:
@@ -91,11 +94,12 @@ def _history_of(path: Path) -> HistoryBest[tuple[int, float]]:
 
 
 @pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
-def test_winners_only_export_keeps_every_layer_choice(golden: Path, tmp_path: Path) -> None:
+def test_winners_only_export_keeps_every_layer_choice(
+    golden: Path, tmp_path: Path, imported_once: ImportedOnce
+) -> None:
     require_shared()
     out = tmp_path / "winners.log"
-    with Store(tmp_path / "w.db") as store:
-        tunelog.import_paths(store, [str(corpus_log_for(golden))])
+    with imported_once.store(corpus_log_for(golden)) as store:
         found = api.layers(store)
         if not any(layer.winner for layer in found):
             pytest.skip("every trial failed: nothing to export")
@@ -287,13 +291,12 @@ def _query_targets(layer: Layer) -> list[str]:
 
 @pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
 def test_winners_only_keeps_relay_choice_for_every_spelling_and_unseen_model(
-    golden: Path, tmp_path: Path
+    golden: Path, tmp_path: Path, imported_once: ImportedOnce
 ) -> None:
     require_shared()
     full = tmp_path / "full.log"
     out = tmp_path / "winners.log"
-    with Store(tmp_path / "w.db") as store:
-        tunelog.import_paths(store, [str(corpus_log_for(golden))])
+    with imported_once.store(corpus_log_for(golden)) as store:
         found = api.layers(store)
         if not any(layer.winner for layer in found):
             pytest.skip("every trial failed: nothing to export")
