@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from tunelog.importreport import FileReport
+from tunelog.records import TuningRecord, parse_line
+from tunelog.selection import HistoryBest, history_best
 from tunelog.store import Store
+
+Ref = TypeVar("Ref")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -103,6 +108,30 @@ class ImportedOnce:
 def imported_once(tmp_path_factory: pytest.TempPathFactory) -> ImportedOnce:
     """Logs imported once for the module (see ImportedOnce): tests must not write to them."""
     return ImportedOnce(tmp_path_factory.mktemp("imported"))
+
+
+def autotvm_history(
+    lines: Iterable[bytes],
+    ref: Callable[[TuningRecord, bytes], Ref],
+    *,
+    skip_other_lines: bool = False,
+) -> HistoryBest[Ref]:
+    """AutoTVM's ApplyHistoryBest over log lines, in order, each holder known by
+    `ref(record, line)`. Every line must be a record, unless `skip_other_lines`: then lines that
+    are not, and v0.1 lines, are skipped as modern AutoTVM's loader skips them."""
+    items = []
+    for raw in lines:
+        parsed = parse_line(raw)
+        if skip_other_lines and not (
+            isinstance(parsed, TuningRecord) and parsed.log_version == "0.2"
+        ):
+            continue
+        assert isinstance(parsed, TuningRecord), raw[:80]
+        reference = ref(parsed, raw)
+        items.append(
+            (parsed.target, parsed.workload_json, parsed.mean_cost, parsed.error_no, reference)
+        )
+    return history_best(items)
 
 
 @pytest.fixture

@@ -14,9 +14,14 @@ from typing import Any
 import pytest
 
 import tunelog
-from tests.conftest import ImportedOnce, corpus_log_for, golden_files, require_shared
-from tunelog.records import TuningRecord, parse_line
-from tunelog.selection import HistoryBest, history_best
+from tests.conftest import (
+    ImportedOnce,
+    autotvm_history,
+    corpus_log_for,
+    golden_files,
+    require_shared,
+)
+from tunelog.selection import HistoryBest
 from tunelog.targets import parse_target
 
 GOLDEN_IDS = [p.name.removesuffix(".oracle.json") for p in golden_files()]
@@ -32,20 +37,7 @@ def _compact(workload: list[Any]) -> str:
 
 
 def _history_of_lines(lines: list[bytes]) -> HistoryBest[int]:
-    items = []
-    for raw in lines:
-        parsed = parse_line(raw)
-        assert isinstance(parsed, TuningRecord), raw[:80]
-        items.append(
-            (
-                parsed.target,
-                parsed.workload_json,
-                parsed.mean_cost,
-                parsed.error_no,
-                parsed.config_index,
-            )
-        )
-    return history_best(items)
+    return autotvm_history(lines, lambda record, _: record.config_index)
 
 
 @pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)

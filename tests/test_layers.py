@@ -14,6 +14,7 @@ from tests.conftest import (
     CORPUS,
     SAMPLE_LOGS,
     ImportedOnce,
+    autotvm_history,
     corpus_log_for,
     golden_files,
     require_shared,
@@ -22,7 +23,7 @@ from tests.conftest import (
 from tunelog import api
 from tunelog.layers import Layer, WorkloadInfo, template_identity
 from tunelog.records import TuningRecord, parse_line
-from tunelog.selection import HistoryBest, history_best
+from tunelog.selection import HistoryBest
 from tunelog.store import Store
 from tunelog.targets import parse_target
 
@@ -77,20 +78,8 @@ def test_every_layer_winner_is_the_cheapest_golden_template_query(
 
 
 def _history_of(path: Path) -> HistoryBest[tuple[int, float]]:
-    items = []
-    for raw in path.read_bytes().splitlines():
-        record = parse_line(raw)
-        assert isinstance(record, TuningRecord)
-        items.append(
-            (
-                record.target,
-                record.workload_json,
-                record.mean_cost,
-                record.error_no,
-                (record.config_index, record.mean_cost),
-            )
-        )
-    return history_best(items)
+    lines = path.read_bytes().splitlines()
+    return autotvm_history(lines, lambda record, _: (record.config_index, record.mean_cost))
 
 
 @pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
