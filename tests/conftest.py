@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
@@ -13,6 +13,9 @@ from tunelog.importreport import FileReport
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest, history_best
 from tunelog.store import Store
+
+if TYPE_CHECKING:
+    from typer.testing import Result
 
 Ref = TypeVar("Ref")
 
@@ -66,14 +69,39 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return str(tmp_path / "cli.db")
 
 
-def run(*args: str, stdin: str | None = None, columns: int | None = None) -> tuple[int, str, str]:
-    """`tunelog ARGS` in-process: (exit code, stdout, stderr); `columns` sets COLUMNS."""
-    from typer.testing import CliRunner
+_COMMAND: list[object] = []  # the click command of tunelog's app, built on first use
+
+
+def invoke(
+    args: Sequence[str],
+    input: str | bytes | None = None,
+    env: Mapping[str, str | None] | None = None,
+) -> Result:
+    """`tunelog ARGS` in-process through typer's CliRunner: every in-process CLI test comes here.
+
+    typer rebuilds the click command on every call (~10 ms); it is built once instead.
+    """
+    from unittest import mock
+
+    import typer.main
+    import typer.testing
 
     from tunelog.cli import app
 
+    if not _COMMAND:
+        _COMMAND.append(typer.main.get_command(app))
+    with mock.patch.object(typer.testing, "_get_command", lambda _app: _COMMAND[0]):
+        return typer.testing.CliRunner().invoke(app, list(args), input=input, env=env)
+
+
+def run(*args: str, stdin: str | None = None, columns: int | None = None) -> tuple[int, str, str]:
+    """`tunelog ARGS` in-process: (exit code, stdout, stderr); `columns` sets COLUMNS. An
+    exception the CLI did not turn into an exit code fails the test."""
     env = {"COLUMNS": str(columns)} if columns else None
-    result = CliRunner().invoke(app, list(args), input=stdin, env=env)
+    result = invoke(args, input=stdin, env=env)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"uncaught {result.exception!r}"
+    )
     return result.exit_code, result.stdout, result.stderr
 
 

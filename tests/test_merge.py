@@ -23,13 +23,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import CORPUS, SAMPLE_LOGS, assert_tallies_match_records, require_shared
+from tests.conftest import CORPUS, SAMPLE_LOGS, assert_tallies_match_records, require_shared, run
 from tests.test_reliability import finish, make_log, size, start, wal_of
 from tests.test_store import _write_schema_1_database
-from tunelog.cli import app
 from tunelog.exceptions import (
     InputNotFoundError,
     NewerSchemaError,
@@ -45,8 +43,6 @@ X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 EDGE = SAMPLE_LOGS / "edge_cases.log"
 SHORT = SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz"
 _COST = re.compile(rb'"result": \[\[([0-9.e-]+)\]')
-
-runner = CliRunner()
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -380,8 +376,7 @@ def test_a_database_is_not_merged_into_itself(tmp_path: Path) -> None:
 
 
 def run_cli(db: Path, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["--db", str(db), *args])
-    return result.exit_code, result.stdout, result.stderr
+    return run("--db", str(db), *args)
 
 
 def test_cli_refuses_a_newer_database_with_one_error_line(tmp_path: Path) -> None:

@@ -24,11 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import REPO, SAMPLE_LOGS, assert_tallies_match_records
+from tests.conftest import REPO, SAMPLE_LOGS, assert_tallies_match_records, run
 from tunelog.api import import_paths
-from tunelog.cli import app
 from tunelog.exceptions import NewerSchemaError
 from tunelog.store import MIGRATIONS, LineReader, Store
 
@@ -43,7 +41,6 @@ POLL_SECONDS = 0.002
 TIMEOUT_SECONDS = 120.0
 REPORTED_REJECTS = 20  # the CLI lists the first 20 rejected lines of a file, then a count
 
-runner = CliRunner()
 
 _RESULT = re.compile(rb'"result": \[\[([^\],]+)\], (-?\d+), ([^,\]]+), ([^,\]]+)\]')
 
@@ -104,12 +101,9 @@ def finish(proc: subprocess.Popen[bytes]) -> tuple[int, str, str]:
 
 def run_cli(db: Path, *args: str) -> tuple[int, str, str]:
     """Run the CLI in this process: (exit code, stdout, stderr); never an uncaught exception."""
-    result = runner.invoke(app, ["--db", str(db), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), (
-        f"uncaught {result.exception!r}"
-    )
-    assert "Traceback" not in result.stdout + result.stderr
-    return result.exit_code, result.stdout, result.stderr
+    code, out, err = run("--db", str(db), *args)
+    assert "Traceback" not in out + err
+    return code, out, err
 
 
 def cli_json(db: Path, *args: str) -> Any:

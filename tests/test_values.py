@@ -26,18 +26,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
-import typer.main
-import typer.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner, Result
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS
-from tunelog.cli import app
+from tests.conftest import SAMPLE_LOGS, invoke
 from tunelog.importreport import FileReport
 from tunelog.records import Rejected, TuningRecord, parse_line, scan_line
 from tunelog.store import Store
@@ -292,16 +287,6 @@ def run_api_commands(store: Store, out: Path) -> None:
     assert report.written >= len(GOOD_BEST), report
     exported = out.read_bytes()
     assert all(name.encode() in exported for name in GOOD_BEST), report
-
-
-runner = CliRunner()
-_COMMAND = typer.main.get_command(app)
-
-
-def invoke(args: list[str]) -> Result:
-    """typer's CliRunner, without rebuilding the click command on every call (10 ms each)."""
-    with mock.patch.object(typer.testing, "_get_command", lambda _app: _COMMAND):
-        return runner.invoke(app, args)
 
 
 CLI_COMMANDS: list[list[str]] = [
