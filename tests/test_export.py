@@ -59,6 +59,7 @@ def _assert_export_equivalent(paths: list[Path], tmp_path: Path) -> int:
     return len(queries)
 
 
+@pytest.mark.slow
 def test_all_tophub_cuda_files_together_match_their_concatenation(tmp_path: Path) -> None:
     require_shared()
     paths = sorted((CORPUS / "tophub").glob("cuda_v0.*.log"))
@@ -66,6 +67,7 @@ def test_all_tophub_cuda_files_together_match_their_concatenation(tmp_path: Path
     assert _assert_export_equivalent(paths, tmp_path) > 800
 
 
+@pytest.mark.slow
 def test_a_mixed_database_of_several_targets_matches_the_concatenation(tmp_path: Path) -> None:
     require_shared()
     names = [

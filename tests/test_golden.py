@@ -24,6 +24,9 @@ from tests.conftest import (
 from tunelog.selection import HistoryBest
 from tunelog.targets import parse_target
 
+# Each golden log is a whole real tuning run: the module is slow (`pytest -m "not slow"` skips it).
+pytestmark = pytest.mark.slow
+
 GOLDEN_IDS = [p.name.removesuffix(".oracle.json") for p in golden_files()]
 
 

@@ -52,6 +52,7 @@ def _workload_json(task: str, args: list[Any]) -> str:
     return json.dumps([task, *args], separators=(",", ":"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
 def test_every_layer_winner_is_the_cheapest_golden_template_query(
     golden: Path, imported_once: ImportedOnce
@@ -82,6 +83,7 @@ def _history_of(path: Path) -> HistoryBest[tuple[int, float]]:
     return autotvm_history(lines, lambda record, _: (record.config_index, record.mean_cost))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
 def test_winners_only_export_keeps_every_layer_choice(
     golden: Path, tmp_path: Path, imported_once: ImportedOnce
@@ -278,6 +280,7 @@ def _query_targets(layer: Layer) -> list[str]:
     return [*layer.group.targets, *unseen]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
 def test_winners_only_keeps_relay_choice_for_every_spelling_and_unseen_model(
     golden: Path, tmp_path: Path, imported_once: ImportedOnce

@@ -273,6 +273,7 @@ def test_ties_keep_the_target_record_as_importing_its_files_first_does(tmp_path:
         assert all(b"0.17.dev0" in raw for raw in winners_ba)
 
 
+@pytest.mark.slow
 def test_merging_the_ten_tophub_cuda_databases_equals_importing_the_logs(tmp_path: Path) -> None:
     require_shared()
     logs = sorted((CORPUS / "tophub").glob("cuda_*"))
@@ -453,6 +454,7 @@ def sound_record_count(db: Path) -> int:
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_sigkilled_merge_leaves_the_target_as_it_was(big_other: Path, tmp_path: Path) -> None:
     target = make_db(tmp_path / "target.db", X86)
     landed = 0
@@ -473,6 +475,7 @@ def test_a_sigkilled_merge_leaves_the_target_as_it_was(big_other: Path, tmp_path
         assert_invariants(store)
 
 
+@pytest.mark.slow
 def test_an_interrupted_merge_keeps_nothing_and_exits_130(big_other: Path, tmp_path: Path) -> None:
     target = make_db(tmp_path / "target.db", X86)
     code, err = merge_and_signal(target, big_other, signal.SIGINT, 1 << 20)
@@ -530,6 +533,7 @@ _FILE = st.tuples(
 )  # a window of the pool: start, length, re-encoded (the same measurements in other bytes)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(_FILE, min_size=1, max_size=3), min_size=2, max_size=3))
 @example([[(338, 1, False)], [(338, 6, False)]])  # winners only v0.1 or failed: export refuses
