@@ -211,7 +211,10 @@ def _modules_assigning(name: str) -> list[str]:
     package = Path(tunelog.__file__).parent
     found = []
     for path in sorted(package.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        text = path.read_text(encoding="utf-8")
+        if name not in text:
+            continue
+        for node in ast.walk(ast.parse(text)):
             targets = node.targets if isinstance(node, ast.Assign) else []
             if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
                 targets = [node.target]

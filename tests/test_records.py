@@ -271,6 +271,7 @@ _NOT_JSON_PIECES = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=600)
 @given(_NOT_JSON_STARTS, _NOT_JSON_PIECES, st.booleans())
 def test_lines_named_without_the_models_get_the_models_reason(
@@ -315,6 +316,7 @@ _JSON_VALUES = st.recursive(
 _JSON_PADDING = st.text(alphabet=" \t\r\n", max_size=3)
 
 
+@pytest.mark.slow
 @settings(max_examples=400)
 @given(_JSON_PADDING, _JSON_VALUES | st.just(math.nan), _JSON_PADDING)
 def test_json_texts_are_always_left_to_the_models(before: str, value: object, after: str) -> None:
@@ -371,6 +373,7 @@ _PATHS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=600)
 @given(st.sampled_from(_PATHS), _JSON_VALUES | st.just(_DELETE))
 def test_fast_path_and_pydantic_models_agree(path: list[str | int], value: object) -> None:
@@ -414,6 +417,7 @@ _V01_PATHS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=600)
 @given(st.sampled_from(_V01_PATHS), _JSON_VALUES | st.just(_DELETE) | st.just(0.1))
 def test_v01_fast_path_and_pydantic_models_agree(path: list[str | int], value: object) -> None:

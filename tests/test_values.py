@@ -536,6 +536,7 @@ def test_the_unmutated_lines_are_records(tmp_path: Path) -> None:
     run_cli_commands(tmp_path / "real.db", tmp_path / "out.log")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("field", "value"), COMBOS, ids=[f"{field.id}={value}" for field, value in COMBOS]
 )
@@ -545,6 +546,7 @@ def test_any_value_in_any_field_is_stored_or_rejected(
     assert_imported(stores.filled(database_for(field, value))[combo_name(field, value)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", FIELDS, ids=[f.id for f in FIELDS])
 def test_commands_work_with_every_value_of_a_field(field: Field, stores: Stores) -> None:
     """The field's database: the real line with every JSON type in that field."""
@@ -554,6 +556,7 @@ def test_commands_work_with_every_value_of_a_field(field: Field, stores: Stores)
     run_cli_commands(stores.db_path(field.id), stores.directory / "out.log")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("names", [False, True], ids=["values", "names"])
 def test_commands_work_with_ten_megabyte_strings(names: bool, stores: Stores) -> None:
     """The 10 MB string in every field that gets one; names (tables of 10 MB rows) apart."""
@@ -573,6 +576,7 @@ def test_commands_work_with_ten_megabyte_strings(names: bool, stores: Stores) ->
 # real conv2d line is enough). cli._json_text falls back to Python's json for them.
 
 
+@pytest.mark.slow
 def test_commands_work_with_integers_beyond_64_bits(stores: Stores) -> None:
     """Every argument and knob value with -(2**63)-1, 10**40, -(10**40); arguments with 2**63."""
     stores.filled(BEYOND_64_BITS_DB)
@@ -641,12 +645,14 @@ def test_parsers_agree_on_300_levels_of_nesting(field_id: str) -> None:
     assert_parsers_agree(raw)
 
 
+@pytest.mark.slow
 def test_scan_line_never_raises_on_deeply_nested_arguments() -> None:
     for depth in range(200, 1001):
         deep = b"[" * depth + b'"scan"' + b"]" * depth  # arguments no other test caches
         scan_line(mutate(RECORDS["v02x86"], ("input", 2), deep))
 
 
+@pytest.mark.slow
 def test_import_never_raises_on_deeply_nested_arguments(tmp_path: Path) -> None:
     log = tmp_path / "deep.log"
     # Arguments unlike those of the test above: scan_line caches canonical arguments by text.
@@ -711,6 +717,7 @@ JSON_TEXT: st.SearchStrategy[str] = st.recursive(
 _examples = iter(range(1 << 62))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=100,
     deadline=None,
