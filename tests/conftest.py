@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
+from tunelog.importreport import FileReport
+from tunelog.records import TuningRecord, parse_line
+from tunelog.selection import HistoryBest, history_best
 from tunelog.store import Store
+
+if TYPE_CHECKING:
+    from typer.testing import Result
+
+Ref = TypeVar("Ref")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -60,15 +69,97 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return str(tmp_path / "cli.db")
 
 
-def run(*args: str, stdin: str | None = None, columns: int | None = None) -> tuple[int, str, str]:
-    """`tunelog ARGS` in-process: (exit code, stdout, stderr); `columns` sets COLUMNS."""
-    from typer.testing import CliRunner
+_COMMAND: list[object] = []  # the click command of tunelog's app, built on first use
+
+
+def invoke(
+    args: Sequence[str],
+    input: str | bytes | None = None,
+    env: Mapping[str, str | None] | None = None,
+) -> Result:
+    """`tunelog ARGS` in-process through typer's CliRunner: every in-process CLI test comes here.
+
+    typer rebuilds the click command on every call (~10 ms); it is built once instead.
+    """
+    from unittest import mock
+
+    import typer.main
+    import typer.testing
 
     from tunelog.cli import app
 
+    if not _COMMAND:
+        _COMMAND.append(typer.main.get_command(app))
+    with mock.patch.object(typer.testing, "_get_command", lambda _app: _COMMAND[0]):
+        return typer.testing.CliRunner().invoke(app, list(args), input=input, env=env)
+
+
+def run(*args: str, stdin: str | None = None, columns: int | None = None) -> tuple[int, str, str]:
+    """`tunelog ARGS` in-process: (exit code, stdout, stderr); `columns` sets COLUMNS. An
+    exception the CLI did not turn into an exit code fails the test."""
     env = {"COLUMNS": str(columns)} if columns else None
-    result = CliRunner().invoke(app, list(args), input=stdin, env=env)
+    result = invoke(args, input=stdin, env=env)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"uncaught {result.exception!r}"
+    )
     return result.exit_code, result.stdout, result.stderr
+
+
+class ImportedOnce:
+    """Logs imported once into a database of their own, for every test of a module that only
+    reads them: a golden or corpus log is imported once per module, not once per test."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._made: dict[tuple[Path, ...], tuple[Path, list[FileReport]]] = {}
+
+    def _made_for(self, logs: tuple[Path, ...]) -> tuple[Path, list[FileReport]]:
+        if logs not in self._made:
+            import tunelog
+
+            path = self.directory / f"{len(self._made)}.db"
+            with Store(path) as opened:
+                reports = tunelog.import_paths(opened, [str(log) for log in logs])
+            self._made[logs] = (path, reports)
+        return self._made[logs]
+
+    def store(self, *logs: Path) -> Store:
+        """The database holding `logs` (imported together, in that order), opened: close it."""
+        return Store(self._made_for(logs)[0])
+
+    def reports(self, *logs: Path) -> list[FileReport]:
+        """What importing `logs` into an empty database reported, one per file."""
+        return self._made_for(logs)[1]
+
+
+@pytest.fixture(scope="module")
+def imported_once(tmp_path_factory: pytest.TempPathFactory) -> ImportedOnce:
+    """Logs imported once for the module (see ImportedOnce): tests must not write to them."""
+    return ImportedOnce(tmp_path_factory.mktemp("imported"))
+
+
+def autotvm_history(
+    lines: Iterable[bytes],
+    ref: Callable[[TuningRecord, bytes], Ref],
+    *,
+    skip_other_lines: bool = False,
+) -> HistoryBest[Ref]:
+    """AutoTVM's ApplyHistoryBest over log lines, in order, each holder known by
+    `ref(record, line)`. Every line must be a record, unless `skip_other_lines`: then lines that
+    are not, and v0.1 lines, are skipped as modern AutoTVM's loader skips them."""
+    items = []
+    for raw in lines:
+        parsed = parse_line(raw)
+        if skip_other_lines and not (
+            isinstance(parsed, TuningRecord) and parsed.log_version == "0.2"
+        ):
+            continue
+        assert isinstance(parsed, TuningRecord), raw[:80]
+        reference = ref(parsed, raw)
+        items.append(
+            (parsed.target, parsed.workload_json, parsed.mean_cost, parsed.error_no, reference)
+        )
+    return history_best(items)
 
 
 @pytest.fixture

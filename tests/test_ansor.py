@@ -171,6 +171,7 @@ _ANSOR_PATHS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=600)
 @given(path=st.sampled_from(_ANSOR_PATHS), value=_JSON | st.sampled_from([0.5, 7, "x", [1, 2]]))
 def test_the_fast_path_reads_auto_scheduler_lines_as_the_checks_do(

@@ -15,7 +15,12 @@ from typing import Any
 import pytest
 
 import tunelog
-from tests.conftest import ansor_golden_files, corpus_log_for_ansor, require_shared
+from tests.conftest import (
+    ImportedOnce,
+    ansor_golden_files,
+    corpus_log_for_ansor,
+    require_shared,
+)
 from tunelog.ansor import AnsorRecord
 from tunelog.records import numpy_mean, parse_line
 from tunelog.selection import HistoryBest, ansor_workload_json
@@ -67,21 +72,21 @@ def _assert_answers(history: HistoryBest[frozenset[int]], query: dict[str, Any])
 
 
 @pytest.mark.parametrize("golden", ansor_golden_files(), ids=IDS)
-def test_records_imported_equal_what_tvm_decodes(golden: Path, tmp_path: Path) -> None:
+def test_records_imported_equal_what_tvm_decodes(golden: Path, imported_once: ImportedOnce) -> None:
     require_shared()
-    with Store(tmp_path / "a.db") as store:
-        (report,) = tunelog.import_paths(store, [str(corpus_log_for_ansor(golden))])
+    (report,) = imported_once.reports(corpus_log_for_ansor(golden))
     assert report.new + report.duplicates == _load(golden)["decodable"]
     assert report.rejected == 0
     assert report.accounted
 
 
 @pytest.mark.parametrize("golden", ansor_golden_files(), ids=IDS)
-def test_export_answers_every_golden_query(golden: Path, tmp_path: Path) -> None:
+def test_export_answers_every_golden_query(
+    golden: Path, tmp_path: Path, imported_once: ImportedOnce
+) -> None:
     require_shared()
     log = corpus_log_for_ansor(golden)
-    with Store(tmp_path / "a.db") as store:
-        tunelog.import_paths(store, [str(log)])
+    with imported_once.store(log) as store:
         lines = _exported(store, tmp_path / "best.json")
     assert set(lines) <= set(log.read_bytes().splitlines())
     history = _history(lines, _line_numbers(log))
@@ -92,13 +97,14 @@ def test_export_answers_every_golden_query(golden: Path, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("golden", ansor_golden_files(), ids=IDS)
-def test_export_for_each_target_answers_every_golden_query(golden: Path, tmp_path: Path) -> None:
+def test_export_for_each_target_answers_every_golden_query(
+    golden: Path, tmp_path: Path, imported_once: ImportedOnce
+) -> None:
     require_shared()
     log = corpus_log_for_ansor(golden)
     queries = _load(golden)["queries"]
     numbers = _line_numbers(log)
-    with Store(tmp_path / "a.db") as store:
-        tunelog.import_paths(store, [str(log)])
+    with imported_once.store(log) as store:
         for n, target in enumerate(sorted({q["target"] for q in queries})):
             filters = tunelog.Filters(for_target=target)
             history = _history(_exported(store, tmp_path / f"for{n}.json", filters), numbers)

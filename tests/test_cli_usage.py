@@ -288,6 +288,7 @@ def test_fit_table_drops_the_highest_rank_first_then_wraps() -> None:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["stats"], ["export", "-"], ["best"], ["rejects"]])
 def test_a_closed_pipe_ends_quietly_with_exit_0(tmp_path: Path, command: list[str]) -> None:
     db = str(tmp_path / "pipe.db")

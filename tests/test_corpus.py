@@ -29,6 +29,7 @@ def _read_with_its_records(path: Path) -> bool:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "path", _corpus_files(), ids=[str(p.relative_to(CORPUS)) for p in _corpus_files()]
 )
@@ -55,6 +56,7 @@ def test_the_debug_text_file_is_rejected_line_by_line_and_others_still_import(
     assert good.new == 200
 
 
+@pytest.mark.slow
 def test_importing_the_corpus_twice_leaves_the_record_count_unchanged(tmp_path: Path) -> None:
     require_shared()
     with Store(tmp_path / "c.db") as store:

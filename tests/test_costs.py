@@ -115,6 +115,7 @@ ANY_COST = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=20,
     deadline=None,
@@ -127,6 +128,7 @@ def test_every_command_works_on_any_cost_the_import_accepts(
     _run_everything(tmp_path_factory.mktemp("costs"), costs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "costs",
     [

@@ -7,15 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import REPO, SAMPLE_LOGS
+from tests.conftest import REPO, SAMPLE_LOGS, invoke, run
 from tests.test_merge import make_db, write_rescaled
-from tunelog.cli import app
 from tunelog.exceptions import UnknownSourceError
-
-runner = CliRunner()
 
 X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 SHORT = SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz"
@@ -26,12 +22,6 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run from the checkout, so sample paths are short; no TUNELOG_DB."""
     monkeypatch.chdir(REPO)
     monkeypatch.delenv("TUNELOG_DB", raising=False)
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    return result.exit_code, result.stdout, result.stderr
 
 
 X86_VS_SHORT = """\
@@ -201,8 +191,7 @@ def test_a_layer_missing_from_b_fails_the_regression_check(tmp_path: Path) -> No
     """B's model runs a layer B never tuned with a fallback config: a regression for CI."""
     part = tmp_path / "part.log"
     part.write_bytes(b"".join(X86.read_bytes().splitlines(keepends=True)[:3]))
-    result = CliRunner().invoke(
-        app,
+    result = invoke(
         ["--db", str(tmp_path / "x.db"), "diff", str(X86), str(part), "--fail-on-regression", "5"],
     )
     assert result.exit_code == 1

@@ -13,6 +13,7 @@ import tunelog
 from tests.conftest import (
     CORPUS,
     SAMPLE_LOGS,
+    autotvm_history,
     require_shared,
     undo_migrations,
     write_mixed_version_log,
@@ -20,7 +21,6 @@ from tests.conftest import (
 from tunelog import exporting
 from tunelog.exceptions import NothingToExportError, OutputExistsError
 from tunelog.records import TuningRecord, parse_line
-from tunelog.selection import HistoryBest
 from tunelog.store import Filters, Store, database
 from tunelog.targets import parse_target
 
@@ -39,17 +39,8 @@ def _records(paths: list[Path]) -> list[TuningRecord]:
     return found
 
 
-def _history(records: list[TuningRecord]) -> HistoryBest[tuple[int, float]]:
-    best: HistoryBest[tuple[int, float]] = HistoryBest()
-    for record in records:
-        if record.error_no == 0:
-            best.add(
-                record.target,
-                record.workload_json,
-                record.mean_cost,
-                (record.config_index, record.mean_cost),
-            )
-    return best
+def _index_and_cost(record: TuningRecord, _: bytes) -> tuple[int, float]:
+    return (record.config_index, record.mean_cost)
 
 
 def _assert_export_equivalent(paths: list[Path], tmp_path: Path) -> int:
@@ -58,9 +49,9 @@ def _assert_export_equivalent(paths: list[Path], tmp_path: Path) -> int:
         tunelog.import_paths(store, [str(p) for p in paths])
         tunelog.export(store, str(out))
     full = _records(paths)
-    exported = [parse_line(raw) for raw in out.read_bytes().splitlines()]
-    assert all(isinstance(r, TuningRecord) for r in exported)
-    want, got = _history(full), _history([r for r in exported if isinstance(r, TuningRecord)])
+    lines = [raw for path in paths for raw in path.read_bytes().splitlines()]
+    want = autotvm_history(lines, _index_and_cost, skip_other_lines=True)
+    got = autotvm_history(out.read_bytes().splitlines(), _index_and_cost)  # only records
     queries = {(r.target, r.workload_json) for r in full}
     for target, workload in queries:
         expected, actual = want.query(target, workload), got.query(target, workload)
@@ -68,6 +59,7 @@ def _assert_export_equivalent(paths: list[Path], tmp_path: Path) -> int:
     return len(queries)
 
 
+@pytest.mark.slow
 def test_all_tophub_cuda_files_together_match_their_concatenation(tmp_path: Path) -> None:
     require_shared()
     paths = sorted((CORPUS / "tophub").glob("cuda_v0.*.log"))
@@ -75,6 +67,7 @@ def test_all_tophub_cuda_files_together_match_their_concatenation(tmp_path: Path
     assert _assert_export_equivalent(paths, tmp_path) > 800
 
 
+@pytest.mark.slow
 def test_a_mixed_database_of_several_targets_matches_the_concatenation(tmp_path: Path) -> None:
     require_shared()
     names = [

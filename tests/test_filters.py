@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 import tunelog
-from tests.conftest import CORPUS, SAMPLE_LOGS, require_shared
+from tests.conftest import CORPUS, SAMPLE_LOGS, autotvm_history, require_shared
 from tunelog.exceptions import TargetParseError
 from tunelog.filters import Filters
 from tunelog.records import Measurement, scan_line
-from tunelog.selection import HistoryBest, history_best
+from tunelog.selection import HistoryBest
 from tunelog.store import Store
 from tunelog.targets import parse_target
 
@@ -141,14 +141,8 @@ def test_for_target_with_an_unseen_model_answers_from_the_keys(store: Store) -> 
 
 def _history_of_file(path: Path) -> HistoryBest[bytes]:
     """apply_history_best's dictionaries over a whole log, with each holder's line."""
-    items = []
-    for raw in path.read_bytes().splitlines():
-        parsed = scan_line(raw)
-        if isinstance(parsed, Measurement) and parsed.log_version == "0.2":
-            items.append(
-                (parsed.target, parsed.workload_json, parsed.mean_cost, parsed.error_no, raw)
-            )
-    return history_best(items)
+    lines = path.read_bytes().splitlines()
+    return autotvm_history(lines, lambda _, raw: raw, skip_other_lines=True)
 
 
 @pytest.mark.parametrize(

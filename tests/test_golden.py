@@ -14,11 +14,18 @@ from typing import Any
 import pytest
 
 import tunelog
-from tests.conftest import corpus_log_for, golden_files, require_shared
-from tunelog.records import TuningRecord, parse_line
-from tunelog.selection import HistoryBest, history_best
-from tunelog.store import Store
+from tests.conftest import (
+    ImportedOnce,
+    autotvm_history,
+    corpus_log_for,
+    golden_files,
+    require_shared,
+)
+from tunelog.selection import HistoryBest
 from tunelog.targets import parse_target
+
+# Each golden log is a whole real tuning run: the module is slow (`pytest -m "not slow"` skips it).
+pytestmark = pytest.mark.slow
 
 GOLDEN_IDS = [p.name.removesuffix(".oracle.json") for p in golden_files()]
 
@@ -28,38 +35,19 @@ def _load(golden: Path) -> dict[str, Any]:
     return data
 
 
-def _imported(tmp_path: Path, *logs: Path) -> Store:
-    store = Store(tmp_path / "golden.db")
-    tunelog.import_paths(store, [str(p) for p in logs])
-    return store
-
-
 def _compact(workload: list[Any]) -> str:
     return json.dumps(workload, separators=(",", ":"))
 
 
 def _history_of_lines(lines: list[bytes]) -> HistoryBest[int]:
-    items = []
-    for raw in lines:
-        parsed = parse_line(raw)
-        assert isinstance(parsed, TuningRecord), raw[:80]
-        items.append(
-            (
-                parsed.target,
-                parsed.workload_json,
-                parsed.mean_cost,
-                parsed.error_no,
-                parsed.config_index,
-            )
-        )
-    return history_best(items)
+    return autotvm_history(lines, lambda record, _: record.config_index)
 
 
 @pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
-def test_slot_winners_equal_golden(golden: Path, tmp_path: Path) -> None:
+def test_slot_winners_equal_golden(golden: Path, imported_once: ImportedOnce) -> None:
     require_shared()
     expected = _load(golden)
-    with _imported(tmp_path, corpus_log_for(golden)) as store:
+    with imported_once.store(corpus_log_for(golden)) as store:
         mine = {
             (h.kind, f"{h.name}\t{h.workload_json}"): {
                 "line": h.line,
@@ -75,22 +63,23 @@ def test_slot_winners_equal_golden(golden: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
-def test_records_imported_equal_what_tvm_decodes(golden: Path, tmp_path: Path) -> None:
+def test_records_imported_equal_what_tvm_decodes(golden: Path, imported_once: ImportedOnce) -> None:
     require_shared()
     expected = _load(golden)
-    with Store(tmp_path / "golden.db") as store:
-        (report,) = tunelog.import_paths(store, [str(corpus_log_for(golden))])
+    (report,) = imported_once.reports(corpus_log_for(golden))
     assert report.new + report.duplicates == expected["decodable"]
     assert report.rejected == 0
     assert report.accounted
 
 
 @pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
-def test_export_answers_every_golden_query(golden: Path, tmp_path: Path) -> None:
+def test_export_answers_every_golden_query(
+    golden: Path, tmp_path: Path, imported_once: ImportedOnce
+) -> None:
     require_shared()
     expected = _load(golden)
     out = tmp_path / "best.log"
-    with _imported(tmp_path, corpus_log_for(golden)) as store:
+    with imported_once.store(corpus_log_for(golden)) as store:
         if store.has_slot_winners():
             tunelog.export(store, str(out))
             lines = out.read_bytes().splitlines()
@@ -104,11 +93,13 @@ def test_export_answers_every_golden_query(golden: Path, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
-def test_export_writes_each_winner_once_as_original_bytes(golden: Path, tmp_path: Path) -> None:
+def test_export_writes_each_winner_once_as_original_bytes(
+    golden: Path, tmp_path: Path, imported_once: ImportedOnce
+) -> None:
     require_shared()
     out = tmp_path / "best.log"
     original = set(corpus_log_for(golden).read_bytes().splitlines())
-    with _imported(tmp_path, corpus_log_for(golden)) as store:
+    with imported_once.store(corpus_log_for(golden)) as store:
         if not store.has_slot_winners():
             pytest.skip("every trial failed: nothing to export")
         tunelog.export(store, str(out))
@@ -126,12 +117,14 @@ def _unseen_model(target: str) -> str:
 
 
 @pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
-def test_export_for_one_target_answers_as_the_full_log(golden: Path, tmp_path: Path) -> None:
+def test_export_for_one_target_answers_as_the_full_log(
+    golden: Path, tmp_path: Path, imported_once: ImportedOnce
+) -> None:
     require_shared()
     expected = _load(golden)
     targets = sorted({q["target"] for q in expected["queries"]})
     targets += [_unseen_model(t) for t in targets]
-    with _imported(tmp_path, corpus_log_for(golden)) as store:
+    with imported_once.store(corpus_log_for(golden)) as store:
         full = _history_of_lines([line.raw for line in store.winner_lines()])
         for n, target in enumerate(targets):
             filters = tunelog.Filters(for_target=target)

@@ -13,6 +13,8 @@ import tunelog
 from tests.conftest import (
     CORPUS,
     SAMPLE_LOGS,
+    ImportedOnce,
+    autotvm_history,
     corpus_log_for,
     golden_files,
     require_shared,
@@ -21,7 +23,7 @@ from tests.conftest import (
 from tunelog import api
 from tunelog.layers import Layer, WorkloadInfo, template_identity
 from tunelog.records import TuningRecord, parse_line
-from tunelog.selection import HistoryBest, history_best
+from tunelog.selection import HistoryBest
 from tunelog.store import Store
 from tunelog.targets import parse_target
 
@@ -50,13 +52,16 @@ def _workload_json(task: str, args: list[Any]) -> str:
     return json.dumps([task, *args], separators=(",", ":"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
 def test_every_layer_winner_is_the_cheapest_golden_template_query(
-    golden: Path, tmp_path: Path
+    golden: Path, imported_once: ImportedOnce
 ) -> None:
     require_shared()
     expected = json.loads(golden.read_text())
-    for layer in _layers_of(tmp_path, corpus_log_for(golden)):
+    with imported_once.store(corpus_log_for(golden)) as store:
+        found = api.layers(store)
+    for layer in found:
         target = layer.group.targets[0]
         answers = []
         for template in layer.templates:
@@ -74,28 +79,18 @@ def test_every_layer_winner_is_the_cheapest_golden_template_query(
 
 
 def _history_of(path: Path) -> HistoryBest[tuple[int, float]]:
-    items = []
-    for raw in path.read_bytes().splitlines():
-        record = parse_line(raw)
-        assert isinstance(record, TuningRecord)
-        items.append(
-            (
-                record.target,
-                record.workload_json,
-                record.mean_cost,
-                record.error_no,
-                (record.config_index, record.mean_cost),
-            )
-        )
-    return history_best(items)
+    lines = path.read_bytes().splitlines()
+    return autotvm_history(lines, lambda record, _: (record.config_index, record.mean_cost))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
-def test_winners_only_export_keeps_every_layer_choice(golden: Path, tmp_path: Path) -> None:
+def test_winners_only_export_keeps_every_layer_choice(
+    golden: Path, tmp_path: Path, imported_once: ImportedOnce
+) -> None:
     require_shared()
     out = tmp_path / "winners.log"
-    with Store(tmp_path / "w.db") as store:
-        tunelog.import_paths(store, [str(corpus_log_for(golden))])
+    with imported_once.store(corpus_log_for(golden)) as store:
         found = api.layers(store)
         if not any(layer.winner for layer in found):
             pytest.skip("every trial failed: nothing to export")
@@ -285,15 +280,15 @@ def _query_targets(layer: Layer) -> list[str]:
     return [*layer.group.targets, *unseen]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
 def test_winners_only_keeps_relay_choice_for_every_spelling_and_unseen_model(
-    golden: Path, tmp_path: Path
+    golden: Path, tmp_path: Path, imported_once: ImportedOnce
 ) -> None:
     require_shared()
     full = tmp_path / "full.log"
     out = tmp_path / "winners.log"
-    with Store(tmp_path / "w.db") as store:
-        tunelog.import_paths(store, [str(corpus_log_for(golden))])
+    with imported_once.store(corpus_log_for(golden)) as store:
         found = api.layers(store)
         if not any(layer.winner for layer in found):
             pytest.skip("every trial failed: nothing to export")

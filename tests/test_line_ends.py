@@ -62,6 +62,7 @@ def split(data: bytes, cap: int, chunk: int) -> list[object]:
     ]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     data=st.lists(st.sampled_from([b"a", b"b", b"\r", b"\n", b"\r\n", b"x" * 7])).map(b"".join),
@@ -137,6 +138,7 @@ def one_shot(tmp_path: Path, log: Path, **options: Any) -> dict[str, list[tuple[
         return database_contents(fresh.conn)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("follow", [False, True], ids=["import", "watch"])
 @pytest.mark.parametrize("seed", range(6))
 def test_a_file_grown_in_any_pieces_ends_as_one_import_of_it(

@@ -23,13 +23,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import CORPUS, SAMPLE_LOGS, assert_tallies_match_records, require_shared
+from tests.conftest import CORPUS, SAMPLE_LOGS, assert_tallies_match_records, require_shared, run
 from tests.test_reliability import finish, make_log, size, start, wal_of
 from tests.test_store import _write_schema_1_database
-from tunelog.cli import app
 from tunelog.exceptions import (
     InputNotFoundError,
     NewerSchemaError,
@@ -45,8 +43,6 @@ X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 EDGE = SAMPLE_LOGS / "edge_cases.log"
 SHORT = SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz"
 _COST = re.compile(rb'"result": \[\[([0-9.e-]+)\]')
-
-runner = CliRunner()
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -277,6 +273,7 @@ def test_ties_keep_the_target_record_as_importing_its_files_first_does(tmp_path:
         assert all(b"0.17.dev0" in raw for raw in winners_ba)
 
 
+@pytest.mark.slow
 def test_merging_the_ten_tophub_cuda_databases_equals_importing_the_logs(tmp_path: Path) -> None:
     require_shared()
     logs = sorted((CORPUS / "tophub").glob("cuda_*"))
@@ -380,8 +377,7 @@ def test_a_database_is_not_merged_into_itself(tmp_path: Path) -> None:
 
 
 def run_cli(db: Path, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["--db", str(db), *args])
-    return result.exit_code, result.stdout, result.stderr
+    return run("--db", str(db), *args)
 
 
 def test_cli_refuses_a_newer_database_with_one_error_line(tmp_path: Path) -> None:
@@ -458,6 +454,7 @@ def sound_record_count(db: Path) -> int:
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_sigkilled_merge_leaves_the_target_as_it_was(big_other: Path, tmp_path: Path) -> None:
     target = make_db(tmp_path / "target.db", X86)
     landed = 0
@@ -478,6 +475,7 @@ def test_a_sigkilled_merge_leaves_the_target_as_it_was(big_other: Path, tmp_path
         assert_invariants(store)
 
 
+@pytest.mark.slow
 def test_an_interrupted_merge_keeps_nothing_and_exits_130(big_other: Path, tmp_path: Path) -> None:
     target = make_db(tmp_path / "target.db", X86)
     code, err = merge_and_signal(target, big_other, signal.SIGINT, 1 << 20)
@@ -535,6 +533,7 @@ _FILE = st.tuples(
 )  # a window of the pool: start, length, re-encoded (the same measurements in other bytes)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(_FILE, min_size=1, max_size=3), min_size=2, max_size=3))
 @example([[(338, 1, False)], [(338, 6, False)]])  # winners only v0.1 or failed: export refuses

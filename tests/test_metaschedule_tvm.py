@@ -86,6 +86,7 @@ def test_the_best_record_is_get_top_k_1_of_the_real_database(tmp_path: Path, cas
         assert answer["query"] == best.get(identity)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("top_k", [1, 2, 5])
 @pytest.mark.parametrize("case", CASES)
 def test_the_top_k_export_keeps_get_top_k_of_the_real_database(

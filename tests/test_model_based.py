@@ -814,11 +814,13 @@ def run_table(
     }
 
 
+@pytest.mark.slow
 def test_store_agrees_with_the_reference_model() -> None:
     """Random sequences of imports keep the store equal to the reference model."""
     run_state_machine_as_test(StoreMachine, settings=MODEL_SETTINGS)
 
 
+@pytest.mark.slow
 def test_label_and_source_filters_agree_with_the_reference_model() -> None:
     """Random sequences of imports: filters and `diff` of labels answer for those files."""
     run_state_machine_as_test(FilterMachine, settings=FILTER_SETTINGS)

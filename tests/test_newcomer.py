@@ -10,12 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from tests.conftest import CORPUS, REPO, SAMPLE_LOGS, require_shared
-from tunelog.cli import app
+from tests.conftest import run as run_tunelog
 
-runner = CliRunner()
 TLCBENCH = CORPUS / "tlc-pack__TLCBench" / "saved_logs" / "2020_01_11" / "autotvm"
 CORPUS_LOGS = [
     TLCBENCH / "t4" / "bert-B1-float32.kernel.log",
@@ -24,9 +22,7 @@ CORPUS_LOGS = [
 
 
 def run(db: str, *args: str, columns: int | None = None) -> tuple[int, str, str]:
-    env = {"COLUMNS": str(columns)} if columns else None
-    result = runner.invoke(app, ["--db", db, *args], env=env)
-    return result.exit_code, result.stdout, result.stderr
+    return run_tunelog("--db", db, *args, columns=columns)
 
 
 @pytest.fixture

@@ -60,6 +60,7 @@ OUTPUTS: dict[str, Callable[[Path], Path]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["export", "report"])
 @pytest.mark.parametrize("output", list(OUTPUTS))
 def test_writing_onto_the_open_database_is_refused_even_with_force(
@@ -76,6 +77,7 @@ def test_writing_onto_the_open_database_is_refused_even_with_force(
     assert _stats(db) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["export"], ["export", "--metaschedule"], ["report"]])
 def test_a_source_filtered_output_onto_the_database_is_refused_too(
     db: Path, command: list[str]

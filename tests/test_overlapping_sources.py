@@ -87,6 +87,7 @@ def _listings(db: Path, tmp: Path, *filters: str) -> dict[str, object]:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("log", "count", "make_before"), CASES)
 def test_a_label_of_overlapping_files_answers_as_its_file_alone(
     tmp_path: Path, log: str, count: int, make_before: Callable[[list[bytes], int], list[bytes]]

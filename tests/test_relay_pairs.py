@@ -255,6 +255,7 @@ def _choices(
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("first", "second"), PAIRS)
 def test_winners_only_keeps_relays_template_and_config_for_every_target_and_layer(
     tmp_path: Path, first: str, second: str

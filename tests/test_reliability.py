@@ -24,11 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import REPO, SAMPLE_LOGS, assert_tallies_match_records
+from tests.conftest import REPO, SAMPLE_LOGS, assert_tallies_match_records, run
 from tunelog.api import import_paths
-from tunelog.cli import app
 from tunelog.exceptions import NewerSchemaError
 from tunelog.store import MIGRATIONS, LineReader, Store
 
@@ -43,7 +41,6 @@ POLL_SECONDS = 0.002
 TIMEOUT_SECONDS = 120.0
 REPORTED_REJECTS = 20  # the CLI lists the first 20 rejected lines of a file, then a count
 
-runner = CliRunner()
 
 _RESULT = re.compile(rb'"result": \[\[([^\],]+)\], (-?\d+), ([^,\]]+), ([^,\]]+)\]')
 
@@ -104,12 +101,9 @@ def finish(proc: subprocess.Popen[bytes]) -> tuple[int, str, str]:
 
 def run_cli(db: Path, *args: str) -> tuple[int, str, str]:
     """Run the CLI in this process: (exit code, stdout, stderr); never an uncaught exception."""
-    result = runner.invoke(app, ["--db", str(db), *args])
-    assert result.exception is None or isinstance(result.exception, SystemExit), (
-        f"uncaught {result.exception!r}"
-    )
-    assert "Traceback" not in result.stdout + result.stderr
-    return result.exit_code, result.stdout, result.stderr
+    code, out, err = run("--db", str(db), *args)
+    assert "Traceback" not in out + err
+    return code, out, err
 
 
 def cli_json(db: Path, *args: str) -> Any:
@@ -312,6 +306,7 @@ def wal_reaches(db: Path, fraction: float, big_log: BigLog) -> Callable[[], bool
     return lambda: size(wal_of(db)) >= fraction * big_log.peak_wal
 
 
+@pytest.mark.slow
 def test_sigkilled_import_leaves_all_or_nothing_and_rerun_matches_clean_import(
     big_log: BigLog, tmp_path: Path
 ) -> None:
@@ -341,6 +336,7 @@ def test_sigkilled_import_leaves_all_or_nothing_and_rerun_matches_clean_import(
     assert content_of(db) == big_log.content
 
 
+@pytest.mark.slow
 def test_sigkilled_import_keeps_files_imported_before(big_log: BigLog, tmp_path: Path) -> None:
     db = tmp_path / "crash.db"
     assert run_cli(db, "import", str(X86))[0] == 0
@@ -364,6 +360,7 @@ def test_sigkilled_import_keeps_files_imported_before(big_log: BigLog, tmp_path:
     assert final.stats["records"] == X86_LINES + big_log.lines
 
 
+@pytest.mark.slow
 def test_interrupted_import_rolls_back_and_exits_130(big_log: BigLog, tmp_path: Path) -> None:
     db = tmp_path / "interrupted.db"
     Store(db).close()
@@ -387,6 +384,7 @@ def test_interrupted_import_rolls_back_and_exits_130(big_log: BigLog, tmp_path: 
 # -- concurrency -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_four_concurrent_importers_all_succeed_with_exact_counts(tmp_path: Path) -> None:
     logs = [make_log(tmp_path / f"job{i}.log", JOB_LINES, seed=10 + i) for i in range(4)]
     db = tmp_path / "shared.db"
@@ -404,6 +402,7 @@ def test_four_concurrent_importers_all_succeed_with_exact_counts(tmp_path: Path)
         assert is_imported(db, log, JOB_LINES)
 
 
+@pytest.mark.slow
 def test_the_same_file_imported_twice_at_once_is_stored_once(tmp_path: Path) -> None:
     log = make_log(tmp_path / "same.log", 4 * JOB_LINES, seed=20)
     db = tmp_path / "shared.db"
@@ -442,6 +441,7 @@ def _read_in_child(db: Path, command: str) -> Any:
     return json.loads(out)
 
 
+@pytest.mark.slow
 def test_queries_keep_working_while_an_import_runs(big_log: BigLog, tmp_path: Path) -> None:
     db = tmp_path / "busy.db"
     assert run_cli(db, "import", str(X86))[0] == 0
@@ -504,6 +504,7 @@ def test_stats_is_one_snapshot_while_an_import_commits(tmp_path: Path) -> None:
     assert stats.records == sum(int(str(row["records"])) for row in stats.by_error)
 
 
+@pytest.mark.slow
 def test_opening_a_fresh_database_while_another_process_migrates_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -649,6 +650,7 @@ def hostile(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Hostile, Pa
     return case, path
 
 
+@pytest.mark.slow
 def test_hostile_file_keeps_good_lines_and_accounts_for_every_line(
     hostile: tuple[Hostile, Path], tmp_path: Path
 ) -> None:
@@ -668,6 +670,7 @@ def test_hostile_file_keeps_good_lines_and_accounts_for_every_line(
     assert_sound(db)
 
 
+@pytest.mark.slow
 def test_hostile_file_reports_each_bad_line_on_stderr(
     hostile: tuple[Hostile, Path], tmp_path: Path
 ) -> None:

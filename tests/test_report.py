@@ -235,6 +235,7 @@ def browser(tmp_path: Path) -> Iterator[Browser]:
         opened.close()
 
 
+@pytest.mark.slow
 def test_the_report_renders_offline_in_chromium(page: Path, browser: Browser) -> None:
     for domain in ("Page", "Runtime", "Log", "Network"):
         browser.send(f"{domain}.enable")
@@ -263,6 +264,7 @@ def test_the_report_renders_offline_in_chromium(page: Path, browser: Browser) ->
         assert coloured_pixels(screenshot_of(browser, chart)) > minimum, chart
 
 
+@pytest.mark.slow
 def test_the_layers_table_sorts_on_click(page: Path, browser: Browser) -> None:
     browser.send("Page.enable")
     browser.send("Page.navigate", url=page.as_uri())

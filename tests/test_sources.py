@@ -128,6 +128,7 @@ def test_remove_by_label_removes_every_source_with_it(tmp_path: Path) -> None:
 # -- filters -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("filters", "sources"),
     [
@@ -185,6 +186,7 @@ def test_an_unknown_source_is_one_error_line(tmp_path: Path) -> None:
     assert result.stderr == f"removed #1 {X86}: 200 record(s)\n"
 
 
+@pytest.mark.slow
 def test_removing_a_corpus_log_then_exporting_equals_never_importing_it(tmp_path: Path) -> None:
     require_shared()
     tophub = CORPUS / "tophub"

@@ -160,6 +160,7 @@ def _both(tmp_path: Path) -> Store:
     return store
 
 
+@pytest.mark.slow
 def test_cuda_groups_name_only_cuda_templates_beside_adreno_logs(tmp_path: Path) -> None:
     require_shared()
     with _both(tmp_path) as store:
@@ -175,6 +176,7 @@ def test_cuda_groups_name_only_cuda_templates_beside_adreno_logs(tmp_path: Path)
     assert any(lay.winner and lay.winner.name.endswith(".image2d") for lay in adreno)
 
 
+@pytest.mark.slow
 def test_no_layer_of_the_whole_corpus_names_a_winner_its_strategy_cannot_offer(
     tmp_path: Path,
 ) -> None:

@@ -86,6 +86,7 @@ def test_malformed_targets_raise(bad: str) -> None:
         parse_target(bad)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
 def test_every_corpus_target_keys_match_golden_slots(golden: object) -> None:
     """Each golden key slot names a key our rule gives that record's target, and vice versa."""

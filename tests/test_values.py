@@ -17,7 +17,6 @@ A hypothesis test then substitutes arbitrary JSON at random field paths.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
@@ -27,19 +26,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
-import typer.main
-import typer.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner, Result
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS
-from tunelog.cli import app
-from tunelog.exceptions import NothingToExportError
+from tests.conftest import SAMPLE_LOGS, invoke
+from tunelog.importreport import FileReport
 from tunelog.records import Rejected, TuningRecord, parse_line, scan_line
 from tunelog.store import Store
 
@@ -267,29 +261,32 @@ def assert_parsers_agree(raw: bytes) -> bool:
     return True
 
 
+# The best config of each good line's template (the mutated conv2d line never competes).
+GOOD_BEST = {"dense_nopack.x86": 20, "dense_pack.x86": 97}
+GOOD_LAYER = "dense|1x8192:float32|10x8192:float32|bias=-|float32"  # theirs, on their target
+
+
 def run_api_commands(store: Store, out: Path) -> None:
-    """Every read command of the library (and the dict forms `--json` prints) on the store."""
-    for row in store.best(knobs=True):
-        row.model_dump()
-    store.stats().model_dump()
-    for layer in tunelog.layers(store):
-        tunelog.layer_as_dict(layer)
-    for layer in tunelog.untuned(store):
-        tunelog.layer_as_dict(layer)
+    """Every read command of the library (and the dict forms `--json` prints) on the store:
+    whatever the mutated line, each still finds the good lines around it."""
+    best = {row.task_name: row.model_dump()["config_index"] for row in store.best(knobs=True)}
+    assert best.items() >= GOOD_BEST.items(), best
+    stats = store.stats().model_dump()
+    assert stats["valid"] >= len(GOOD_BEST), stats
+    assert stats["records"] == sum(row["records"] for row in stats["by_error"]), stats
+    layers = [tunelog.layer_as_dict(layer) for layer in tunelog.layers(store)]
+    good = [layer for layer in layers if layer["layer_key"] == GOOD_LAYER]
+    assert [layer["winner"] for layer in good] == ["dense_nopack.x86"], good  # the faster
+    untuned = [tunelog.layer_as_dict(layer) for layer in tunelog.untuned(store)]
+    assert all(layer in layers for layer in untuned), untuned
+    assert not any(layer["layer_key"] == GOOD_LAYER for layer in untuned), untuned
     for summary in tunelog.errors(store):
-        tunelog.error_as_dict(summary)
-    with contextlib.suppress(NothingToExportError):  # legitimate when nothing is valid
-        tunelog.export(store, str(out), force=True, include_v01=True)
-
-
-runner = CliRunner()
-_COMMAND = typer.main.get_command(app)
-
-
-def invoke(args: list[str]) -> Result:
-    """typer's CliRunner, without rebuilding the click command on every call (10 ms each)."""
-    with mock.patch.object(typer.testing, "_get_command", lambda _app: _COMMAND):
-        return runner.invoke(app, args)
+        failed = tunelog.error_as_dict(summary)["failed"]
+        assert isinstance(failed, int) and failed > 0, summary
+    report = tunelog.export(store, str(out), force=True, include_v01=True)
+    assert report.written >= len(GOOD_BEST), report
+    exported = out.read_bytes()
+    assert all(name.encode() in exported for name in GOOD_BEST), report
 
 
 CLI_COMMANDS: list[list[str]] = [
@@ -342,8 +339,49 @@ def tagged_record(record: str, tag: int) -> bytes:
     return json.dumps(data).encode()
 
 
+# The combinations each database holds, in the one order they are imported in.
+COMBOS_OF: dict[str, list[tuple[Field, str]]] = {}
+for _field, _value in COMBOS:
+    COMBOS_OF.setdefault(database_for(_field, _value), []).append((_field, _value))
+
+
+def combo_name(field: Field, value: str) -> str:
+    return f"{field.id}={value}"
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One file [good line, mutated line, good line] imported, and what judging it needs."""
+
+    combo: str
+    log: Path
+    is_record: bool  # the mutated line parses as a record
+    seen: bool  # the same tagged line went into this database before
+    report: FileReport
+
+
+def assert_imported(imported: Imported) -> None:
+    """Every line accounted for, the good lines kept, the mutated one stored or rejected with a
+    reason for line 2."""
+    combo, report = imported.combo, imported.report
+    assert report.path == str(imported.log)
+    assert report.accounted, (combo, report)
+    assert (report.lines, report.comments, report.blank) == (3, 0, 0), (combo, report)
+    rejects = {r.line: r.reason for r in report.rejects}
+    if imported.is_record:
+        assert rejects == {}, (combo, report)
+        expected = (2, 1) if imported.seen else (3, 0)
+        assert (report.new, report.duplicates) == expected, (combo, report)
+    else:
+        assert list(rejects) == [2], (combo, report)
+        assert rejects[2].strip(), f"{imported.log}:2 rejected without a reason"
+        assert (report.new, report.duplicates, report.rejected) == (2, 0, 1), (combo, report)
+
+
 class Stores:
-    """One database per field (and one for the 10 MB strings), filled one file per value.
+    """One database per field (and a few shared ones), each filled with every combination
+    `database_for` gives it, one file per value, in COMBOS order: a database holds the same
+    whichever test asks for it first, and each test judges its own combination.
 
     Each file is [good line, mutated line, good line]; the good lines are made distinct per
     file (their tvm_version), so each file is new and its good lines are stored.
@@ -353,15 +391,12 @@ class Stores:
         self.directory = directory
         self.empty_db = empty_db
         self.numbers: dict[str, int] = {}  # database key -> file name number
-        self.imported: dict[str, set[str]] = {}  # database key -> combos imported
-        self.lines: dict[str, set[bytes]] = {}  # database key -> mutated lines imported
+        self.filled_with: dict[str, dict[str, Imported]] = {}  # database key -> combo -> import
         self._open: tuple[str, Store] | None = None
 
     def db_path(self, key: str) -> Path:
         if key not in self.numbers:
             self.numbers[key] = len(self.numbers)
-            self.imported[key] = set()
-            self.lines[key] = set()
         return self.directory / f"{self.numbers[key]}.db"
 
     def store(self, key: str) -> Store:
@@ -388,44 +423,45 @@ class Stores:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{self.db_path(key)}{suffix}").unlink(missing_ok=True)
 
-    def import_value(self, key: str, field: Field, value: str) -> None:
-        """Import [good, `field`=`value`, good] into the store of `key` and check the report."""
-        self.import_line(key, field, value_text(value), f"{field.id}={value}")
+    def filled(self, key: str) -> dict[str, Imported]:
+        """The imports into the database of `key`, made on first use: all its combinations."""
+        if key not in self.filled_with:
+            self.drop(key)  # whatever a failed fill left
+            tagged_lines: set[bytes] = set()
+            imports = {}
+            for number, (field, value) in enumerate(COMBOS_OF[key]):
+                combo = combo_name(field, value)
+                imports[combo] = self._import(
+                    key, number, field, value_text(value), combo, tagged_lines
+                )
+            self.filled_with[key] = imports
+        self.store(key)
+        return self.filled_with[key]
 
-    def import_line(self, key: str, field: Field, value: bytes, combo: str) -> None:
-        """Import [good, `field`=raw JSON `value`, good] (once per `combo`) and check it."""
-        store = self.store(key)
-        if combo in self.imported[key]:
-            return
+    def import_line(self, key: str, field: Field, value: bytes) -> Imported:
+        """Import [good, `field`=raw JSON `value`, good] alone into a new database `key`."""
+        self.drop(key)
+        return self._import(key, 0, field, value, f"{field.id}=<raw>", set())
+
+    def _import(
+        self, key: str, number: int, field: Field, value: bytes, combo: str, seen: set[bytes]
+    ) -> Imported:
+        """Import file `number` of `key`; `seen` holds the tagged lines imported before it."""
         raw = mutate(RECORDS[field.record], field.path, value)
         is_record = assert_parsers_agree(raw)
-        number = len(self.imported[key])
         # The line imported: its target has a -model of its own (the report says whether that
         # changed the verdict: it must not).
         tagged = mutate(tagged_record(field.record, number), field.path, value)
-        seen = tagged in self.lines[key]
-        self.lines[key].add(tagged)
-        self.imported[key].add(combo)
-
+        was_seen = tagged in seen
+        seen.add(tagged)
         before, after = (
             line.replace(b"0.16.dev0", b"0.16.dev0+%d" % number)
             for line in (GOOD_BEFORE, GOOD_AFTER)
         )
-        log = self.directory / f"{self.numbers[key]}-{number}.log"
+        log = self.directory / f"{self.numbers.get(key, len(self.numbers))}-{number}.log"
         log.write_bytes(b"\n".join([before, tagged, after]) + b"\n")
-        (report,) = tunelog.import_paths(store, [str(log)])
-
-        assert report.path == str(log)
-        assert report.accounted, (combo, report)
-        assert (report.lines, report.comments, report.blank) == (3, 0, 0), (combo, report)
-        rejects = {r.line: r.reason for r in report.rejects}
-        if is_record:
-            assert rejects == {}, (combo, report)
-            assert (report.new, report.duplicates) == ((2, 1) if seen else (3, 0)), (combo, report)
-        else:
-            assert list(rejects) == [2], (combo, report)
-            assert rejects[2].strip(), f"{log}:2 rejected without a reason"
-            assert (report.new, report.duplicates, report.rejected) == (2, 0, 1), (combo, report)
+        (report,) = tunelog.import_paths(self.store(key), [str(log)])
+        return Imported(combo, log, is_record, was_seen, report)
 
 
 @pytest.fixture(scope="module")
@@ -500,32 +536,32 @@ def test_the_unmutated_lines_are_records(tmp_path: Path) -> None:
     run_cli_commands(tmp_path / "real.db", tmp_path / "out.log")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("field", "value"), COMBOS, ids=[f"{field.id}={value}" for field, value in COMBOS]
 )
 def test_any_value_in_any_field_is_stored_or_rejected(
     field: Field, value: str, stores: Stores
 ) -> None:
-    stores.import_value(database_for(field, value), field, value)
+    assert_imported(stores.filled(database_for(field, value))[combo_name(field, value)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field", FIELDS, ids=[f.id for f in FIELDS])
 def test_commands_work_with_every_value_of_a_field(field: Field, stores: Stores) -> None:
     """The field's database: the real line with every JSON type in that field."""
-    for value in value_names(field):
-        stores.import_value(database_for(field, value), field, value)  # done, unless run alone
+    stores.filled(field.id)
     run_api_commands(stores.store(field.id), stores.directory / "out.log")
     stores.close()
     run_cli_commands(stores.db_path(field.id), stores.directory / "out.log")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("names", [False, True], ids=["values", "names"])
 def test_commands_work_with_ten_megabyte_strings(names: bool, stores: Stores) -> None:
     """The 10 MB string in every field that gets one; names (tables of 10 MB rows) apart."""
     key = HUGE_NAMES if names else HUGE
-    for field in FIELDS:
-        if field.id in TEN_MB_FIELDS and database_for(field, "10MBstr") == key:
-            stores.import_value(key, field, "10MBstr")  # done already, unless run alone
+    stores.filled(key)
     run_api_commands(stores.store(key), stores.directory / "out.log")
     stores.close()
     commands = HUGE_JSON_COMMANDS if names else HUGE_CLI_COMMANDS
@@ -540,12 +576,10 @@ def test_commands_work_with_ten_megabyte_strings(names: bool, stores: Stores) ->
 # real conv2d line is enough). cli._json_text falls back to Python's json for them.
 
 
+@pytest.mark.slow
 def test_commands_work_with_integers_beyond_64_bits(stores: Stores) -> None:
     """Every argument and knob value with -(2**63)-1, 10**40, -(10**40); arguments with 2**63."""
-    for field in FIELDS:
-        for value in value_names(field):
-            if database_for(field, value) == BEYOND_64_BITS_DB:
-                stores.import_value(BEYOND_64_BITS_DB, field, value)  # done, unless run alone
+    stores.filled(BEYOND_64_BITS_DB)
     run_api_commands(stores.store(BEYOND_64_BITS_DB), stores.directory / "out.log")
     stores.close()
     run_cli_commands(stores.db_path(BEYOND_64_BITS_DB), stores.directory / "out.log")
@@ -611,12 +645,14 @@ def test_parsers_agree_on_300_levels_of_nesting(field_id: str) -> None:
     assert_parsers_agree(raw)
 
 
+@pytest.mark.slow
 def test_scan_line_never_raises_on_deeply_nested_arguments() -> None:
     for depth in range(200, 1001):
         deep = b"[" * depth + b'"scan"' + b"]" * depth  # arguments no other test caches
         scan_line(mutate(RECORDS["v02x86"], ("input", 2), deep))
 
 
+@pytest.mark.slow
 def test_import_never_raises_on_deeply_nested_arguments(tmp_path: Path) -> None:
     log = tmp_path / "deep.log"
     # Arguments unlike those of the test above: scan_line caches canonical arguments by text.
@@ -681,6 +717,7 @@ JSON_TEXT: st.SearchStrategy[str] = st.recursive(
 _examples = iter(range(1 << 62))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=100,
     deadline=None,
@@ -695,6 +732,6 @@ def test_arbitrary_json_in_a_random_field(field: Field, value: bytes, stores: St
     if value == REMOVED and field.added:
         value = b"null"
     key = f"hypothesis-{next(_examples)}"
-    stores.import_line(key, field, value, "example")
+    assert_imported(stores.import_line(key, field, value))
     run_api_commands(stores.store(key), stores.directory / "out.log")
     stores.drop(key)

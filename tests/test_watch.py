@@ -15,16 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import REPO, SAMPLE_LOGS, assert_tallies_match_records, database_contents
+from tests.conftest import (
+    REPO,
+    SAMPLE_LOGS,
+    assert_tallies_match_records,
+    database_contents,
+    run,
+)
 from tunelog import live
-from tunelog.cli import app
 from tunelog.live import Refresh
 from tunelog.store import Store, importer
 
-runner = CliRunner()
 X86_LINES = (SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
 EDGE_LINES = (SAMPLE_LOGS / "edge_cases.log").read_bytes().splitlines(keepends=True)
 SHORT_LINES = gzip.decompress(
@@ -101,11 +104,6 @@ def test_watch_imports_new_files_of_a_directory_and_waits_for_missing_ones(
     runs = sorted(logs.iterdir())
     assert [run.name for run in runs] == ["run1.log", "run2.log", "run3.log"]
     assert watched == one_shot(tmp_path, *runs[:2], later, runs[2])  # in the order they came
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture
