@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 import tunelog
 from tests.conftest import REPO, SAMPLE_LOGS, assert_tallies_match_records, database_contents
-from tunelog import live
+from tunelog.api import watching as live
 from tunelog.cli import app
 from tunelog.live import Refresh
 from tunelog.store import Store, importer
