@@ -16,6 +16,7 @@ from tunelog.api.comparing import (
     SOURCE_PREFIX,
     diff,
     merge,
+    merge_target,
 )
 from tunelog.api.diagnosing import (
     ErrorSummary,
@@ -115,6 +116,7 @@ __all__ = [
     "layers",
     "layers_named",
     "merge",
+    "merge_target",
     "metaschedule_version_warning",
     "network",
     "network_totals",

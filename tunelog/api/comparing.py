@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tunelog.api.importing import import_paths
@@ -23,17 +24,43 @@ if TYPE_CHECKING:
 
 
 def merge(
-    store: Store, databases: Sequence[str], *, only_sources: Collection[int] | None = None
+    store: Store | str,
+    databases: Sequence[str],
+    *,
+    only_sources: Collection[int] | None = None,
 ) -> list[MergeReport]:
     """Merge other tunelog databases into `store`, all in one transaction (see store.merging).
 
     Merging again adds nothing. The slots afterwards are those of importing the store's files,
     then each database's files in its import order. An older database is read from a migrated
-    temporary copy; a newer one is refused (NewerSchemaError).
+    temporary copy; a newer one is refused (NewerSchemaError). `store` may be a database path:
+    it is created when missing, and removed again when the merge fails (see `merge_target`).
     """
+    if isinstance(store, str):
+        with merge_target(store) as opened:
+            return merge(opened, databases, only_sources=only_sources)
     from tunelog.store.merging import merge_databases
 
     return merge_databases(store, databases, only_sources=only_sources)
+
+
+@contextmanager
+def merge_target(path: str) -> Iterator[Store]:
+    """The database at `path` to merge into, created when missing.
+
+    When the block fails (an error, Ctrl-C), a database created here is removed with its -wal
+    and -shm files: a failed merge leaves no new, empty database behind. SQLite's errors come
+    out as DatabaseAccessError (see `Store`).
+    """
+    created = path != ":memory:" and not os.path.exists(path)
+    try:
+        with Store(path, create=True) as store:
+            yield store
+    except BaseException:
+        if created:
+            for suffix in ("", "-wal", "-shm"):
+                Path(path + suffix).unlink(missing_ok=True)
+        raise
 
 
 LABEL_PREFIX = "label:"
