@@ -122,16 +122,14 @@ def _selected_sources(spec: str, db: str | None) -> list[int]:
         raise InputNotFoundError(
             f"{spec}: no database {db or ''} to take sources from; pass --db or import first"
         )
-    with Store(db) as store:
-        found = store.sources()
-    if spec.startswith(LABEL_PREFIX):
-        name = spec[len(LABEL_PREFIX) :]
-        ids = [s.id for s in found if s.label == name]
-    else:
-        from tunelog.optionvalues import source_id
+    from tunelog.filters import SourceNames, named_by_id, named_by_label
 
-        wanted = source_id(spec[len(SOURCE_PREFIX) :])
-        ids = [s.id for s in found if s.id == wanted]
+    with Store(db) as store:
+        found = [SourceNames(s.id, s.label, (s.path,)) for s in store.sources()]
+    if spec.startswith(LABEL_PREFIX):
+        ids = named_by_label(spec[len(LABEL_PREFIX) :], found)
+    else:
+        ids = named_by_id(spec[len(SOURCE_PREFIX) :], found)
     if not ids:
         raise UnknownSourceError(
             f"no source of {db} matches {spec!r}: see `tunelog sources` for ids and labels"

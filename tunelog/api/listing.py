@@ -68,9 +68,8 @@ def _matches(layer: Layer, filters: Filters | None) -> bool:
     """A layer is shown when records of its group and of one of its templates are selected."""
     if filters is None:
         return True
-    if not filters.matches_target_group(layer.group.keys, layer.group.model):
-        return False
-    return any(filters.matches_task(t.workload.task_name) for t in layer.templates)
+    task_names = (t.workload.task_name for t in layer.templates)
+    return filters.matches_layer(layer.group.keys, layer.group.model, task_names)
 
 
 def _has_selected_records(layer: Layer, pairs: set[tuple[str, int]] | None) -> bool:

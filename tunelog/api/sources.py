@@ -22,19 +22,14 @@ def find_source(store: Store, ref: str) -> Source:
 
     Raises SourceNotFoundError saying where to look.
     """
+    from tunelog.filters import SourceNames, named_by_id, named_by_path
     from tunelog.inputs import stored_path
-    from tunelog.optionvalues import source_id
 
     known = store.sources()
-    number = source_id(ref)
-    if number is not None:
-        for source in known:
-            if source.id == number:
-                return source
-    wanted = {ref, stored_path(ref)}
-    for source in known:
-        if source.path in wanted or any(i.path in wanted for i in source.imports):
-            return source
+    names = [SourceNames(s.id, s.label, (s.path, *(i.path for i in s.imports))) for s in known]
+    ids = named_by_id(ref, names) or named_by_path({ref, stored_path(ref)}, names)
+    if ids:
+        return next(s for s in known if s.id == ids[0])
     raise SourceNotFoundError(
         f"no source {ref!r} in {store.path}: give an id or path that `tunelog sources` lists"
     )
