@@ -28,7 +28,7 @@ def test_layers_is_the_function_even_after_its_submodule_is_imported() -> None:
 
     importlib.import_module("tunelog.layers")  # binds the package attribute in plain packages
     assert callable(tunelog.layers)
-    assert tunelog.layers.__module__ == "tunelog.api"
+    assert tunelog.layers.__module__ == "tunelog.api.listing"
     assert sys.modules["tunelog.layers"].__name__ == "tunelog.layers"
 
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import tunelog
 from tests.conftest import SAMPLE_LOGS
-from tunelog import api
+from tunelog.api import importing
 from tunelog.cli import app
 from tunelog.inputs import LogInput
 from tunelog.store import Store
@@ -40,14 +40,14 @@ def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def vanish_before_open(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """Delete the file called `name` just before the import opens it."""
-    real = api._metaschedule_files
+    real = importing._metaschedule_files
 
     def deleting(source: LogInput) -> tuple[Path, Path | None] | None:
         if Path(source.path).name == name:
             os.unlink(source.path)
         return real(source)
 
-    monkeypatch.setattr(api, "_metaschedule_files", deleting)
+    monkeypatch.setattr(importing, "_metaschedule_files", deleting)
 
 
 def _import_json(*args: str) -> tuple[int, dict[str, object], str]:

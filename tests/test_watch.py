@@ -24,7 +24,7 @@ from tests.conftest import (
     database_contents,
     run,
 )
-from tunelog import live
+from tunelog.api import watching as live
 from tunelog.live import Refresh
 from tunelog.store import Store, importer
 

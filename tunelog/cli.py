@@ -12,7 +12,6 @@ import io
 import os
 import re
 import shutil
-import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -236,9 +235,6 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
         except TunelogError as exc:
             _err(f"Error: {exc}")
             raise typer.Exit(1) from None
-        except sqlite3.Error as exc:
-            _err(f"Error: database {state.db_path}: {exc}; check the disk and the file")
-            raise typer.Exit(1) from None
         except OSError as exc:
             _err(f"Error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
             raise typer.Exit(1) from None
@@ -258,11 +254,8 @@ def opened_store(*, create: bool = False) -> Iterator[Store]:
     """
     from tunelog.store import Store
 
-    store = Store(state.db_path, create=create)
-    try:
+    with Store(state.db_path, create=create) as store:  # SQLite's errors as domain errors
         yield store
-    finally:
-        store.close()
 
 
 # DEL and the C1 controls: JSON escapes the C0 ones only, orjson writes these raw.
@@ -2102,20 +2095,13 @@ def merge(
     """
     from tunelog import api
 
-    created = not os.path.exists(state.db_path)
-    try:
-        with opened_store(create=True) as store:
-            try:
-                reports = api.merge(store, databases)
-            except KeyboardInterrupt:  # one transaction: rolled back
-                _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
-                raise typer.Exit(130) from None
-            version_warning = api.metaschedule_version_warning(store)
-    except BaseException:
-        if created:  # a merge that failed leaves no new, empty database behind
-            for suffix in ("", "-wal", "-shm"):
-                Path(state.db_path + suffix).unlink(missing_ok=True)
-        raise
+    with api.merge_target(state.db_path) as store:  # a failed merge leaves no new database
+        try:
+            reports = api.merge(store, databases)
+        except KeyboardInterrupt:  # one transaction: rolled back
+            _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
+            raise typer.Exit(130) from None
+        version_warning = api.metaschedule_version_warning(store)
     if version_warning:
         _err(f"warning: {version_warning}")
     if as_json:

@@ -31,6 +31,15 @@ class DatabaseUnavailableError(TunelogError):
     """The database cannot be opened or written (permissions, full disk, locked too long)."""
 
 
+class DatabaseAccessError(DatabaseUnavailableError):
+    """SQLite failed while a command read or wrote the database (a disk error, a damaged file)."""
+
+    @classmethod
+    def of(cls, path: str, error: Exception) -> DatabaseAccessError:
+        """The error for SQLite's `error` on the database at `path`."""
+        return cls(f"database {path}: {error}; check the disk and the file")
+
+
 class DiskFullError(DatabaseUnavailableError):
     """The database could not grow: the disk (or SQLite's size limit) is full."""
 

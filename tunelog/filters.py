@@ -28,9 +28,11 @@ computed from every record, then shown only where the answering record matches t
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 
 from tunelog.exceptions import TargetParseError
+from tunelog.optionvalues import source_id
 from tunelog.targets import Target, parse_target, query_target_problem
 
 
@@ -129,8 +131,48 @@ class Filters:
             return False
         return self.model is None or self.model == model
 
+    def matches_layer(self, keys: tuple[str, ...], model: str, task_names: Iterable[str]) -> bool:
+        """Whether a layer is shown: records of its target group (these keys and model) and of
+        one of its templates (these task names) are selected."""
+        if not self.matches_target_group(keys, model):
+            return False
+        return any(self.matches_task(name) for name in task_names)
+
     def matches_task(self, task_name: str) -> bool:
         """Whether a record of this task (template) name is selected."""
         if self.template is not None and task_name != self.template:
             return False
         return self.task is None or self.task in task_name
+
+
+# -- which source the user meant ------------------------------------------------------------------
+# A source is named by its id (`3`, `#3`), its label, or a path its file was imported from. Each
+# way of naming one has its rule here; a command says which ways it accepts, in which order.
+
+
+@dataclass(frozen=True)
+class SourceNames:
+    """What a source can be named by: its id, its label, the paths its file was imported from."""
+
+    id: int
+    label: str | None
+    paths: tuple[str, ...]  # the stored path first
+
+
+def named_by_id(ref: str, sources: Iterable[SourceNames]) -> list[int]:
+    """The source whose id `ref` is (`3` or `#3`): [] when `ref` is no id, or no source has it.
+
+    Raises InvalidValueError for digits that can be no id (see `optionvalues.source_id`).
+    """
+    number = source_id(ref)
+    return [] if number is None else [s.id for s in sources if s.id == number]
+
+
+def named_by_label(label: str, sources: Iterable[SourceNames]) -> list[int]:
+    """The sources imported with this label, oldest first."""
+    return [s.id for s in sources if s.label == label]
+
+
+def named_by_path(spellings: Collection[str], sources: Iterable[SourceNames]) -> list[int]:
+    """The sources imported from one of `spellings` (a path as typed, as stored), oldest first."""
+    return [s.id for s in sources if any(path in spellings for path in s.paths)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tunelog.models import _Dumpable
+from tunelog.plaindata import Dumpable as _Dumpable
 from tunelog.rules.lineaccounting import is_accounted
 
 __all__ = ["FileReport", "RejectedLine"]

@@ -6,10 +6,10 @@ costs a read command a third of its start-up. They keep pydantic's `model_dump()
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tunelog.plaindata import Dumpable
 
 REJECTS_KEPT_IN_REPORT = 20
 """A FileReport lists its first rejected lines only; the database keeps all of them."""
@@ -29,33 +29,11 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'tunelog.models' has no attribute {name!r}")
 
 
-class _Dumpable:
-    """`model_dump()`: the fields as plain data (nested results become dicts)."""
-
-    def model_dump(self, *, include: Collection[str] | None = None) -> dict[str, Any]:
-        """The fields as a dict of plain values; `include` keeps only those names.
-
-        Nested results (and lists of them) become dicts; other values are shared, not copied
-        (dataclasses.asdict deep-copies every argument list: seconds on 10k rows).
-        """
-        return {
-            f.name: _plain(getattr(self, f.name))
-            for f in dataclasses.fields(self)  # type: ignore[arg-type]
-            if include is None or f.name in include
-        }
-
-
-def _plain(value: Any) -> Any:
-    """A field's value with nested results turned into dicts."""
-    if isinstance(value, _Dumpable):
-        return value.model_dump()
-    if isinstance(value, list) and value and isinstance(value[0], _Dumpable):
-        return [_plain(item) for item in value]
-    return value
+_Dumpable = Dumpable  # the name tunelog.store.merging and tunelog.diffing import
 
 
 @dataclass(slots=True)
-class SourceImport(_Dumpable):
+class SourceImport(Dumpable):
     """One import of a source's content: from which (absolute) path, and when."""
 
     path: str
@@ -63,7 +41,7 @@ class SourceImport(_Dumpable):
 
 
 @dataclass(slots=True)
-class Source(_Dumpable):
+class Source(Dumpable):
     """An imported file: the record lines it held; `imports` lists every import of it."""
 
     id: int
@@ -88,7 +66,7 @@ class Source(_Dumpable):
 
 
 @dataclass(slots=True)
-class Stats(_Dumpable):
+class Stats(Dumpable):
     """Counts over the whole database."""
 
     records: int
@@ -103,7 +81,7 @@ class Stats(_Dumpable):
 
 
 @dataclass(slots=True)
-class BestRow(_Dumpable):
+class BestRow(Dumpable):
     """A slot winner: the record `apply_history_best` returns for the listed slots."""
 
     slots: list[str]
@@ -121,7 +99,7 @@ class BestRow(_Dumpable):
     knobs: list[list[object]] | None = None
     # A target asked about (--for-target, or one that measured the workload and queries the
     # same slot) that the winner was not measured on, machine-wise (see tunelog.machines).
-    warnings: list[str] = dataclasses.field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,10 @@ from typing import Any, TypeAlias
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tunelog.records import (
+from tunelog.recordvalues import (
     JsonValue,
     KnobType,
     Measurement,
-    ParsedLine,
     Rejected,
     canonical_json,
     check_values,
@@ -242,7 +241,7 @@ class RecordV01(TuningRecord):
         return self.r
 
 
-def validate(line: bytes, v01_first: bool) -> ParsedLine:
+def validate(line: bytes, v01_first: bool) -> TuningRecord | Rejected:
     """A line (stripped, not too deep, not auto_scheduler) through the models: a record or why not.
 
     `v01_first`: try the v0.1 layout first (the line has a "v" key and no "input" key).

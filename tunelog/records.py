@@ -9,15 +9,11 @@ a person can act on.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
-import math
-import operator
 import re
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 import orjson
@@ -29,130 +25,30 @@ from tunelog.ansor import (
     parse_ansor,
     task_problem,
 )
-from tunelog.exceptions import TargetParseError
+from tunelog.recordvalues import INT64_LIMIT as _INT64_LIMIT
+from tunelog.recordvalues import VALID_TARGETS as _VALID_TARGETS
+from tunelog.recordvalues import Blank as Blank
+from tunelog.recordvalues import Comment as Comment
+from tunelog.recordvalues import JsonValue as JsonValue
+from tunelog.recordvalues import Knob as Knob
+from tunelog.recordvalues import KnobType as KnobType
+from tunelog.recordvalues import Measurement as Measurement
+from tunelog.recordvalues import Rejected as Rejected
+from tunelog.recordvalues import canonical_json as canonical_json
+from tunelog.recordvalues import check_values as check_values
+from tunelog.recordvalues import non_json_shape as non_json_shape
+from tunelog.recordvalues import numpy_mean as numpy_mean
+from tunelog.recordvalues import workload_json as workload_json
 from tunelog.selection import AnsorKeyError, ansor_workload
-from tunelog.targets import parse_target
 
 if TYPE_CHECKING:  # at run time, `__getattr__` below
     from tunelog.recordmodels import RecordV01 as RecordV01
     from tunelog.recordmodels import RecordV02 as RecordV02
     from tunelog.recordmodels import TuningRecord as TuningRecord
 
-JsonValue: TypeAlias = Any
-KnobType: TypeAlias = Literal["sp", "re", "an", "ot"]
-Knob: TypeAlias = tuple[str, KnobType, JsonValue]
 
 # A failed measurement is written with this cost (MeasureResult for errors).
 FAILED_COST = 1e9
-
-
-def workload_json(task_name: str, args_json: str) -> str:
-    """`[task_name, *args]` as compact JSON (TVM's workload tuple), from canonical args JSON."""
-    inner = args_json[1:-1]
-    return "[" + orjson.dumps(task_name).decode() + ("," + inner if inner else "") + "]"
-
-
-def canonical_json(value: Any) -> str:
-    """Compact JSON of a decoded value: the canonical form of task arguments."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # an integer beyond 64 bits, which Python's json (and TVM) accept
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def numpy_mean(values: tuple[float, ...] | list[float]) -> float:
-    """Mean exactly as `numpy.mean` computes it for a float64 vector.
-
-    AutoTVM compares `np.mean(costs)` with strict `>`, so the last bit matters for ties:
-    numpy sums with 8-way unrolled pairwise summation, which differs from `sum()` from
-    8 values on.
-    """
-    n = len(values)
-    if n == 1:
-        return float(values[0])
-    if n == 0:
-        return math.nan
-    if n < 8:  # numpy's plain loop from 0.0; reduce runs it in C (sum() compensates on 3.12+)
-        return float(functools.reduce(operator.add, values, 0.0)) / n
-    return _pairwise_sum(values, 0, n) / n
-
-
-def _pairwise_sum(values: tuple[float, ...] | list[float], start: int, n: int) -> float:
-    if n < 8:
-        total = 0.0
-        for i in range(start, start + n):
-            total += values[i]
-        return total
-    if n <= 128:
-        r = [float(values[start + j]) for j in range(8)]
-        i = 8
-        while i < n - (n % 8):
-            for j in range(8):
-                r[j] += values[start + i + j]
-            i += 8
-        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        while i < n:
-            total += values[start + i]
-            i += 1
-        return total
-    half = n // 2
-    half -= half % 8
-    return _pairwise_sum(values, start, half) + _pairwise_sum(values, start + half, n - half)
-
-
-# Under strict mode a float field takes JSON ints and floats, never strings or booleans.
-@dataclass(frozen=True, slots=True)
-class Comment:
-    """A `#` line (TopHub section headers, notes)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Blank:
-    """An empty or whitespace-only line."""
-
-
-@dataclass(frozen=True, slots=True)
-class Rejected:
-    """A line that is not an importable AutoTVM record, and why."""
-
-    reason: str
-
-
-class Measurement(NamedTuple):
-    """The normalised view of one validated record: what the store keeps and ranks.
-
-    Only scalars (the arguments as canonical JSON), so millions can stream through an import
-    without giving the garbage collector anything to traverse; a NamedTuple because it is
-    built once per line (a frozen dataclass costs several times more). Knob values stay in
-    the line.
-    """
-
-    log_version: str
-    target: str
-    task_name: str
-    template_key: str
-    args_json: str
-    config_index: int
-    costs: tuple[float, ...]
-    error_no: int
-    all_cost: float
-    timestamp: float
-    tvm_version: str | None
-    mean_cost: float
-    # How the log spells the workload when its identity normalises it (auto_scheduler's
-    # workload key); None for AutoTVM, whose task name and args are the spelling.
-    spelling: str | None = None
-
-    @property
-    def args(self) -> list[JsonValue]:
-        """The task arguments as JSON values."""
-        value: list[JsonValue] = orjson.loads(self.args_json)
-        return value
-
-    @property
-    def workload_json(self) -> str:
-        """`[task_name, *args]` as compact JSON, the form golden files and TVM use."""
-        return workload_json(self.task_name, self.args_json)
 
 
 # A record as `parse_line` returns it: a `tunelog.recordmodels.TuningRecord` (pydantic, imported
@@ -213,7 +109,6 @@ def parse_line(raw: bytes) -> ParsedLine:
 _JSON_START = re.compile(
     rb'[ \t\r\n]*(?:\{[ \t\r\n]*["}]|[\["0-9]|-[0-9]|true|false|null|NaN|-?Infinity)'
 )
-_BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")
 
 
 def _models_cannot_start_reading(line: bytes) -> bool:
@@ -222,32 +117,6 @@ def _models_cannot_start_reading(line: bytes) -> bool:
     False is no verdict: the line may still be malformed further on.
     """
     return _JSON_START.match(line) is None
-
-
-def non_json_shape(line: bytes) -> str | None:
-    """What a line that is not JSON looks like, from its bytes alone; None for a line that
-    starts like JSON and shows nothing else (the parser's error then says where it breaks).
-    """
-    if "\u201c".encode() in line or "\u201d".encode() in line:
-        return "typographic quotes (pasted from a web page?): use --repair"
-    if line.count(b'{"input"') + line.count(b'{"i"') > 1 or b"} {" in line:
-        return "several records run together on one line: use --repair"
-    if b"\t" in line:
-        fields = line.split(b"\t")
-        if len(fields) >= 2 and all(_BASE64_FIELD.match(f.strip()) for f in fields if f.strip()):
-            return "pickle-protocol record (never unpickled)"
-        return "tab-separated text, not a JSON record"
-    if b"\x00" in line:
-        return "NUL byte in line (binary data?)"
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"invalid UTF-8 at byte {exc.start + 1}"
-    # Python's whitespace here, not JSON's: `\x0b{...}` has always been "invalid JSON at
-    # column 1" (a None here leaves the reason to the parser's error).
-    if not line.lstrip().startswith((b"{", b"[")):
-        return "not JSON (text line)"
-    return None
 
 
 def scan_line(raw: bytes) -> ScannedLine:
@@ -615,12 +484,6 @@ def _too_deep(line: bytes) -> bool:
 
 _new_tuple: Any = tuple.__new__
 _FLOAT_MAX = sys.float_info.max
-# SQLite stores integers in 64 bits; TVM would load a larger config index or error number, but
-# no config space or error code is that large, so such a line is rejected, never crashes a store.
-_INT64_LIMIT = 1 << 63
-# Target strings that parsed (bounded: a hostile file must not grow it without end).
-_VALID_TARGETS: set[str] = set()
-_VALID_TARGETS_KEPT = 4096
 
 
 # The msgspec mirrors of the models: the same fields and strictness (ints pass as floats).
@@ -712,35 +575,6 @@ def repair_line(raw: bytes) -> list[bytes]:
         pieces.append(text[position:end].encode("utf-8"))
         position = end
     return pieces
-
-
-def check_values(record: Measurement) -> Measurement | Rejected:
-    """The record, or why it is rejected: the checks a schema cannot express."""
-    costs = record.costs
-    if not costs:
-        return Rejected("empty result costs")
-    # A finite mean means no cost is infinite or NaN; then only the sign needs a look.
-    if not math.isfinite(record.mean_cost) or min(costs) < 0:
-        for cost in costs:
-            if not math.isfinite(cost):
-                return Rejected(f"non-finite cost {cost!r}")
-            if cost < 0:
-                return Rejected(f"negative cost {cost!r}")
-        return Rejected("mean cost overflows a float")
-    if not (math.isfinite(record.all_cost) and math.isfinite(record.timestamp)):
-        return Rejected("non-finite all_cost or timestamp")
-    if not record.task_name:
-        return Rejected("empty task name")
-    for name, number in (("config index", record.config_index), ("error number", record.error_no)):
-        if not -_INT64_LIMIT <= number < _INT64_LIMIT:
-            return Rejected(f"{name} {number} does not fit in 64 bits")
-    try:
-        parse_target(record.target)
-    except TargetParseError as exc:
-        return Rejected(f"bad target: {exc}")
-    if len(_VALID_TARGETS) < _VALID_TARGETS_KEPT:
-        _VALID_TARGETS.add(record.target)
-    return record
 
 
 def __getattr__(name: str) -> Any:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tunelog.exceptions import (
+    DatabaseAccessError,
     DatabaseNotFoundError,
     DatabaseUnavailableError,
     DiskFullError,
@@ -208,8 +209,10 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, exc: BaseException | None, traceback: object) -> None:
         self.close()
+        if isinstance(exc, sqlite3.Error):  # the Python API gets the CLI's message, no traceback
+            raise DatabaseAccessError.of(self.path, exc) from exc
 
     # -- import -------------------------------------------------------------------------------
 

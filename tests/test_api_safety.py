@@ -1,0 +1,91 @@
+"""The Python API gets the CLI's safety: SQLite failures as domain errors, failed merges undone."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import tunelog
+from tests.conftest import SAMPLE_LOGS
+from tunelog.cli import app
+from tunelog.exceptions import (
+    DatabaseAccessError,
+    DatabaseUnavailableError,
+    InputNotFoundError,
+    NotATunelogDatabaseError,
+    TunelogError,
+)
+from tunelog.store import Store
+
+X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
+
+
+def _not_a_database(tmp_path: Path) -> Path:
+    path = tmp_path / "notes.db"
+    path.write_text("not a database\n")
+    return path
+
+
+def test_sqlite_failure_inside_a_store_block_is_a_domain_error(tmp_path: Path) -> None:
+    db = str(tmp_path / "t.db")
+    with pytest.raises(DatabaseAccessError) as raised, Store(db) as store:
+        store.conn.execute("SELECT * FROM no_such_table")
+    assert str(raised.value) == (
+        f"database {db}: no such table: no_such_table; check the disk and the file"
+    )
+    assert isinstance(raised.value, DatabaseUnavailableError)
+    assert isinstance(raised.value.__cause__, sqlite3.OperationalError)
+
+
+def test_other_errors_leave_a_store_block_unchanged(tmp_path: Path) -> None:
+    with pytest.raises(KeyError), Store(str(tmp_path / "t.db")):
+        raise KeyError("x")
+
+
+@pytest.mark.parametrize(
+    ("other", "error"),
+    [
+        (_not_a_database, NotATunelogDatabaseError),
+        (lambda tmp_path: tmp_path / "missing.db", InputNotFoundError),
+    ],
+)
+def test_a_failed_merge_into_a_new_path_leaves_no_database(
+    tmp_path: Path, other: object, error: type[TunelogError]
+) -> None:
+    target = tmp_path / "all.db"
+    source = other(tmp_path)  # type: ignore[operator]
+    with pytest.raises(error):
+        tunelog.merge(str(target), [str(source)])
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("all.db")) == []
+
+
+def test_a_failed_merge_into_an_existing_database_keeps_it(tmp_path: Path) -> None:
+    target = tmp_path / "all.db"
+    with Store(str(target)) as store:
+        tunelog.import_paths(store, [str(X86)])
+    with pytest.raises(NotATunelogDatabaseError):
+        tunelog.merge(str(target), [str(_not_a_database(tmp_path))])
+    with Store(str(target)) as store:
+        assert len(store.sources()) == 1
+
+
+def test_merge_into_a_path_creates_the_database(tmp_path: Path) -> None:
+    box = tmp_path / "box.db"
+    with Store(str(box)) as store:
+        tunelog.import_paths(store, [str(X86)])
+    [report] = tunelog.merge(str(tmp_path / "all.db"), [str(box)])
+    assert report.new > 0
+    with Store(str(tmp_path / "all.db")) as merged, Store(str(box)) as original:
+        assert [s.path for s in merged.sources()] == [s.path for s in original.sources()]
+
+
+def test_the_cli_prints_the_domain_error_of_a_failed_merge(tmp_path: Path) -> None:
+    target = tmp_path / "all.db"
+    other = _not_a_database(tmp_path)
+    result = CliRunner().invoke(app, ["--db", str(target), "merge", str(other)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {other} is not a tunelog database")
+    assert not target.exists()

@@ -1,0 +1,146 @@
+"""Many machines and runs: merging databases, comparing two runs layer by layer."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tunelog.api.importing import import_paths
+from tunelog.api.listing import layers
+from tunelog.exceptions import (
+    InputNotFoundError,
+    UnknownSourceError,
+)
+from tunelog.store import Store
+
+if TYPE_CHECKING:
+    from tunelog.results import (
+        DiffReport,
+    )
+    from tunelog.store.merging import MergeReport
+
+
+def merge(
+    store: Store | str,
+    databases: Sequence[str],
+    *,
+    only_sources: Collection[int] | None = None,
+) -> list[MergeReport]:
+    """Merge other tunelog databases into `store`, all in one transaction (see store.merging).
+
+    Merging again adds nothing. The slots afterwards are those of importing the store's files,
+    then each database's files in its import order. An older database is read from a migrated
+    temporary copy; a newer one is refused (NewerSchemaError). `store` may be a database path:
+    it is created when missing, and removed again when the merge fails (see `merge_target`).
+    """
+    if isinstance(store, str):
+        with merge_target(store) as opened:
+            return merge(opened, databases, only_sources=only_sources)
+    from tunelog.store.merging import merge_databases
+
+    return merge_databases(store, databases, only_sources=only_sources)
+
+
+@contextmanager
+def merge_target(path: str) -> Iterator[Store]:
+    """The database at `path` to merge into, created when missing.
+
+    When the block fails (an error, Ctrl-C), a database created here is removed with its -wal
+    and -shm files: a failed merge leaves no new, empty database behind. SQLite's errors come
+    out as DatabaseAccessError (see `Store`).
+    """
+    created = path != ":memory:" and not os.path.exists(path)
+    try:
+        with Store(path, create=True) as store:
+            yield store
+    except BaseException:
+        if created:
+            for suffix in ("", "-wal", "-shm"):
+                Path(path + suffix).unlink(missing_ok=True)
+        raise
+
+
+LABEL_PREFIX = "label:"
+
+
+SOURCE_PREFIX = "source:"
+
+
+def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -> DiffReport:
+    """Compare run A with run B, layer by layer.
+
+    Each side is a tunelog database file, a log file or directory (imported into a temporary
+    database), `label:NAME` (the sources of `db` imported with that label) or `source:ID`
+    (one source of `db`, by its id in `tunelog sources`).
+    """
+    from tunelog.diffing import diff_layers
+    from tunelog.optionvalues import percent
+    from tunelog.results import DiffReport
+
+    report = DiffReport(a, b, percent(threshold_pct, "threshold_pct"), [])
+    with (
+        _run_store(a, db, "A", report.notes) as left,
+        _run_store(b, db, "B", report.notes) as right,
+    ):
+        report.layers = diff_layers(layers(left), layers(right), threshold_pct)
+    return report
+
+
+@contextmanager
+def _run_store(spec: str, db: str | None, side: str, notes: list[str]) -> Iterator[Store]:
+    """The database of one side of a diff (temporary, in memory, unless a database file)."""
+    if spec.startswith((LABEL_PREFIX, SOURCE_PREFIX)):
+        ids = _selected_sources(spec, db)
+        with Store(":memory:") as temp:
+            merge(temp, [db or ""], only_sources=ids)
+            yield temp
+        return
+    if _is_sqlite_file(spec):
+        with Store(spec) as store:
+            yield store
+        return
+    with Store(":memory:") as temp:
+        for report in import_paths(temp, [spec]):
+            if report.unreadable and report.path == spec:
+                raise InputNotFoundError(f"{spec} {report.unreadable}")
+            if report.unreadable:
+                notes.append(f"{side}: {report.path} {report.unreadable}: skipped")
+            if report.rejected:
+                notes.append(
+                    f"{side}: {report.path}: {report.rejected} line(s) rejected "
+                    "(`tunelog import` it to see why)"
+                )
+        yield temp
+
+
+def _selected_sources(spec: str, db: str | None) -> list[int]:
+    """The source ids of --db that `label:NAME` or `source:ID` names."""
+    if db is None or not os.path.isfile(db):
+        raise InputNotFoundError(
+            f"{spec}: no database {db or ''} to take sources from; pass --db or import first"
+        )
+    from tunelog.filters import SourceNames, named_by_id, named_by_label
+
+    with Store(db) as store:
+        found = [SourceNames(s.id, s.label, (s.path,)) for s in store.sources()]
+    if spec.startswith(LABEL_PREFIX):
+        ids = named_by_label(spec[len(LABEL_PREFIX) :], found)
+    else:
+        ids = named_by_id(spec[len(SOURCE_PREFIX) :], found)
+    if not ids:
+        raise UnknownSourceError(
+            f"no source of {db} matches {spec!r}: see `tunelog sources` for ids and labels"
+        )
+    return ids
+
+
+def _is_sqlite_file(path: str) -> bool:
+    """True when `path` is a file that starts like an SQLite database."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False

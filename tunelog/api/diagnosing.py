@@ -1,0 +1,117 @@
+"""Why layers run untuned configs: failed trials, TVM's "not tuned" messages, task lists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tunelog.api.listing import layers
+from tunelog.store import Filters, Store
+from tunelog.targets import parse_target
+
+if TYPE_CHECKING:
+    from tunelog.diagnosis import DiagnoseReport
+    from tunelog.layers import Layer, TemplateResult
+    from tunelog.tasklist import TaskProgress
+
+
+@dataclass
+class ErrorSummary:
+    """Failures of one template on one layer, with a diagnosis."""
+
+    layer: Layer
+    template: TemplateResult
+    diagnosis: list[str]
+
+    @property
+    def error_counts(self) -> dict[str, int]:
+        """Error name -> records, failures only, most frequent first."""
+        from tunelog.errorcodes import error_name
+
+        failed = [(n, c) for n, c in self.template.errors.items() if n != 0]
+        return {error_name(n): c for n, c in sorted(failed, key=lambda nc: (-nc[1], nc[0]))}
+
+
+def errors(store: Store, filters: Filters | None = None) -> list[ErrorSummary]:
+    """Every template with failed records, per layer, most failures first."""
+    found: list[ErrorSummary] = []
+    for layer in layers(store, filters):
+        for template in layer.templates:
+            if template.failed:
+                found.append(ErrorSummary(layer, template, _diagnosis(layer, template)))
+    found.sort(key=lambda e: -e.template.failed)
+    return found
+
+
+def _diagnosis(layer: Layer, template: TemplateResult) -> list[str]:
+    from tunelog.errorcodes import cause_of_failures, diagnose
+
+    cause = cause_of_failures(template.errors)
+    all_costs: list[float] = []
+    if cause is not None and cause in template.all_cost_range:
+        low, high = template.all_cost_range[cause]
+        all_costs = [low] if low == high else [low, high]
+    return diagnose(template.errors, all_costs=all_costs, answered_by=_answered_by(layer, template))
+
+
+def _answered_by(layer: Layer, template: TemplateResult) -> str | None:
+    """What apply_history_best uses for the layer when this template never measured."""
+    if layer.winner is None:
+        return None  # the layer really runs a fallback config
+    if layer.winner is template and template.chosen is not None:
+        return (
+            "No valid measurement on these targets; apply_history_best answers with a record "
+            f"tuned for another target ({template.chosen.source}:{template.chosen.line})."
+        )
+    return f"No valid measurement for this template; the layer uses {layer.winner.name}."
+
+
+def diagnose_untuned(
+    store: Store,
+    text: str,
+    *,
+    target: str | None = None,
+    show_path: Callable[[str], str] = str,
+) -> DiagnoseReport:
+    """Why the database does not answer each workload TVM reported untuned (`tunelog diagnose`).
+
+    `text`: TVM's console output ("Cannot find tuning records for" / "Cannot find config for"
+    messages, any logging prefix), or a task list (`[[task_name, *args], ...]` JSON) compiled
+    for `target`. One reason per (target, workload): see `tunelog.diagnosis`. `show_path`
+    writes a stored source path in the details (the CLI shows it relative).
+    """
+    from tunelog.diagnosis import diagnose_text
+    from tunelog.recordindex import RecordIndex
+
+    index = RecordIndex(*store.layer_inputs(), show_path=show_path)
+    return diagnose_text(index, text, target=target)
+
+
+def tuning_progress(
+    store: Store,
+    tasks: str | Sequence[tuple[object, ...]],
+    target: str,
+    *,
+    need_trials: int | None = None,
+) -> list[TaskProgress]:
+    """Trials already done per task of a task list on `target` (`tunelog tasks`).
+
+    `tasks`: the task list's JSON text, or its workloads as tuples. With `need_trials`, only
+    the tasks with fewer valid trials than that (what a tuning script still has to tune).
+    Raises NotATaskListError, TargetParseError.
+    """
+    from tunelog.store.trials import trial_runs
+    from tunelog.tasklist import needing_trials, task_progress
+    from tunelog.tvmmessages import read_task_list
+
+    workloads = read_task_list(tasks) if isinstance(tasks, str) else list(tasks)
+    asked = parse_target(target)
+    known, infos, _, _ = store.layer_inputs()
+    group_of = {
+        target_id: (parsed.keys, parsed.model)
+        for target_id, text in known
+        for parsed in (parse_target(text),)
+    }
+    found = task_progress(workloads, asked, infos, trial_runs(store, group_of))
+    return found if need_trials is None else needing_trials(found, need_trials)

@@ -1,0 +1,289 @@
+"""Exports: cleaned logs TVM loads, pruned MetaSchedule databases."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tunelog.api.importing import _database_files
+from tunelog.exceptions import (
+    MixedFormatsError,
+    MixedTvmVersionsError,
+    NothingToExportError,
+)
+from tunelog.store import Filters, Store
+from tunelog.targets import UNKNOWN_MODEL, parse_target
+
+if TYPE_CHECKING:
+    from tunelog.results import (
+        MetaScheduleExport,
+    )
+
+
+@dataclass
+class ExportReport:
+    """What an export wrote and what it had to leave out or change."""
+
+    path: str
+    written: int = 0
+    skipped_v01: int = 0
+    unloadable_targets: dict[str, int] = field(default_factory=dict)
+    rewritten_targets: int = 0
+    skipped_losing_templates: int = 0
+    skipped_metaschedule: int = 0
+
+    @property
+    def warnings(self) -> list[str]:
+        """Human-readable notes on records modern AutoTVM would not load as written."""
+        notes: list[str] = []
+        if self.skipped_v01:
+            notes.append(
+                f"left out {self.skipped_v01} v0.1 record(s): TVM >= 0.7 skips v0.1 lines; "
+                "re-tune them, or pass --include-v01 for an old TVM"
+            )
+        for target, count in sorted(self.unloadable_targets.items()):
+            problems = "; ".join(parse_target(target).load_problems)
+            notes.append(
+                f"{count} record(s) with target {target!r} cannot be loaded by TVM >= 0.10 "
+                f"({problems}): pass --fix-targets to drop the option"
+            )
+        if self.skipped_losing_templates:
+            notes.append(
+                f"left out {self.skipped_losing_templates} record(s) of templates that lose "
+                "for every target (--winners-only)"
+            )
+        if self.rewritten_targets:
+            notes.append(f"rewrote the target string of {self.rewritten_targets} record(s)")
+        if self.skipped_metaschedule:
+            notes.append(
+                f"left out {self.skipped_metaschedule} MetaSchedule record(s), which a log file "
+                "cannot hold: export them with `tunelog export --metaschedule DIR`"
+            )
+        return notes
+
+
+def export(
+    store: Store,
+    out: str,
+    *,
+    filters: Filters | None = None,
+    top_k: int = 1,
+    force: bool = False,
+    include_v01: bool = False,
+    fix_targets: bool = False,
+    winners_only: bool = False,
+    log_format: str | None = None,
+) -> ExportReport:
+    """Write the slot winners (or the top-k configs per slot) as original lines to `out`.
+
+    Loading the result with `autotvm.apply_history_best` (or auto_scheduler's, for its records)
+    gives the same config for every (target, workload) as loading everything imported, in
+    import order. `log_format` ("autotvm" or "auto_scheduler") picks one kind of record: TVM
+    reads them with different loaders, so a database holding both must say which to write.
+    """
+    # The winners and their lines from one state of the database (of the chosen files'
+    # records with --source/--label, see Store.selected); the output is never the user's
+    # database, whichever database answers.
+    protected = _database_files(store)
+    with store.selected(filters) as (chosen, rest), chosen.snapshot():
+        return _export(
+            chosen,
+            out,
+            rest,
+            top_k,
+            force,
+            include_v01,
+            fix_targets,
+            winners_only,
+            _export_format(chosen, rest, log_format),
+            protected,
+        )
+
+
+LOG_FORMATS = ("autotvm", "auto_scheduler")
+
+
+_METASCHEDULE = "metaschedule"  # a database directory, never a log: export --metaschedule
+
+
+def _format_of(version: str) -> str:
+    from tunelog.versions import ANSOR_VERSION, METASCHEDULE_VERSION
+
+    if version == METASCHEDULE_VERSION:
+        return _METASCHEDULE
+    return "auto_scheduler" if version == ANSOR_VERSION else "autotvm"
+
+
+def _export_format(store: Store, filters: Filters, log_format: str | None) -> str | None:
+    """The one kind of record to export; None when the winners hold only one kind."""
+    if log_format is not None and log_format not in LOG_FORMATS:
+        raise ValueError(f"unknown log format {log_format!r}: use one of {', '.join(LOG_FORMATS)}")
+    found = {_format_of(v) for v in store.winner_versions(filters)}
+    if found == {_METASCHEDULE}:
+        raise NothingToExportError(
+            "every matching winner is a MetaSchedule record, which a log file cannot hold: "
+            "use `tunelog export --metaschedule DIR`"
+        )
+    found.discard(_METASCHEDULE)
+    if log_format is None and len(found) > 1:
+        raise MixedFormatsError(
+            "the database holds AutoTVM and auto_scheduler records, which TVM loads with "
+            "different readers (each aborts on the other's lines): pass --format autotvm "
+            "or --format auto_scheduler, one file each"
+        )
+    if log_format is not None and log_format not in found:
+        raise NothingToExportError(
+            f"no {log_format} record matches: nothing to export (see `tunelog stats`)"
+        )
+    return log_format
+
+
+def _export(
+    store: Store,
+    out: str,
+    filters: Filters,
+    top_k: int,
+    force: bool,
+    include_v01: bool,
+    fix_targets: bool,
+    winners_only: bool,
+    log_format: str | None,
+    protected: set[str],
+) -> ExportReport:
+    from tunelog.exporting import rewrite_target, write_lines_atomically
+
+    report = ExportReport(path=out)
+    winning = _may_be_chosen_workloads(store) if winners_only else None
+
+    def lines() -> Iterator[bytes]:
+        for line in store.winner_lines(filters, top_k=top_k):
+            target, version, raw = line.target, line.version, line.raw
+            kind = _format_of(version)
+            if kind == _METASCHEDULE:
+                report.skipped_metaschedule += 1
+                continue
+            if log_format is not None and kind != log_format:
+                continue
+            if winning is not None and line.workload_id not in winning:
+                report.skipped_losing_templates += 1
+                continue
+            if version == "0.1" and not include_v01:
+                report.skipped_v01 += 1
+                continue
+            if parse_target(target).load_problems:
+                if fix_targets:
+                    fixed = rewrite_target(raw, target)
+                    if fixed != raw:
+                        report.rewritten_targets += 1
+                        raw = fixed
+                else:
+                    report.unloadable_targets[target] = report.unloadable_targets.get(target, 0) + 1
+            yield raw
+
+    if not store.has_slot_winners(filters):
+        raise NothingToExportError(
+            "no valid measurement matches: nothing to export "
+            "(check the filters, or `tunelog errors` for why every trial failed)"
+        )
+    written = lines()
+    first = next(written, None)  # before the output is touched: an empty log helps no one
+    if first is None:
+        raise NothingToExportError(_nothing_written(report))
+    report.written = write_lines_atomically(
+        out, itertools.chain([first], written), force=force, protected=protected
+    )
+    return report
+
+
+def _nothing_written(report: ExportReport) -> str:
+    if report.skipped_v01:
+        return (
+            f"every matching winner is a v0.1 record ({report.skipped_v01}), which TVM >= 0.7 "
+            "skips: nothing to export; pass --include-v01 for an old TVM, or re-tune"
+        )
+    return "every matching winner was left out: nothing to export (check the filters)"
+
+
+def _may_be_chosen_workloads(store: Store) -> set[int]:
+    """--winners-only: the workloads relay may pick for some target, whichever spellings it asks.
+
+    The targets considered are every (keys, model) of the database and, for each keys, a model
+    the log never saw (only key slots answer then). A workload left out answers nothing that
+    relay would use, so leaving it out keeps relay's choice everywhere.
+    """
+    from tunelog.layers import TargetGroup, build_layers, may_be_chosen
+
+    inputs = store.layer_inputs()
+    found = build_layers(*inputs)
+    for keys in {lay.group.keys for lay in found}:
+        unseen = TargetGroup(keys, UNKNOWN_MODEL, ())
+        found += build_layers(*inputs, for_group=unseen)
+    return {t.workload.id for lay in found for t in may_be_chosen(lay)}
+
+
+METASCHEDULE_TARGET_WARNING = (
+    "MetaSchedule ignores the target when it queries a database (apache/tvm#15549): "
+    "each workload's best record is used for every target"
+)
+
+
+def metaschedule_version_warning(store: Store) -> str | None:
+    """A warning when the MetaSchedule databases imported come from TVM releases that no one
+    TVM loads together (`export_metaschedule` refuses to mix them); None otherwise."""
+    from tunelog.metaschedule import mixed_releases
+
+    mixed = mixed_releases(store.metaschedule_tvm_versions())
+    if not mixed:
+        return None
+    return (
+        f"the MetaSchedule databases come from TVM {', '.join(mixed)}, which no one TVM loads "
+        "together: `export --metaschedule` writes one release at a time (--source or --label)"
+    )
+
+
+def export_metaschedule(
+    store: Store,
+    directory: str,
+    *,
+    force: bool = False,
+    filters: Filters | None = None,
+    top_k: int = 1,
+) -> MetaScheduleExport:
+    """Write a pruned MetaSchedule database: the `top_k` best valid records of each workload.
+
+    The workloads are those whose best record matches `filters` (as for `export`); each keeps
+    its `top_k` best valid records of distinct traces. The two files hold the original lines
+    (each record's workload index rewritten to its workload's new line), in import order.
+    Existing files are refused unless `force`; so is a mix of TVM releases, which no TVM loads
+    (MixedTvmVersionsError, naming the versions).
+    """
+    from tunelog.exporting import write_lines_atomically
+    from tunelog.metaschedule import RECORD_FILE, WORKLOAD_FILE, mixed_releases, pruned_database
+    from tunelog.results import MetaScheduleExport
+
+    own = _database_files(store)
+    with store.selected(filters) as (chosen, rest), chosen.snapshot():
+        rows = chosen.metaschedule_export(rest, top_k=top_k)
+        versions = chosen.metaschedule_tvm_versions({row[0] for row in rows})
+    if not rows:
+        raise NothingToExportError(
+            "no valid MetaSchedule record matches: nothing to export "
+            "(import a database directory first, or loosen the filters)"
+        )
+    mixed = mixed_releases(versions)
+    if mixed:
+        raise MixedTvmVersionsError(
+            f"the workloads come from TVM {', '.join(mixed)}, whose databases no one TVM loads "
+            "together: export one version at a time (--source or --label)"
+        )
+    workload_lines, record_lines = pruned_database(rows)
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    write_lines_atomically(str(out / WORKLOAD_FILE), workload_lines, force=force, protected=own)
+    write_lines_atomically(str(out / RECORD_FILE), record_lines, force=force, protected=own)
+    return MetaScheduleExport(
+        directory, len(workload_lines), [METASCHEDULE_TARGET_WARNING], len(record_lines)
+    )

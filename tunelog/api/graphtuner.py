@@ -1,0 +1,62 @@
+"""A graph tuner's output beside the kernel log (`tunelog network`)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+from tunelog.api.listing import layers
+from tunelog.api.runs import knobs
+from tunelog.exceptions import DatabaseAccessError
+from tunelog.store import Filters, Store
+
+if TYPE_CHECKING:
+    from tunelog.layers import Layer
+    from tunelog.network import GraphLog, GroupTotal
+
+
+def network(path: str, store: Store | None = None) -> GraphLog:
+    """A graph-tuner output's layers with occurrences, latencies and layouts (`tunelog network`).
+
+    With `store` (holding the kernel log of the same layers): each layer's best single-op
+    latency there, and the best per data layout, beside the graph tuner's choice.
+    """
+    from tunelog.inputs import LogInput, OpenedLog
+    from tunelog.network import read_graph_log
+
+    # Read as an import reads a log: compressed files, stdin (`-`), CR line ends, the line cap.
+    with OpenedLog(LogInput(path)) as opened:
+        graph = read_graph_log(opened.lines())
+    if store is not None:
+        try:
+            _add_kernel_bests(store, graph)
+        except sqlite3.Error as exc:  # as `with store:` would say it (the caller may not use it)
+            raise DatabaseAccessError.of(store.path, exc) from exc
+    return graph
+
+
+def network_totals(store: Store, filters: Filters | None = None) -> list[GroupTotal]:
+    """Per target group, the total of winners' latencies and each layer's share (each layer
+    counted once: a kernel log cannot count occurrences; `network(path)` reads a graph log)."""
+    from tunelog.network import group_totals
+
+    return group_totals(layers(store, filters))
+
+
+def _add_kernel_bests(store: Store, graph: GraphLog) -> None:
+    from tunelog.workloads import layer_key
+
+    by_target: dict[str, dict[str, Layer]] = {}
+    for entry in graph.layers:
+        if entry.target not in by_target:
+            found = layers(store, Filters(for_target=entry.target))
+            by_target[entry.target] = {lay.key: lay for lay in found}
+        layer = by_target[entry.target].get(layer_key(entry.task_name, "", entry.args))
+        if layer is None or layer.winner is None or layer.winner.chosen is None:
+            continue
+        entry.kernel_best = layer.winner.chosen.mean_cost
+        for template in knobs(store, layer, "layout:data"):
+            for value in template.values:
+                if value.best is not None:
+                    known = entry.best_per_layout.get(value.value)
+                    entry.best_per_layout[value.value] = min(known or value.best, value.best)

@@ -1,0 +1,177 @@
+"""Layers: one operator across templates, the one relay picks, untuned layers, a layer by name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tunelog.exceptions import (
+    AmbiguousLayerError,
+    UnknownLayerError,
+)
+from tunelog.store import Filters, Store
+
+if TYPE_CHECKING:
+    from tunelog.layers import Layer
+
+
+SORT_KEYS = ("latency", "gflops", "trials")
+
+
+def layers(store: Store, filters: Filters | None = None, *, sort: str | None = None) -> list[Layer]:
+    """Every (target group, layer) with its templates and the one relay picks.
+
+    `sort`: "latency" (slowest winner first), "gflops" (least efficient first; unknown last) or
+    "trials" (fewest first); default: first seen first.
+    """
+    from tunelog.layers import TargetGroup, build_layers
+
+    if filters is not None and filters.selects_sources:
+        # What importing only the chosen files gives (see Store.selected). The layers remember
+        # the selection: their ids are that database's, which `_answering` builds again (the
+        # same ids: a selection is a deterministic merge) for curves, knobs and convergence.
+        with store.selected(filters) as (chosen, rest):
+            found = layers(chosen, rest, sort=sort)
+        for lay in found:
+            lay.selection = filters.sources_only()
+        return found
+    target = filters.query_target if filters is not None else None
+    for_group = None
+    if target is not None:
+        for_group = TargetGroup(target.keys, target.model, (target.raw,))
+    pairs = store.selected_pairs(filters) if filters is not None else None
+    found = [
+        lay
+        for lay in build_layers(*store.layer_inputs(), for_group=for_group)
+        if _matches(lay, filters) and _has_selected_records(lay, pairs)
+    ]
+    if sort == "latency":
+        found.sort(key=lambda lay: -_winner_cost(lay))
+    elif sort == "gflops":
+        found.sort(key=lambda lay: (lay.gflops is None, lay.gflops or 0.0))
+    elif sort == "trials":
+        found.sort(key=lambda lay: lay.trials)
+    elif sort is not None:
+        raise ValueError(f"unknown sort key {sort!r}: use one of {', '.join(SORT_KEYS)}")
+    return found
+
+
+def _winner_cost(layer: Layer) -> float:
+    """The winning config's mean cost; 0 for an untuned layer."""
+    if layer.winner is None or layer.winner.chosen is None:
+        return 0.0
+    return layer.winner.chosen.mean_cost
+
+
+def _matches(layer: Layer, filters: Filters | None) -> bool:
+    """A layer is shown when records of its group and of one of its templates are selected."""
+    if filters is None:
+        return True
+    task_names = (t.workload.task_name for t in layer.templates)
+    return filters.matches_layer(layer.group.keys, layer.group.model, task_names)
+
+
+def _has_selected_records(layer: Layer, pairs: set[tuple[str, int]] | None) -> bool:
+    """With --source/--label/--target: a template of the layer has a selected record on a
+    target of the layer's group, or its answering record is a selected one's (target, workload).
+    """
+    if pairs is None:
+        return True
+    for template in layer.templates:
+        targets = list(layer.group.targets) if template.trials else []
+        if template.chosen is not None:
+            targets.append(template.chosen.target)
+        if any((target, template.workload.id) in pairs for target in targets):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class UntunedReport:
+    """`untuned`'s answer with how many layers the filters matched: none untuned among none
+    matched is no answer (`untuned --check` fails then)."""
+
+    layers: list[Layer]
+    matched: int
+
+
+def untuned_report(store: Store, filters: Filters | None = None) -> UntunedReport:
+    """The untuned layers (see `untuned`) and how many layers the filters matched."""
+    found = layers(store, filters)
+    asked = filters.for_target if filters is not None else None
+    return UntunedReport(
+        [
+            lay
+            for lay in found
+            if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked))
+        ],
+        len(found),
+    )
+
+
+def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
+    """Layers with no measurement their targets can use, or only one from another machine.
+
+    A layer without a winner runs a fallback config. A layer answered from another machine is
+    listed too (TVM uses that config, but nothing was measured on the machine asked about):
+    its winner was measured on a target string outside the layer's group (through a shared
+    key), or on a surely different machine than the target asked about (--for-target) or a
+    target of the group (another kind, or another value of -mcpu/-mtriple/-arch/-model/
+    -device). An option only one string gives (`cuda -model=t4` vs `cuda -arch=sm_75
+    -model=t4`) may be the same machine: `workloads` warns, `untuned` does not list it.
+    """
+    return untuned_report(store, filters).layers
+
+
+def _answered_elsewhere(layer: Layer, asked: str | None) -> bool:
+    """The layer's winner was measured on another machine than the one asked about."""
+    from tunelog.machines import conflicting_machines
+
+    chosen = layer.winner.chosen if layer.winner is not None else None
+    if chosen is None:
+        return False
+    if asked is None and chosen.target not in layer.group.targets:
+        return True
+    targets = [asked] if asked is not None else layer.group.targets
+    return any(conflicting_machines(target, chosen.target) for target in targets)
+
+
+def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer:
+    """The one layer (row of `tunelog workloads`) that `name` names, among the filtered ones.
+
+    `name` is a layer's `layer_key` (`workloads --json`) or its shapes text (the `shapes`
+    column), matched exactly first, then as a substring of either. Several target groups with
+    the same layer are ambiguous: narrow them with the target filters.
+    """
+    hits = layers_named(layers(store, filters), name)
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise AmbiguousLayerError(_ambiguous(name, hits))
+    raise UnknownLayerError(
+        f"no layer matches {name!r}; `tunelog workloads` lists them (the shapes column, or "
+        "layer_key in --json)"
+    )
+
+
+def layers_named(found: Sequence[Layer], name: str) -> list[Layer]:
+    """The layers `name` names: those whose layer_key or shapes text it is exactly, else
+    those whose layer_key or shapes text contains it (`find_layer`, `workloads LAYER`)."""
+    exact = [lay for lay in found if name in (lay.key, lay.shapes)]
+    return exact or [lay for lay in found if name in lay.key or name in lay.shapes]
+
+
+LAYERS_LISTED = 10  # candidates an ambiguous layer name lists
+
+
+def _ambiguous(name: str, hits: Sequence[Layer]) -> str:
+    """The error for a layer name several layers match: the candidates one per line."""
+    lines = [
+        f"{len(hits)} layers match {name!r}: give more of the shapes, the full layer key "
+        "(`tunelog workloads --json`), or narrow with --target-key/--model/--template:"
+    ]
+    lines += [f"  {h.group.label}: {h.shapes}  ({h.key})" for h in hits[:LAYERS_LISTED]]
+    if len(hits) > LAYERS_LISTED:
+        lines.append(f"  ... and {len(hits) - LAYERS_LISTED} more (`tunelog workloads`)")
+    return "\n".join(lines)

@@ -1,0 +1,162 @@
+"""Results as plain JSON-ready data: what the `--json` options print."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tunelog.api.diagnosing import ErrorSummary
+from tunelog.api.runs import LayerConvergence
+
+if TYPE_CHECKING:
+    from tunelog.layers import Layer, TemplateResult
+    from tunelog.results import (
+        DiffReport,
+        TemplateCurve,
+        TemplateKnobs,
+    )
+
+
+def layer_as_dict(layer: Layer, convergence: LayerConvergence | None = None) -> dict[str, object]:
+    """A layer as plain JSON-ready data (what `tunelog workloads --json` prints).
+
+    With `convergence`: each template's convergence, and the layer's verdict and trials to best
+    (those of the template relay picks).
+    """
+    data = _layer_dict(layer)
+    if convergence is not None:
+        for entry, template in zip(data["templates"], layer.templates, strict=True):  # type: ignore[call-overload]
+            entry["convergence"] = convergence.of(layer, template).as_dict()
+        chosen = convergence.of_layer(layer)
+        data["verdict"] = chosen.verdict
+        data["trials_to_best"] = chosen.trials_to_best
+    return data
+
+
+def _layer_dict(layer: Layer) -> dict[str, object]:
+    winner = layer.winner
+    return {
+        "target_keys": list(layer.group.keys),
+        "model": layer.group.model,
+        "targets": list(layer.group.targets),
+        "operator": layer.family,
+        "shapes": layer.shapes,
+        "layer_key": layer.key,
+        "templates": [
+            {
+                "template": t.workload.task_name,
+                "template_key": t.workload.template_key,
+                "args": t.workload.args,
+                "trials": t.trials,
+                "valid": t.valid,
+                "failed": t.failed,
+                "best_cost": t.chosen.mean_cost if t.chosen else None,
+                "best_config": t.chosen.config_index if t.chosen else None,
+                "source": f"{t.chosen.source}:{t.chosen.line}" if t.chosen else None,
+                "measured_on": t.chosen.target if t.chosen else None,
+                "offered": t.offered,
+                "offer_condition": t.offer_note,
+            }
+            for t in layer.templates
+        ],
+        "winner": winner.workload.task_name if winner else None,
+        "winner_config": winner.chosen.config_index if winner and winner.chosen else None,
+        "winner_cost": winner.chosen.mean_cost if winner and winner.chosen else None,
+        "margin": layer.margin,
+        "flops": layer.flops,
+        "gflops": layer.gflops,
+        "trials": layer.trials,
+        "warnings": list(layer.warnings),
+        "strategy_note": layer.strategy_note,
+    }
+
+
+def error_as_dict(summary: ErrorSummary) -> dict[str, object]:
+    """An error summary as plain JSON-ready data (what `tunelog errors --json` prints)."""
+    layer, template = summary.layer, summary.template
+    return {
+        "target_keys": list(layer.group.keys),
+        "model": layer.group.model,
+        "operator": layer.family,
+        "shapes": layer.shapes,
+        "template": template.workload.task_name,
+        "trials": template.trials,
+        "failed": template.failed,
+        "errors": summary.error_counts,
+        "diagnosis": summary.diagnosis,
+    }
+
+
+def _layer_template_fields(layer: Layer, template: TemplateResult) -> dict[str, object]:
+    """Which layer and template a `curve --json` or `knobs --json` entry is about."""
+    return {
+        "target_keys": list(layer.group.keys),
+        "model": layer.group.model,
+        "shapes": layer.shapes,
+        "layer_key": layer.key,
+        "template": template.workload.task_name,
+        "winner": layer.winner is template,
+    }
+
+
+def curve_as_dict(curve: TemplateCurve) -> dict[str, object]:
+    """A template's curve as plain JSON-ready data (what `tunelog curve --json` prints)."""
+    return {
+        **_layer_template_fields(curve.layer, curve.template),
+        "template_key": curve.template.workload.template_key,
+        **curve.summary.as_dict(),
+        "series": [
+            {
+                "trial": r.trial,
+                "source": f"{r.source}:{r.line}",
+                "config": r.config_index,
+                "cost": r.cost,
+                "error_no": r.error_no,
+                "best": r.best,
+                "improved": r.improved,
+            }
+            for r in curve.rows
+        ],
+    }
+
+
+def knobs_as_dict(entry: TemplateKnobs) -> dict[str, object]:
+    """A template's knob table as plain JSON-ready data (what `tunelog knobs --json` prints)."""
+    return {
+        **_layer_template_fields(entry.layer, entry.template),
+        "chosen_config": entry.chosen_config,
+        "coverage": {
+            "trials": entry.coverage.trials,
+            "distinct_configs": entry.coverage.configs,
+            "sp_factorisations": entry.coverage.sp_factorisations,
+            "space_size": None,  # not in the log: AutoTVM computes it from the template
+        },
+        "knobs": [
+            {
+                "knob": v.knob,
+                "type": v.kind,
+                "value": v.value,
+                "trials": v.trials,
+                "valid": v.valid,
+                "failed": v.trials - v.valid,
+                "best_cost": v.best,
+                "median_cost": v.median,
+                "chosen": v.chosen,
+            }
+            for v in entry.values
+        ],
+    }
+
+
+def diff_as_dict(report: DiffReport) -> dict[str, object]:
+    """A diff as plain JSON-ready data (what `tunelog diff --json` prints)."""
+    from tunelog.diffing import STATUSES
+
+    return {
+        "a": report.a,
+        "b": report.b,
+        "threshold_pct": report.threshold_pct,
+        "counts": {status: report.count(status) for status in STATUSES},
+        "winner_changes": len(report.winner_changes),
+        "layers": [d.model_dump() for d in report.layers],
+        "notes": report.notes,
+    }

@@ -1,0 +1,136 @@
+"""Following logs a tuner is appending to (`tunelog watch`): import what is new, summarise.
+
+Each refresh imports the files whose size or modification time changed since the last one,
+with `follow` (an unterminated last line waits for its end) and incrementally (only the lines
+appended since are read, see `tunelog.store.resume`), then summarises every layer from the
+tallies and slots kept on import. Each file is its own transaction, so stopping at any moment
+(Ctrl-C) leaves the database as after the last file imported. No printing here: the CLI draws.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from tunelog.api.importing import import_paths
+from tunelog.api.listing import layers
+from tunelog.store import Store
+
+# Only `tunelog watch` follows logs: what it alone needs loads when it runs (issue 17).
+if TYPE_CHECKING:
+    from tunelog.live import Refresh
+
+
+def watch(
+    store: Store,
+    paths: Sequence[str],
+    *,
+    on_refresh: Callable[[Refresh], None],
+    interval: float = 2.0,
+    refreshes: int | None = None,
+    until_idle: float | None = None,
+    repair: bool = False,
+) -> Refresh:
+    """Import what is new in `paths` every `interval` seconds (incrementally; an unterminated
+    last line waits for its end) and call `on_refresh` with the layers after each refresh.
+
+    Stops after `refreshes` refreshes, or when no file grew for `until_idle` seconds, or on
+    KeyboardInterrupt (which rolls back only the file being imported). Returns the last refresh.
+    """
+    from tunelog import optionvalues
+
+    optionvalues.interval(interval)
+    if until_idle is not None:
+        optionvalues.seconds(until_idle, "until_idle")
+    return follow(
+        store,
+        paths,
+        on_refresh=on_refresh,
+        interval=interval,
+        refreshes=refreshes,
+        until_idle=until_idle,
+        repair=repair,
+    )
+
+
+class Follower:
+    """Imports what is new in some logs at each `refresh()`.
+
+    Paths may be files or directories (expanded again at each refresh: a tuner may start a
+    new file) and may not exist yet (they are waited for). A file is read again only when its
+    size or modification time changed since the previous refresh.
+    """
+
+    def __init__(self, store: Store, paths: Sequence[str], *, repair: bool = False) -> None:
+        self.store = store
+        self.paths = list(paths)
+        self.repair = repair
+        self.refreshes = 0
+        self.last_growth = time.monotonic()
+        self._seen: dict[str, tuple[int, int]] = {}
+
+    def refresh(self) -> Refresh:
+        """Import what changed; summarise the layers."""
+        from tunelog.discovery import discover
+        from tunelog.live import Refresh, layer_status
+
+        self.refreshes += 1
+        present = [p for p in self.paths if os.path.exists(p)]
+        waiting = [p for p in self.paths if p not in present]
+        changed: list[str] = []
+        # Directories are read by `import DIR`'s rule: a MetaSchedule work_dir's text logs
+        # (logs/*.log) and other files that are not tuning logs are left alone; an entry
+        # that vanished meanwhile is looked at again next time.
+        for source in discover(present).inputs:
+            try:
+                stat = os.stat(source.path)
+            except OSError:
+                continue  # removed meanwhile: looked at again next time
+            signature = (stat.st_size, stat.st_mtime_ns)
+            if self._seen.get(source.path) != signature:
+                self._seen[source.path] = signature
+                changed.append(source.path)
+        reports = (
+            import_paths(self.store, changed, repair=self.repair, follow=True) if changed else []
+        )
+        if any(r.lines and not r.already_imported_as for r in reports):
+            self.last_growth = time.monotonic()
+        statuses = [layer_status(layer) for layer in layers(self.store)]
+        return Refresh(self.refreshes, reports, statuses, waiting)
+
+    def idle_for(self) -> float:
+        """Seconds since a refresh last read a new line."""
+        return time.monotonic() - self.last_growth
+
+
+def follow(
+    store: Store,
+    paths: Sequence[str],
+    *,
+    on_refresh: Callable[[Refresh], None],
+    interval: float = 2.0,
+    refreshes: int | None = None,
+    until_idle: float | None = None,
+    repair: bool = False,
+    sleep: Callable[[float], None] | None = None,
+) -> Refresh:
+    """Refresh every `interval` seconds until `refreshes` were done or no file grew for
+    `until_idle` seconds (forever when neither is given: stop with Ctrl-C, which rolls back
+    only the file being imported). `sleep` waits between refreshes (default: `pause`).
+    Returns the last refresh."""
+    follower = Follower(store, paths, repair=repair)
+    while True:
+        last = follower.refresh()
+        on_refresh(last)
+        if refreshes is not None and follower.refreshes >= refreshes:
+            return last
+        if until_idle is not None and follower.idle_for() >= until_idle:
+            return last
+        (sleep or pause)(interval)
+
+
+def pause(seconds: float) -> None:
+    """Wait between refreshes (a module function: tests replace it)."""
+    time.sleep(seconds)

@@ -1,0 +1,198 @@
+"""A record's values, whatever parser read it: the normalised `Measurement`, the kinds of
+line that are not records, the value checks a schema cannot express, and canonical JSON.
+
+Pure and below both record parsers (`tunelog.records`, the msgspec fast paths, and
+`tunelog.recordmodels`, the pydantic models), which share these.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import operator
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, TypeAlias
+
+import orjson
+
+from tunelog.exceptions import TargetParseError
+from tunelog.targets import parse_target
+
+JsonValue: TypeAlias = Any
+KnobType: TypeAlias = Literal["sp", "re", "an", "ot"]
+Knob: TypeAlias = tuple[str, KnobType, JsonValue]
+
+# SQLite stores integers in 64 bits; TVM would load a larger config index or error number, but
+# no config space or error code is that large, so such a line is rejected, never crashes a store.
+INT64_LIMIT = 1 << 63
+# Target strings that parsed (bounded: a hostile file must not grow it without end).
+VALID_TARGETS: set[str] = set()
+VALID_TARGETS_KEPT = 4096
+
+
+def workload_json(task_name: str, args_json: str) -> str:
+    """`[task_name, *args]` as compact JSON (TVM's workload tuple), from canonical args JSON."""
+    inner = args_json[1:-1]
+    return "[" + orjson.dumps(task_name).decode() + ("," + inner if inner else "") + "]"
+
+
+def canonical_json(value: Any) -> str:
+    """Compact JSON of a decoded value: the canonical form of task arguments."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # an integer beyond 64 bits, which Python's json (and TVM) accept
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def numpy_mean(values: tuple[float, ...] | list[float]) -> float:
+    """Mean exactly as `numpy.mean` computes it for a float64 vector.
+
+    AutoTVM compares `np.mean(costs)` with strict `>`, so the last bit matters for ties:
+    numpy sums with 8-way unrolled pairwise summation, which differs from `sum()` from
+    8 values on.
+    """
+    n = len(values)
+    if n == 1:
+        return float(values[0])
+    if n == 0:
+        return math.nan
+    if n < 8:  # numpy's plain loop from 0.0; reduce runs it in C (sum() compensates on 3.12+)
+        return float(functools.reduce(operator.add, values, 0.0)) / n
+    return _pairwise_sum(values, 0, n) / n
+
+
+def _pairwise_sum(values: tuple[float, ...] | list[float], start: int, n: int) -> float:
+    if n < 8:
+        total = 0.0
+        for i in range(start, start + n):
+            total += values[i]
+        return total
+    if n <= 128:
+        r = [float(values[start + j]) for j in range(8)]
+        i = 8
+        while i < n - (n % 8):
+            for j in range(8):
+                r[j] += values[start + i + j]
+            i += 8
+        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            total += values[start + i]
+            i += 1
+        return total
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(values, start, half) + _pairwise_sum(values, start + half, n - half)
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    """A `#` line (TopHub section headers, notes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Blank:
+    """An empty or whitespace-only line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A line that is not an importable AutoTVM record, and why."""
+
+    reason: str
+
+
+class Measurement(NamedTuple):
+    """The normalised view of one validated record: what the store keeps and ranks.
+
+    Only scalars (the arguments as canonical JSON), so millions can stream through an import
+    without giving the garbage collector anything to traverse; a NamedTuple because it is
+    built once per line (a frozen dataclass costs several times more). Knob values stay in
+    the line.
+    """
+
+    log_version: str
+    target: str
+    task_name: str
+    template_key: str
+    args_json: str
+    config_index: int
+    costs: tuple[float, ...]
+    error_no: int
+    all_cost: float
+    timestamp: float
+    tvm_version: str | None
+    mean_cost: float
+    # How the log spells the workload when its identity normalises it (auto_scheduler's
+    # workload key); None for AutoTVM, whose task name and args are the spelling.
+    spelling: str | None = None
+
+    @property
+    def args(self) -> list[JsonValue]:
+        """The task arguments as JSON values."""
+        value: list[JsonValue] = orjson.loads(self.args_json)
+        return value
+
+    @property
+    def workload_json(self) -> str:
+        """`[task_name, *args]` as compact JSON, the form golden files and TVM use."""
+        return workload_json(self.task_name, self.args_json)
+
+
+_BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")
+
+
+def non_json_shape(line: bytes) -> str | None:
+    """What a line that is not JSON looks like, from its bytes alone; None for a line that
+    starts like JSON and shows nothing else (the parser's error then says where it breaks).
+    """
+    if "\u201c".encode() in line or "\u201d".encode() in line:
+        return "typographic quotes (pasted from a web page?): use --repair"
+    if line.count(b'{"input"') + line.count(b'{"i"') > 1 or b"} {" in line:
+        return "several records run together on one line: use --repair"
+    if b"\t" in line:
+        fields = line.split(b"\t")
+        if len(fields) >= 2 and all(_BASE64_FIELD.match(f.strip()) for f in fields if f.strip()):
+            return "pickle-protocol record (never unpickled)"
+        return "tab-separated text, not a JSON record"
+    if b"\x00" in line:
+        return "NUL byte in line (binary data?)"
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"invalid UTF-8 at byte {exc.start + 1}"
+    # Python's whitespace here, not JSON's: `\x0b{...}` has always been "invalid JSON at
+    # column 1" (a None here leaves the reason to the parser's error).
+    if not line.lstrip().startswith((b"{", b"[")):
+        return "not JSON (text line)"
+    return None
+
+
+def check_values(record: Measurement) -> Measurement | Rejected:
+    """The record, or why it is rejected: the checks a schema cannot express."""
+    costs = record.costs
+    if not costs:
+        return Rejected("empty result costs")
+    # A finite mean means no cost is infinite or NaN; then only the sign needs a look.
+    if not math.isfinite(record.mean_cost) or min(costs) < 0:
+        for cost in costs:
+            if not math.isfinite(cost):
+                return Rejected(f"non-finite cost {cost!r}")
+            if cost < 0:
+                return Rejected(f"negative cost {cost!r}")
+        return Rejected("mean cost overflows a float")
+    if not (math.isfinite(record.all_cost) and math.isfinite(record.timestamp)):
+        return Rejected("non-finite all_cost or timestamp")
+    if not record.task_name:
+        return Rejected("empty task name")
+    for name, number in (("config index", record.config_index), ("error number", record.error_no)):
+        if not -INT64_LIMIT <= number < INT64_LIMIT:
+            return Rejected(f"{name} {number} does not fit in 64 bits")
+    try:
+        parse_target(record.target)
+    except TargetParseError as exc:
+        return Rejected(f"bad target: {exc}")
+    if len(VALID_TARGETS) < VALID_TARGETS_KEPT:
+        VALID_TARGETS.add(record.target)
+    return record
