@@ -14,7 +14,12 @@ from tunelog.cli.app import app, example
 from tunelog.cli.cells import display_path, format_seconds
 from tunelog.cli.emitters import emit_json, emit_table
 from tunelog.cli.notes import WARNINGS_SHOWN
-from tunelog.cli.options import FilterForTarget, FilterModel, FilterTargetKey, JsonOption
+from tunelog.cli.options import (
+    NETWORK_FILTERS,
+    NO_FILTERS,
+    JsonOption,
+    filter_options,
+)
 from tunelog.cli.output import _err, echo
 from tunelog.cli.running import checked, handles_errors, opened_store
 from tunelog.cli.state import state
@@ -165,6 +170,7 @@ def tasks(
 
 @app.command(epilog=example("tunelog network resnet_50.graph.log", "tunelog network"))
 @handles_errors
+@filter_options(*NETWORK_FILTERS)
 def network(
     graph_log: Annotated[
         str | None,
@@ -173,9 +179,7 @@ def network(
             help="A graph tuner's output log; without it, totals of the database's winners.",
         ),
     ] = None,
-    target_key: FilterTargetKey = None,
-    model: FilterModel = None,
-    for_target: FilterForTarget = None,
+    filters: Filters = NO_FILTERS,
     as_json: JsonOption = False,
 ) -> None:
     """Network totals: per layer its latency, occurrences and share; graph-tuner layouts.
@@ -187,7 +191,7 @@ def network(
     (a kernel log cannot count occurrences). Layout transforms are in no log: conv time only.
     """
     if graph_log is None:
-        _network_totals(Filters(target_key, model, for_target=for_target), as_json)
+        _network_totals(filters, as_json)
         return
     from tunelog import api
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from tunelog import optionvalues
 from tunelog.cli.running import checked
+from tunelog.filters import Filters
 
-if TYPE_CHECKING:
-    pass
+R = TypeVar("R")
 
 
 JsonOption = Annotated[
@@ -79,3 +82,54 @@ LayerArgument = Annotated[
         "(workloads --json); a unique part of either is enough.",
     ),
 ]
+
+
+# The filter options, in the order every command's help lists them; their names are the
+# fields of `Filters`.
+FILTER_OPTIONS: dict[str, Any] = {
+    "target_key": FilterTargetKey,
+    "model": FilterModel,
+    "template": FilterTemplate,
+    "task": FilterTask,
+    "for_target": FilterForTarget,
+    "source": FilterSource,
+    "label": FilterLabel,
+    "target": FilterTarget,
+}
+# What a command decorated with `filter_options` declares its `filters` parameter as (typer
+# never sees it; the decorator always passes the options' Filters).
+NO_FILTERS = Filters()
+# Commands about one layer's trials, where no target string is answered for.
+LAYER_FILTERS = ("target_key", "model", "template", "task", "source", "label")
+NETWORK_FILTERS = ("target_key", "model", "for_target")
+
+
+def filter_options(*names: str) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """A command's `filters: Filters` parameter, given as the filter options `names` (default:
+    all of them) in its place: typer sees the options, the command gets one `Filters`."""
+    chosen = names or tuple(FILTER_OPTIONS)
+
+    def decorate(command: Callable[..., R]) -> Callable[..., R]:
+        signature = inspect.signature(command, eval_str=True)
+        params = list(signature.parameters.values())
+        at = [p.name for p in params].index("filters")
+        options = [
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=FILTER_OPTIONS[name]
+            )
+            for name in chosen
+        ]
+        # Keyword-only: typer passes every parameter by name.
+        rest = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
+        shown = [*rest[:at], *options, *rest[at + 1 :]]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs: Any) -> R:
+            given = {name: kwargs.pop(name) for name in chosen}
+            return command(filters=Filters(**given), **kwargs)
+
+        wrapper.__signature__ = signature.replace(parameters=shown)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in shown}
+        return wrapper
+
+    return decorate

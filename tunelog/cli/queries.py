@@ -20,16 +20,10 @@ from tunelog.cli.cells import (
 from tunelog.cli.emitters import emit_json, emit_table
 from tunelog.cli.notes import _answered_elsewhere, _no_answer, _warn_all, _warn_layers
 from tunelog.cli.options import (
-    FilterForTarget,
-    FilterLabel,
-    FilterModel,
-    FilterSource,
-    FilterTarget,
-    FilterTargetKey,
-    FilterTask,
-    FilterTemplate,
+    NO_FILTERS,
     JsonOption,
     SortOption,
+    filter_options,
 )
 from tunelog.cli.output import _err
 from tunelog.cli.running import handles_errors, opened_store
@@ -44,15 +38,9 @@ if TYPE_CHECKING:
 
 @app.command(epilog=example("tunelog best --target-key cuda --knobs"))
 @handles_errors
+@filter_options()
 def best(
-    target_key: FilterTargetKey = None,
-    model: FilterModel = None,
-    template: FilterTemplate = None,
-    task: FilterTask = None,
-    for_target: FilterForTarget = None,
-    source: FilterSource = None,
-    label: FilterLabel = None,
-    target: FilterTarget = None,
+    filters: Filters = NO_FILTERS,
     knobs: Annotated[bool, typer.Option(help="Show the winning knob values.")] = False,
     as_json: JsonOption = False,
 ) -> None:
@@ -61,9 +49,6 @@ def best(
     `trials`: every measurement (valid or failed) of the row's workload on targets with the
     same keys and -model as its target; `source`: the file and line of the winning record.
     """
-    filters = Filters(
-        target_key, model, template, task, for_target, source=source, label=label, target=target
-    )
     from tunelog.versions import ANSOR_VERSION
 
     with opened_store() as store:
@@ -125,6 +110,7 @@ def _best_row(row: BestRow, knobs: bool) -> list[Any]:
     epilog=example("tunelog workloads --sort latency --task conv2d", "tunelog workloads 1x512")
 )
 @handles_errors
+@filter_options()
 def workloads(
     layer: Annotated[
         str | None,
@@ -134,14 +120,7 @@ def workloads(
             "a part of either is enough.",
         ),
     ] = None,
-    target_key: FilterTargetKey = None,
-    model: FilterModel = None,
-    template: FilterTemplate = None,
-    task: FilterTask = None,
-    for_target: FilterForTarget = None,
-    source: FilterSource = None,
-    label: FilterLabel = None,
-    target: FilterTarget = None,
+    filters: Filters = NO_FILTERS,
     sort: SortOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -154,9 +133,6 @@ def workloads(
 
     if sort is not None and sort not in api.SORT_KEYS:
         raise typer.BadParameter(f"use one of {', '.join(api.SORT_KEYS)}", param_hint="--sort")
-    filters = Filters(
-        target_key, model, template, task, for_target, source=source, label=label, target=target
-    )
     with opened_store() as full, full.selected(filters) as (store, filters):
         found = api.layers(store, filters, sort=sort)
         if layer is not None:
@@ -219,15 +195,9 @@ def _winner_text(layer: Layer) -> str:
 
 @app.command(epilog=example("tunelog untuned --check --for-target 'cuda -model=t4'"))
 @handles_errors
+@filter_options()
 def untuned(
-    target_key: FilterTargetKey = None,
-    model: FilterModel = None,
-    template: FilterTemplate = None,
-    task: FilterTask = None,
-    for_target: FilterForTarget = None,
-    source: FilterSource = None,
-    label: FilterLabel = None,
-    target: FilterTarget = None,
+    filters: Filters = NO_FILTERS,
     check: Annotated[
         bool, typer.Option("--check", help="Exit 1 when a layer is untuned (for scripts, CI).")
     ] = False,
@@ -236,9 +206,6 @@ def untuned(
     """Layers with no usable valid record (fallback config), or answered only by another machine."""
     from tunelog import api
 
-    filters = Filters(
-        target_key, model, template, task, for_target, source=source, label=label, target=target
-    )
     with opened_store() as store:
         report = api.untuned_report(store, filters)
     found = report.layers
@@ -286,23 +253,14 @@ def untuned(
 
 @app.command(epilog=example("tunelog errors --target-key cuda"))
 @handles_errors
+@filter_options()
 def errors(
-    target_key: FilterTargetKey = None,
-    model: FilterModel = None,
-    template: FilterTemplate = None,
-    task: FilterTask = None,
-    for_target: FilterForTarget = None,
-    source: FilterSource = None,
-    label: FilterLabel = None,
-    target: FilterTarget = None,
+    filters: Filters = NO_FILTERS,
     as_json: JsonOption = False,
 ) -> None:
     """Failed trials by layer and template, with error names and a diagnosis."""
     from tunelog import api
 
-    filters = Filters(
-        target_key, model, template, task, for_target, source=source, label=label, target=target
-    )
     with opened_store() as store:
         found = api.errors(store, filters)
         matched = bool(found) or bool(api.layers(store, filters))

@@ -12,14 +12,11 @@ from tunelog.cli.app import app, example
 from tunelog.cli.cells import display_path, format_seconds
 from tunelog.cli.emitters import emit_json, emit_table
 from tunelog.cli.options import (
-    FilterLabel,
-    FilterModel,
-    FilterSource,
-    FilterTargetKey,
-    FilterTask,
-    FilterTemplate,
+    LAYER_FILTERS,
+    NO_FILTERS,
     JsonOption,
     LayerArgument,
+    filter_options,
 )
 from tunelog.cli.output import _err, echo
 from tunelog.cli.running import checked, handles_errors, opened_store
@@ -140,14 +137,10 @@ def _layer_template_title(layer: Layer, template: TemplateResult) -> str:
 
 @app.command(epilog=example("tunelog curve 1x512 --target-key cpu --json"))
 @handles_errors
+@filter_options(*LAYER_FILTERS)
 def curve(
     layer: LayerArgument,
-    target_key: FilterTargetKey = None,
-    model: FilterModel = None,
-    template: FilterTemplate = None,
-    task: FilterTask = None,
-    source: FilterSource = None,
-    label: FilterLabel = None,
+    filters: Filters = NO_FILTERS,
     improvements: Annotated[
         bool,
         typer.Option(
@@ -163,7 +156,6 @@ def curve(
     With --source/--label: the chosen files' trials, in their own order."""
     from tunelog import api
 
-    filters = Filters(target_key, model, template, task, source=source, label=label)
     found, series = _layer_entries(layer, filters, api.curves)
     if as_json:
         emit_json([api.curve_as_dict(c) for c in series])
@@ -247,24 +239,19 @@ def _print_improvements(rows: Sequence[CurveRow]) -> None:
 
 @app.command(epilog=example("tunelog knobs 1x512 --target-key cpu --knob tile_k"))
 @handles_errors
+@filter_options(*LAYER_FILTERS)
 def knobs(
     layer: LayerArgument,
     knob: Annotated[
         str | None,
         typer.Option("--knob", help="Only this knob (`layout`: the x86 NCHWc layouts)."),
     ] = None,
-    target_key: FilterTargetKey = None,
-    model: FilterModel = None,
-    template: FilterTemplate = None,
-    task: FilterTask = None,
-    source: FilterSource = None,
-    label: FilterLabel = None,
+    filters: Filters = NO_FILTERS,
     as_json: JsonOption = False,
 ) -> None:
     """Per knob and value of a layer's templates: trials, valid/failed, best and median cost."""
     from tunelog import api
 
-    filters = Filters(target_key, model, template, task, source=source, label=label)
     found, tables = _layer_entries(layer, filters, lambda store, lay: api.knobs(store, lay, knob))
     if knob is not None:
         for entry in tables:

@@ -14,15 +14,9 @@ from tunelog.cli.app import app, example
 from tunelog.cli.cells import _source_ref, display_path, format_seconds
 from tunelog.cli.emitters import emit_json, emit_table
 from tunelog.cli.options import (
-    FilterForTarget,
-    FilterLabel,
-    FilterModel,
-    FilterSource,
-    FilterTarget,
-    FilterTargetKey,
-    FilterTask,
-    FilterTemplate,
+    NO_FILTERS,
     JsonOption,
+    filter_options,
 )
 from tunelog.cli.output import _err
 from tunelog.cli.running import checked, handles_errors, opened_store
@@ -40,6 +34,7 @@ if TYPE_CHECKING:
 
 @app.command(epilog=example("tunelog export --for-target 'cuda -model=t4' t4.log"))
 @handles_errors
+@filter_options()
 def export(
     out: Annotated[str, typer.Argument(help="Output log file, or - for stdout.")],
     top_k: Annotated[
@@ -48,14 +43,7 @@ def export(
             "--top-k", min=1, metavar="K", help="Keep the K best distinct configs per slot."
         ),
     ] = 1,
-    target_key: FilterTargetKey = None,
-    model: FilterModel = None,
-    template: FilterTemplate = None,
-    task: FilterTask = None,
-    for_target: FilterForTarget = None,
-    source: FilterSource = None,
-    label: FilterLabel = None,
-    target: FilterTarget = None,
+    filters: Filters = NO_FILTERS,
     force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
     include_v01: Annotated[
         bool, typer.Option("--include-v01", help="Also write v0.1 records (old TVM only).")
@@ -90,9 +78,6 @@ def export(
     """
     from tunelog import api
 
-    filters = Filters(
-        target_key, model, template, task, for_target, source=source, label=label, target=target
-    )
     if metaschedule:
         if winners_only or log_format is not None or include_v01 or fix_targets:
             raise typer.BadParameter(
@@ -128,26 +113,17 @@ def export(
 
 @app.command(epilog=example("tunelog report --for-target 'cuda -model=t4' t4.html"))
 @handles_errors
+@filter_options()
 def report(
     out: Annotated[
         str, typer.Argument(metavar="OUT", help="The HTML file to write (- for stdout).")
     ],
-    target_key: FilterTargetKey = None,
-    model: FilterModel = None,
-    template: FilterTemplate = None,
-    task: FilterTask = None,
-    for_target: FilterForTarget = None,
-    source: FilterSource = None,
-    label: FilterLabel = None,
-    target: FilterTarget = None,
+    filters: Filters = NO_FILTERS,
     force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
 ) -> None:
     """One self-contained HTML page: summary, layers, charts, failures (opens offline)."""
     from tunelog import api  # plotly is imported by api.write_report, only here
 
-    filters = Filters(
-        target_key, model, template, task, for_target, source=source, label=label, target=target
-    )
     with opened_store() as store:
         written = api.write_report(store, out, filters, force=force)
     if out != "-":
