@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer import _click as click  # typer < 0.29 vendors click: its classes, not click's
 from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from tunelog import optionvalues
@@ -18,7 +17,7 @@ from tunelog.cli.running import checked
 from tunelog.cli.state import DEFAULT_DB, state
 
 if TYPE_CHECKING:
-    pass
+    from typer import _click as click  # typer < 0.29 vendors click: its classes, not click's
 
 
 # -- how every command behaves: global options anywhere, plain help, quiet broken pipes --------

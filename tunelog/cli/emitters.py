@@ -6,14 +6,10 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tunelog.cli.output import _err, echo, shown, terminal_width
 from tunelog.tables import Column
-
-if TYPE_CHECKING:
-    pass
-
 
 # DEL and the C1 controls: JSON escapes the C0 ones only, orjson writes these raw.
 _RAW_IN_JSON = re.compile("[\x7f-\x9f]")

@@ -5,16 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from typing import TYPE_CHECKING
 
 import typer
 
 from tunelog import optionvalues
 from tunelog.cli.state import state
-
-if TYPE_CHECKING:
-    pass
-
 
 # Control characters (C0, DEL, C1): a log's task name holding ESC ]0;... BEL or ESC [2J would
 # set the terminal's title or clear it. Shown as escapes instead, in every table and line.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -14,10 +14,6 @@ from tunelog.cli.cells import format_seconds
 from tunelog.cli.importing import REJECTS_SHOWN
 from tunelog.cli.output import _err, echo, shown
 from tunelog.cli.running import checked, handles_errors, opened_store
-
-if TYPE_CHECKING:
-    pass
-
 
 # -- watch ------------------------------------------------------------------------------------
 
