@@ -142,19 +142,6 @@ _IMPORT_COLUMNS = (
     Column("rejected"),
     Column("note"),
 )
-_SOURCES_COLUMNS = (
-    Column("id"),
-    Column("path", path=True),
-    Column("label", rank=1),
-    Column("lines", rank=2),
-    Column("records"),
-    Column("dup", rank=2),
-    Column("rejected"),
-    Column("sha256", rank=4),
-    Column("imported", rank=3),
-    Column("imports", rank=3),
-    Column("merged from", rank=2),
-)
 
 
 def _holds_no_record(report: FileReport) -> bool:

@@ -11,16 +11,31 @@ from tunelog import optionvalues
 from tunelog.cli.app import app, example
 from tunelog.cli.cells import _template_text, display_path
 from tunelog.cli.emitters import emit_json, emit_table
-from tunelog.cli.importing import _SOURCES_COLUMNS
 from tunelog.cli.options import JsonOption
 from tunelog.cli.output import _err, echo
 from tunelog.cli.running import checked, handles_errors, opened_store
+from tunelog.tables import Column
 
 if TYPE_CHECKING:
     from tunelog.models import SourceImport
 
 
 # -- listings ---------------------------------------------------------------------------------
+
+
+_SOURCES_COLUMNS = (
+    Column("id"),
+    Column("path", path=True),
+    Column("label", rank=1),
+    Column("lines", rank=2),
+    Column("records"),
+    Column("dup", rank=2),
+    Column("rejected"),
+    Column("sha256", rank=4),
+    Column("imported", rank=3),
+    Column("imports", rank=3),
+    Column("merged from", rank=2),
+)
 
 
 sources_app = typer.Typer(
