@@ -121,15 +121,15 @@ def filter_options(*names: str) -> Callable[[Callable[..., R]], Callable[..., R]
         ]
         # Keyword-only: typer passes every parameter by name.
         rest = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
-        shown = [*rest[:at], *options, *rest[at + 1 :]]
+        listed = [*rest[:at], *options, *rest[at + 1 :]]
 
         @functools.wraps(command)
         def wrapper(**kwargs: Any) -> R:
             given = {name: kwargs.pop(name) for name in chosen}
             return command(filters=Filters(**given), **kwargs)
 
-        wrapper.__signature__ = signature.replace(parameters=shown)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in shown}
+        wrapper.__signature__ = signature.replace(parameters=listed)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in listed}
         return wrapper
 
     return decorate
