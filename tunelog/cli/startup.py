@@ -1,8 +1,8 @@
 """The console script: a run that names a command builds that command alone.
 
 typer turns every registered command into a click command on each run, reading each function's
-signature and evaluating its annotations: about a fifth of a small command's start-up (12 ms of
-`tunelog best`'s 60 on a quiet machine, more than the start-up budget leaves). A run that names
+signature and evaluating its annotations: 13.5 ms of CPU for all 19, 1.4 ms for `best` alone
+(BENCHMARKS.md), more than the start-up budget leaves. A run that names
 one command after global options only (`--db PATH`, `--wide`) gets a copy of `app` holding that
 command; any other run (no command, an unknown one, `-h` or `--version` first: the group's help
 lists every command) gets `app` itself.
