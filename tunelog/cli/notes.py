@@ -1,0 +1,73 @@
+"""Warnings on stderr that a listing's rows carry, the first WARNINGS_SHOWN of them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tunelog.cli.output import _err
+
+if TYPE_CHECKING:
+    from tunelog.layers import Layer, TemplateResult
+
+
+WARNINGS_SHOWN = 10  # per command run; the rest are counted (all of them are in --json)
+
+
+def _no_answer(template: TemplateResult) -> str:
+    return "untuned" if template.offered else "not offered to this target"
+
+
+def _answered_elsewhere(layer: Layer) -> str:
+    """For `untuned`: the record from another machine that answers the layer, if any."""
+    winner = layer.winner
+    if winner is None or winner.chosen is None:
+        return ""
+    chosen = winner.chosen
+    return f"{winner.name} measured on {chosen.target!r} ({Path(chosen.source).name}:{chosen.line})"
+
+
+def _warn_layers(found: Sequence[Layer], *, listed_by: str) -> None:
+    """Cross-machine warnings on stderr (stdout stays the table)."""
+    notes = {lay.strategy_note for lay in found if lay.strategy_note is not None}
+    for note in sorted(notes):
+        _err(f"note: {note}")
+    _warn_all(
+        [
+            f"{lay.group.label} {lay.family} {lay.shapes}: {w}"
+            for lay in found
+            for w in lay.warnings
+        ],
+        listed_by=listed_by,
+    )
+
+
+def _warn_all(notes: Sequence[str], *, listed_by: str) -> None:
+    """Warnings on stderr: answers from another machine grouped into one line with a count
+    (`listed_by`: the command whose --json lists each); the first WARNINGS_SHOWN others, then
+    how many more there are."""
+    from tunelog.machines import CROSS_MACHINE_ADVICE, cross_machine_differences
+
+    crossed: dict[str, int] = {}
+    others: list[str] = []
+    for note in notes:
+        differences = cross_machine_differences(note)
+        if differences is None:
+            others.append(note)
+        else:
+            crossed[differences] = crossed.get(differences, 0) + 1
+    if sum(crossed.values()) == 1:  # one: said in full
+        others = list(notes)
+        crossed = {}
+    for note in others[:WARNINGS_SHOWN]:
+        _err(f"warning: {note}")
+    if len(others) > WARNINGS_SHOWN:
+        _err(f"warning: {len(others) - WARNINGS_SHOWN} more warning(s) (`{listed_by}` lists them)")
+    if crossed:
+        counts = ", ".join(f"{d.replace('; ', ' and ')} x{n}" for d, n in crossed.items())
+        _err(
+            f"warning: {sum(crossed.values())} answers were measured on another machine than "
+            f"the target asked about ({counts}): {CROSS_MACHINE_ADVICE}; "
+            f"`{listed_by}` lists each under `warnings`"
+        )

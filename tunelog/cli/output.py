@@ -1,0 +1,58 @@
+"""Text for the terminal and the streams: control characters escaped, stderr notes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import typer
+
+from tunelog import optionvalues
+from tunelog.cli.state import state
+
+# Control characters (C0, DEL, C1): a log's task name holding ESC ]0;... BEL or ESC [2J would
+# set the terminal's title or clear it. Shown as escapes instead, in every table and line.
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def shown(text: str, *, keep_newlines: bool = False) -> str:
+    """Text for the terminal: control characters escaped (`\\x1b`, `\\n`), log text included.
+
+    `keep_newlines`: the line breaks of multi-line output stay (table cells escape them).
+    """
+    if text.isprintable() or (keep_newlines and text.replace("\n", "").isprintable()):
+        return text  # the usual text: nothing to escape (also true of most non-ASCII)
+    return "".join(
+        char
+        if char.isprintable() or (keep_newlines and char == "\n") or not _is_control(char)
+        else _ESCAPES.get(char) or f"\\x{ord(char):02x}"
+        for char in text
+    )
+
+
+def _is_control(char: str) -> bool:
+    code = ord(char)
+    return code < 0x20 or 0x7F <= code <= 0x9F
+
+
+def echo(text: str = "") -> None:
+    """One line (or several) on stdout, control characters escaped."""
+    typer.echo(shown(text, keep_newlines=True))
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(shown(message, keep_newlines=True) + "\n")
+    sys.stderr.flush()
+
+
+def terminal_width() -> int | None:
+    """Columns to fit tables into: $COLUMNS, else the terminal's; None for --wide or a pipe."""
+    if state.wide:
+        return None
+    columns = optionvalues.columns(os.environ.get("COLUMNS", ""))
+    if columns is not None:
+        return columns
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None  # a file or a pipe: whole lines for grep and friends

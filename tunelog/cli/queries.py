@@ -1,0 +1,291 @@
+"""`best`, `workloads`, `untuned`, `errors`: the winners and the layers, as tables or JSON."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from tunelog.cli.app import app, example
+from tunelog.cli.cells import (
+    _SEE_WHAT_THERE_IS,
+    _compact,
+    _convergence_cells,
+    _errors_text,
+    _nothing_matches,
+    _template_text,
+    display_path,
+    format_seconds,
+)
+from tunelog.cli.emitters import emit_json, emit_table
+from tunelog.cli.notes import _answered_elsewhere, _no_answer, _warn_all, _warn_layers
+from tunelog.cli.options import (
+    NO_FILTERS,
+    JsonOption,
+    SortOption,
+    filter_options,
+)
+from tunelog.cli.output import _err
+from tunelog.cli.running import handles_errors, opened_store
+from tunelog.exceptions import NothingMatchesError
+from tunelog.filters import Filters
+from tunelog.tables import Column
+
+if TYPE_CHECKING:
+    from tunelog.layers import Layer
+    from tunelog.models import BestRow
+
+
+@app.command(epilog=example("tunelog best --target-key cuda --knobs"))
+@handles_errors
+@filter_options()
+def best(
+    filters: Filters = NO_FILTERS,
+    knobs: Annotated[bool, typer.Option(help="Show the winning knob values.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """The config apply_history_best picks for each slot (target key or model, workload).
+
+    `trials`: every measurement (valid or failed) of the row's workload on targets with the
+    same keys and -model as its target; `source`: the file and line of the winning record.
+    """
+    from tunelog.versions import ANSOR_VERSION
+
+    with opened_store() as store:
+        rows = store.best(filters, knobs=knobs)
+        if any(row.log_version == ANSOR_VERSION for row in rows):  # api.best, loaded if needed
+            from tunelog import api
+
+            api.ansor_args_as_written(store, rows)
+    if as_json:
+        emit_json([row.model_dump() for row in rows])
+        return
+    emit_table(
+        [_best_row(row, knobs) for row in rows],
+        _best_headers(knobs),
+        empty=f"no valid measurement matches {filters.describe()}; {_SEE_WHAT_THERE_IS}"
+        if filters.describe()
+        else f"no valid measurement in the database; {_SEE_WHAT_THERE_IS}",
+    )
+    _warn_all(
+        [f"{','.join(row.slots)} {row.task_name}: {w}" for row in rows for w in row.warnings],
+        listed_by="tunelog best --json",
+    )
+
+
+def _best_headers(knobs: bool) -> list[Column]:
+    headers = [
+        Column("target", rank=3),  # long; `slots` says what it answers for
+        Column("slots", rank=1),
+        Column("template"),
+        Column("args"),
+        Column("config"),  # the answer: which config apply_history_best picks
+        Column("latency"),
+        Column("trials", rank=2),
+        Column("source", rank=2, path=True),
+    ]
+    return [*headers, Column("knobs")] if knobs else headers
+
+
+def _best_row(row: BestRow, knobs: bool) -> list[Any]:
+    from tunelog.workloads import short_args
+
+    template = _template_text(row.task_name, row.template_key)
+    cells: list[Any] = [
+        row.target,
+        ",".join(row.slots),
+        template,
+        short_args(row.task_name, row.args),
+        row.config_index,
+        format_seconds(row.mean_cost),
+        row.trials,
+        f"{display_path(row.source)}:{row.line}",
+    ]
+    if knobs:
+        cells.append(" ".join(f"{k}={_compact(v)}" for k, v in row.knobs or []))
+    return cells
+
+
+@app.command(
+    epilog=example("tunelog workloads --sort latency --task conv2d", "tunelog workloads 1x512")
+)
+@handles_errors
+@filter_options()
+def workloads(
+    layer: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[LAYER]",
+            help="Only the layers this names: shapes as the table shows them, or a layer_key; "
+            "a part of either is enough.",
+        ),
+    ] = None,
+    filters: Filters = NO_FILTERS,
+    sort: SortOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """One row per layer and target group: templates tried, the winner relay picks, GFLOPS.
+
+    Trials (per template: all valid/failed): every measurement of the template's workload on
+    the group's targets (same keys and -model), as `best` counts them.
+    """
+    from tunelog import api
+
+    if sort is not None and sort not in api.SORT_KEYS:
+        raise typer.BadParameter(f"use one of {', '.join(api.SORT_KEYS)}", param_hint="--sort")
+    with opened_store() as full, full.selected(filters) as (store, filters):
+        found = api.layers(store, filters, sort=sort)
+        if layer is not None:
+            found = api.layers_named(found, layer)
+        convergence = api.layer_convergence(store, found)
+    if as_json:
+        emit_json([api.layer_as_dict(layer, convergence) for layer in found])
+        return
+    emit_table(
+        [[*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))] for layer in found],
+        _LAYER_COLUMNS,
+        empty=_nothing_matches(filters, named=layer),
+    )
+    _warn_layers(found, listed_by="tunelog workloads --json")
+
+
+_LAYER_HEADERS = (
+    Column("target"),
+    Column("operator"),
+    Column("shapes"),
+    Column("templates (trials valid/failed: best)", rank=3),
+    Column("winner"),
+    Column("config", rank=2),
+    Column("margin", rank=2),
+    Column("GFLOPS", rank=1),
+)
+_LAYER_COLUMNS = (*_LAYER_HEADERS, Column("to best", rank=2), Column("verdict", rank=1))
+
+
+def _layer_row(layer: Layer) -> list[Any]:
+    tried = "; ".join(
+        f"{t.name} ({t.trials} {t.valid}/{t.failed}: "
+        f"{format_seconds(t.chosen.mean_cost) if t.chosen else _no_answer(t)})"
+        for t in layer.templates
+    )
+    winner = layer.winner
+    margin = layer.margin
+    gflops = layer.gflops
+    return [
+        layer.group.label,
+        layer.family,
+        layer.shapes,
+        tried,
+        _winner_text(layer),
+        winner.chosen.config_index if winner and winner.chosen else "",
+        f"+{margin * 100:.0f}%" if margin is not None else "",
+        f"{gflops:.1f}" if gflops is not None else "unknown" if winner else "",
+    ]
+
+
+def _winner_text(layer: Layer) -> str:
+    """The winning template as `workloads` shows it: an auto_scheduler task is named by its
+    hash, already the operator column's, so only what follows it (`(auto_scheduler)`)."""
+    if layer.winner is None:
+        return "(untuned)"
+    name = layer.winner.name
+    rest = name.removeprefix(layer.family + " ")
+    return rest if rest.startswith("(") else name
+
+
+@app.command(epilog=example("tunelog untuned --check --for-target 'cuda -model=t4'"))
+@handles_errors
+@filter_options()
+def untuned(
+    filters: Filters = NO_FILTERS,
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 when a layer is untuned (for scripts, CI).")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Layers with no usable valid record (fallback config), or answered only by another machine."""
+    from tunelog import api
+
+    with opened_store() as store:
+        report = api.untuned_report(store, filters)
+    found = report.layers
+    if not report.matched:  # "every layer is tuned" would be true of no layer at all
+        if check:
+            raise NothingMatchesError(_nothing_matches(filters, then=": nothing to check"))
+        if as_json:
+            emit_json([])
+        _err(_nothing_matches(filters))
+        return
+    if as_json:
+        emit_json([api.layer_as_dict(layer) for layer in found])
+        if check and found:
+            raise typer.Exit(1)
+        return
+    emit_table(
+        [
+            (
+                layer.group.label,
+                layer.family,
+                layer.shapes,
+                ", ".join(t.name for t in layer.templates),
+                layer.trials,
+                _errors_text({n: c for t in layer.templates for n, c in t.errors.items()}),
+                _answered_elsewhere(layer),
+            )
+            for layer in found
+        ],
+        (
+            Column("target"),
+            Column("operator"),
+            Column("shapes"),
+            Column("templates", rank=2),
+            Column("trials", rank=3),
+            Column("errors", rank=1),
+            Column("answered by", rank=1),
+        ),
+        empty="every layer has at least one valid measurement",
+    )
+    _warn_layers(found, listed_by="tunelog untuned --json")
+    if check and found:
+        _err(f"{len(found)} layer(s) will run an untuned fallback config (--check)")
+        raise typer.Exit(1)
+
+
+@app.command(epilog=example("tunelog errors --target-key cuda"))
+@handles_errors
+@filter_options()
+def errors(
+    filters: Filters = NO_FILTERS,
+    as_json: JsonOption = False,
+) -> None:
+    """Failed trials by layer and template, with error names and a diagnosis."""
+    from tunelog import api
+
+    with opened_store() as store:
+        found = api.errors(store, filters)
+        matched = bool(found) or bool(api.layers(store, filters))
+    if as_json:
+        emit_json([api.error_as_dict(e) for e in found])
+        return
+    emit_table(
+        [
+            (
+                e.layer.group.label,
+                e.layer.shapes,
+                e.template.name,
+                f"{e.template.failed}/{e.template.trials}",
+                ", ".join(f"{name} x{count}" for name, count in e.error_counts.items()),
+                " ".join(e.diagnosis),
+            )
+            for e in found
+        ],
+        (
+            Column("target", rank=2),
+            Column("shapes"),
+            Column("template"),
+            Column("failed", rank=1),
+            Column("errors", rank=1),
+            Column("diagnosis"),
+        ),
+        empty="no failed trials" if matched else _nothing_matches(filters),
+    )

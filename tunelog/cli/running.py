@@ -1,0 +1,73 @@
+"""What every command runs inside: domain errors as one line, the store it opens."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+import typer
+
+from tunelog.cli.output import _err
+from tunelog.cli.state import state
+from tunelog.exceptions import TunelogError
+
+if TYPE_CHECKING:
+    from tunelog.store import Store
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def checked(check: Callable[[Any], object]) -> Callable[[Any], Any]:
+    """A typer callback running one of `tunelog.optionvalues`' checks on an option's value:
+    a value it refuses is a usage error (exit 2) saying what is allowed."""
+
+    def callback(value: Any) -> Any:
+        if value is not None:
+            from tunelog.exceptions import InvalidValueError
+
+            try:
+                check(value)
+            except InvalidValueError as exc:
+                raise typer.BadParameter(str(exc)) from None
+        return value
+
+    return callback
+
+
+def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn domain errors into one `Error:` line and exit 1, never a traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except BrokenPipeError:
+            raise  # not an error: TunelogGroup.invoke ends quietly
+        except TunelogError as exc:
+            _err(f"Error: {exc}")
+            raise typer.Exit(1) from None
+        except OSError as exc:
+            _err(f"Error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            _err("Interrupted: the file being imported was rolled back; finished files are kept")
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+@contextmanager
+def opened_store(*, create: bool = False) -> Iterator[Store]:
+    """The database named by --db, TUNELOG_DB or ./tunelog.db.
+
+    Only commands that add data pass `create`: a read command on a missing file says so
+    instead of answering from a new, empty database.
+    """
+    from tunelog.store import Store
+
+    with Store(state.db_path, create=create) as store:  # SQLite's errors as domain errors
+        yield store

@@ -1,0 +1,142 @@
+"""`tunelog sources` (and `sources remove`) and `tunelog stats`: what the database holds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from tunelog import optionvalues
+from tunelog.cli.app import app, example
+from tunelog.cli.cells import _template_text, display_path
+from tunelog.cli.emitters import emit_json, emit_table
+from tunelog.cli.options import JsonOption
+from tunelog.cli.output import _err, echo
+from tunelog.cli.running import checked, handles_errors, opened_store
+from tunelog.tables import Column
+
+if TYPE_CHECKING:
+    from tunelog.models import SourceImport
+
+
+# -- listings ---------------------------------------------------------------------------------
+
+
+_SOURCES_COLUMNS = (
+    Column("id"),
+    Column("path", path=True),
+    Column("label", rank=1),
+    Column("lines", rank=2),
+    Column("records"),
+    Column("dup", rank=2),
+    Column("rejected"),
+    Column("sha256", rank=4),
+    Column("imported", rank=3),
+    Column("imports", rank=3),
+    Column("merged from", rank=2),
+)
+
+
+sources_app = typer.Typer(
+    help="List imported files with their line accounting; `sources remove` deletes one.",
+    invoke_without_command=True,
+    rich_markup_mode=None,
+)
+app.add_typer(sources_app, name="sources")
+
+
+@sources_app.callback(epilog=example("tunelog sources --json"))
+@handles_errors
+def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """List imported files with their line accounting (a copy at another path is one more).
+
+    `imports`: how many times the file was imported, and the last time. `--json` also gives
+    `held` (record lines the file held) and `shared` (those another source holds too).
+    `tunelog sources remove ID|LABEL|PATH` deletes one.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    with opened_store() as store:
+        rows = store.sources()
+    if as_json:
+        emit_json([s.model_dump() for s in rows])
+        return
+    emit_table(
+        [
+            (
+                s.id,
+                display_path(s.path),
+                s.label or "",
+                s.lines,
+                s.records,
+                s.duplicates,
+                s.rejected,
+                s.sha256[:12],
+                s.imported_at,
+                _imports_text(s.imports),
+                s.merged_from or "",
+            )
+            for s in rows
+        ],
+        _SOURCES_COLUMNS,
+        empty="no source imported yet (tunelog import LOGS)",
+    )
+
+
+def _imports_text(imports: Sequence[SourceImport]) -> str:
+    if len(imports) <= 1:
+        return str(len(imports))
+    return f"{len(imports)}, last {imports[-1].imported_at}"
+
+
+@app.command(epilog=example("tunelog stats | head"))
+@handles_errors
+def stats(as_json: JsonOption = False) -> None:
+    """Records by target, template and error number; valid vs failed."""
+    with opened_store() as store:
+        result = store.stats()
+    from tunelog.errorcodes import error_name
+
+    by_error = [
+        {**row, "error_name": error_name(int(str(row["error_no"])))} for row in result.by_error
+    ]
+    if as_json:
+        emit_json({**result.model_dump(), "by_error": by_error})
+        return
+    echo(
+        f"records: {result.records}  valid: {result.valid}  failed: {result.failed}  "
+        f"sources: {result.sources}  targets: {result.targets}  workloads: {result.workloads}"
+    )
+    by_template = [
+        {**row, "template": _template_text(str(row["template"]), row["template_key"])}
+        for row in result.by_template
+    ]
+    for title, rows, headers in (
+        ("by target", result.by_target, ("target", "records", "valid", "failed")),
+        ("by template", by_template, ("template", "records", "valid", "failed")),
+        ("by error", by_error, ("error_no", "error_name", "records")),
+    ):
+        if rows:
+            echo(f"\n{title}:")
+            emit_table([[row[h] for h in headers] for row in rows], headers)
+
+
+@sources_app.command("remove")
+@handles_errors
+def sources_remove(
+    ref: Annotated[
+        str,
+        typer.Argument(
+            help="The source's id, label or path.", callback=checked(optionvalues.source_id)
+        ),
+    ],
+) -> None:
+    """Remove a source as if it had never been imported (its records no other file held go)."""
+    from tunelog import api
+
+    with opened_store() as store:
+        removed = api.remove_sources(store, ref)
+    for source in removed:
+        label = f" ({source.label})" if source.label else ""
+        _err(f"removed #{source.id} {source.path}{label}: {source.records} record(s)")

@@ -1,0 +1,183 @@
+"""`tunelog watch`: follow logs while a tuner writes them."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from tunelog import optionvalues
+from tunelog.cli.app import app, example
+from tunelog.cli.cells import format_seconds
+from tunelog.cli.importing import REJECTS_SHOWN
+from tunelog.cli.output import _err, echo, shown
+from tunelog.cli.running import checked, handles_errors, opened_store
+
+# -- watch ------------------------------------------------------------------------------------
+
+
+@app.command(epilog=example("tunelog watch tuning.log --interval 5"))
+@handles_errors
+def watch(
+    paths: Annotated[
+        list[str], typer.Argument(help="Log files or directories a tuner is writing to.")
+    ],
+    interval: Annotated[
+        float,
+        typer.Option(
+            help="Seconds between refreshes.",
+            show_default=True,
+            callback=checked(functools.partial(optionvalues.interval, name="--interval")),
+        ),
+    ] = 2.0,
+    once: Annotated[bool, typer.Option(help="Refresh once and stop.")] = False,
+    refreshes: Annotated[
+        int | None, typer.Option(min=1, help="Stop after this many refreshes.")
+    ] = None,
+    until_idle: Annotated[
+        float | None,
+        typer.Option(
+            metavar="S",
+            help="Stop when no file has grown for S seconds.",
+            callback=checked(functools.partial(optionvalues.seconds, name="--until-idle")),
+        ),
+    ] = None,
+    repair: Annotated[
+        bool,
+        typer.Option(help="Recover records pasted from web pages (curly quotes, joined lines)."),
+    ] = False,
+) -> None:
+    """Follow logs while tuning: import what is new each refresh and show every layer.
+
+    On a terminal a live table is redrawn; otherwise one summary line per refresh is printed.
+    Ctrl-C stops (exit 0): the database keeps every complete line imported so far.
+    """
+    from tunelog import api
+
+    if "-" in paths:
+        raise typer.BadParameter("watch follows files; import stdin with `tunelog import -`")
+    view = _WatchView(live=sys.stdout.isatty(), stops_itself=once or refreshes == 1)
+    with opened_store(create=True) as store, view:
+        try:
+            api.watch(
+                store,
+                paths,
+                on_refresh=view.draw,
+                interval=interval,
+                refreshes=1 if once else refreshes,
+                until_idle=until_idle,
+                repair=repair,
+            )
+        except KeyboardInterrupt:
+            view.interrupted = True
+    view.finish()
+
+
+class _WatchView:
+    """Draws each refresh: a rich Live table on a terminal, else one line on stdout."""
+
+    def __init__(self, *, live: bool, stops_itself: bool = False) -> None:
+        self.live: Any = None
+        self.stops_itself = stops_itself  # one refresh: no Ctrl-C to ask for
+        self.use_live = live
+        self.last: Any = None
+        self.interrupted = False
+        self.waiting: set[str] = set()
+
+    def __enter__(self) -> _WatchView:
+        if self.use_live:
+            from rich.live import Live
+
+            self.live = Live(auto_refresh=False, transient=False)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.__exit__(None, None, None)
+
+    def draw(self, refresh: Any) -> None:
+        """Show one refresh; rejected lines go to stderr."""
+        self.last = refresh
+        for report in refresh.reports:
+            if report.unreadable:  # a tuner's temporary file, deleted meanwhile: go on
+                _err(f"{report.path} {report.unreadable}: skipped")
+            for reject in report.rejects[:REJECTS_SHOWN]:
+                _err(f"{report.path}:{reject.line}: {reject.reason}")
+        for path in refresh.waiting_for:
+            if path not in self.waiting:  # said once per path
+                _err(f"waiting for {path} (does not exist yet)")
+        self.waiting = set(refresh.waiting_for)
+        if self.live is not None:
+            self.live.update(_watch_table(refresh, self.stops_itself), refresh=True)
+        else:
+            echo(f"refresh {refresh.number}: {_watch_summary(refresh)}")
+
+    def finish(self) -> None:
+        """The last summary, after the table or lines."""
+        how = "interrupted" if self.interrupted else "stopped"
+        if self.last is None:
+            echo(f"{how} before the first refresh: nothing imported")
+            return
+        echo(
+            f"{how} after {self.last.number} refresh(es): {_watch_totals(self.last)}; "
+            "every complete line read is in the database"
+        )
+
+
+def _watch_totals(refresh: Any) -> str:
+    layers = refresh.layers
+    valid = sum(lay.valid for lay in layers)
+    failed = sum(lay.failed for lay in layers)
+    text = f"{len(layers)} layer(s), {valid + failed} trial(s) ({valid} valid, {failed} failed)"
+    warnings: dict[str, int] = {}
+    for lay in layers:
+        if lay.warning:
+            warnings[lay.warning] = warnings.get(lay.warning, 0) + 1
+    for warning, count in sorted(warnings.items()):
+        text += f"; {count} layer(s) {warning}"
+    return text
+
+
+def _watch_summary(refresh: Any) -> str:
+    text = f"+{refresh.new} new record(s) from {refresh.lines} line(s); {_watch_totals(refresh)}"
+    if refresh.held_back_bytes:
+        text += f"; {refresh.held_back_bytes} byte(s) of a line still being written"
+    return text
+
+
+def _watch_table(refresh: Any, stops_itself: bool = False) -> Any:
+    from datetime import datetime
+
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(
+        title=f"tunelog watch: refresh {refresh.number} at {datetime.now():%H:%M:%S}",
+        caption=f"{_watch_summary(refresh)}." + ("" if stops_itself else " Ctrl-C to stop."),
+    )
+    headers = ["target", "operator", "shapes", "trials", "valid/failed", "best", "GFLOPS"]
+    with_verdict = any(lay.verdict is not None for lay in refresh.layers)
+    if with_verdict:  # the convergence verdict, once tunelog computes one (LayerStatus.verdict)
+        headers.append("verdict")
+    for header in [*headers, "warning"]:
+        table.add_column(header, justify="right" if header in ("trials", "GFLOPS") else "left")
+    for lay in refresh.layers:
+        cells = [
+            lay.target,
+            lay.operator,
+            lay.shapes,
+            str(lay.trials),
+            f"{lay.valid}/{lay.failed}",
+            format_seconds(lay.best_cost) if lay.best_cost is not None else "untuned",
+            f"{lay.gflops:.1f}" if lay.gflops is not None else "",
+        ]
+        if with_verdict:
+            cells.append(lay.verdict or "")
+        # Text, not markup: shapes and target strings may hold brackets.
+        row = [Text(shown(cell)) for cell in cells]
+        row.append(Text(lay.warning or "", style="bold red"))
+        table.add_row(*row)
+    return table

@@ -1,0 +1,318 @@
+"""Commands that write files: `export`, `export-metaschedule`, `report`, `merge`, `diff`."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from tunelog import optionvalues
+from tunelog.cli.app import app, example
+from tunelog.cli.cells import _source_ref, display_path, format_seconds
+from tunelog.cli.emitters import emit_json, emit_table
+from tunelog.cli.options import (
+    NO_FILTERS,
+    JsonOption,
+    filter_options,
+)
+from tunelog.cli.output import _err
+from tunelog.cli.running import checked, handles_errors, opened_store
+from tunelog.cli.state import state
+from tunelog.filters import Filters
+from tunelog.tables import Column
+
+if TYPE_CHECKING:
+    from tunelog import api
+    from tunelog.diffing import LayerDiff
+
+
+# -- export -----------------------------------------------------------------------------------
+
+
+@app.command(epilog=example("tunelog export --for-target 'cuda -model=t4' t4.log"))
+@handles_errors
+@filter_options()
+def export(
+    out: Annotated[str, typer.Argument(help="Output log file, or - for stdout.")],
+    top_k: Annotated[
+        int,
+        typer.Option(
+            "--top-k", min=1, metavar="K", help="Keep the K best distinct configs per slot."
+        ),
+    ] = 1,
+    filters: Filters = NO_FILTERS,
+    force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
+    include_v01: Annotated[
+        bool, typer.Option("--include-v01", help="Also write v0.1 records (old TVM only).")
+    ] = False,
+    fix_targets: Annotated[
+        bool,
+        typer.Option(help="Drop target options modern TVM rejects (-link-params) when writing."),
+    ] = False,
+    winners_only: Annotated[
+        bool,
+        typer.Option(help="Leave out templates that lose to another template of the same layer."),
+    ] = False,
+    log_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="autotvm or auto_scheduler: which records to write when the database has both.",
+        ),
+    ] = None,
+    metaschedule: Annotated[
+        bool,
+        typer.Option(
+            "--metaschedule",
+            help="OUT is a directory: write a pruned MetaSchedule database there instead.",
+        ),
+    ] = False,
+) -> None:
+    """Write a cleaned log that apply_history_best loads and decides on as on the full logs.
+
+    Exits 1 without writing when no record would be written. With --metaschedule, OUT is a
+    directory for a pruned MetaSchedule database (as `tunelog export-metaschedule OUT`).
+    """
+    from tunelog import api
+
+    if metaschedule:
+        if winners_only or log_format is not None or include_v01 or fix_targets:
+            raise typer.BadParameter(
+                "a MetaSchedule database has no templates, log formats or target strings to "
+                "fix: drop --winners-only, --format, --include-v01 and --fix-targets",
+                param_hint="--metaschedule",
+            )
+        _export_metaschedule(out, force, filters, top_k)
+        return
+    if log_format is not None and log_format not in api.LOG_FORMATS:
+        raise typer.BadParameter(f"use one of {', '.join(api.LOG_FORMATS)}", param_hint="--format")
+
+    with opened_store() as store:
+        report = api.export(
+            store,
+            out,
+            filters=filters,
+            top_k=top_k,
+            force=force,
+            include_v01=include_v01,
+            fix_targets=fix_targets,
+            winners_only=winners_only,
+            log_format=log_format,
+        )
+    for warning in report.warnings:
+        _err(f"warning: {warning}")
+    if out != "-":
+        _err(f"wrote {report.written} record(s) to {out}")
+
+
+# -- report -----------------------------------------------------------------------------------
+
+
+@app.command(epilog=example("tunelog report --for-target 'cuda -model=t4' t4.html"))
+@handles_errors
+@filter_options()
+def report(
+    out: Annotated[
+        str, typer.Argument(metavar="OUT", help="The HTML file to write (- for stdout).")
+    ],
+    filters: Filters = NO_FILTERS,
+    force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
+) -> None:
+    """One self-contained HTML page: summary, layers, charts, failures (opens offline)."""
+    from tunelog import api  # plotly is imported by api.write_report, only here
+
+    with opened_store() as store:
+        written = api.write_report(store, out, filters, force=force)
+    if out != "-":
+        _err(
+            f"wrote {out} ({written.bytes / 1e6:.1f} MB): {written.layers} layer(s), "
+            f"{written.untuned} untuned, {written.failures} template(s) with failures"
+        )
+
+
+# -- metaschedule -------------------------------------------------------------------------------
+
+
+@app.command("export-metaschedule", epilog=example("tunelog export-metaschedule pruned_db/"))
+@handles_errors
+def export_metaschedule(
+    directory: Annotated[str, typer.Argument(help="Directory for the pruned database.")],
+    force: Annotated[bool, typer.Option(help="Replace the database files if they exist.")] = False,
+) -> None:
+    """Write a pruned MetaSchedule database: the best valid record of each workload."""
+    _export_metaschedule(directory, force, Filters(), 1)
+
+
+def _export_metaschedule(directory: str, force: bool, filters: Filters, top_k: int) -> None:
+    from tunelog import api
+
+    with opened_store() as store:
+        report = api.export_metaschedule(
+            store, directory, force=force, filters=filters, top_k=top_k
+        )
+    for warning in report.warnings:
+        _err(f"warning: {warning}")
+    kept = (
+        "their best record"
+        if top_k == 1
+        else f"up to {top_k} best records of each ({report.records} in all)"
+    )
+    _err(f"wrote {report.workloads} workload(s) and {kept} to {directory}")
+
+
+# -- sources, machines and strategies ----------------------------------------------------------
+
+
+# -- merge and diff ---------------------------------------------------------------------------
+
+
+@app.command(epilog=example("tunelog --db all.db merge box1.db box2.db"))
+@handles_errors
+def merge(
+    databases: Annotated[list[str], typer.Argument(help="Other tunelog databases to merge in.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Merge other tunelog databases into --db, in one transaction; merging again adds nothing.
+
+    Their files count as imported after --db's own, in each database's import order.
+    """
+    from tunelog import api
+
+    with api.merge_target(state.db_path) as store:  # a failed merge leaves no new database
+        try:
+            reports = api.merge(store, databases)
+        except KeyboardInterrupt:  # one transaction: rolled back
+            _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
+            raise typer.Exit(130) from None
+        version_warning = api.metaschedule_version_warning(store)
+    if version_warning:
+        _err(f"warning: {version_warning}")
+    if as_json:
+        emit_json([{**r.model_dump(), "new": r.new, "duplicates": r.duplicates} for r in reports])
+        return
+    emit_table(
+        [
+            (
+                r.database,
+                display_path(s.path),
+                s.label or "",
+                s.new,
+                s.duplicates,
+                f"already here as {_source_ref(s.already_merged_as)}"
+                if s.already_merged_as
+                else "",
+            )
+            for r in reports
+            for s in r.sources
+        ],
+        (
+            Column("database", rank=1, path=True),
+            Column("source", path=True),
+            Column("label", rank=2),
+            Column("new"),
+            Column("dup", rank=1),
+            Column("note"),
+        ),
+    )
+    _err(
+        f"merged {sum(r.new for r in reports)} new record(s) from {len(reports)} database(s) "
+        f"into {state.db_path}"
+    )
+
+
+@app.command(epilog=example("tunelog diff before.db after.db --fail-on-regression 10"))
+@handles_errors
+def diff(
+    a: Annotated[
+        str, typer.Argument(help="Run A: a database, a log file, label:NAME or source:ID.")
+    ],
+    b: Annotated[str, typer.Argument(help="Run B, the same kinds (compared with A).")],
+    threshold: Annotated[
+        float,
+        typer.Option(
+            "--threshold",
+            metavar="PCT",
+            help="Changes within PCT % count as the same.",
+            callback=checked(functools.partial(optionvalues.percent, name="--threshold")),
+        ),
+    ] = 5.0,
+    fail_on_regression: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-on-regression",
+            metavar="PCT",
+            callback=checked(functools.partial(optionvalues.percent, name="--fail-on-regression")),
+            help="Exit 1 when a layer is slower in B by more than PCT %, or tuned in A but "
+            "untuned or missing in B.",
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Best latency per layer and target group in runs A and B, with B/A ratios.
+
+    label:NAME and source:ID select sources of --db (see `tunelog sources`).
+    """
+    from tunelog import api
+
+    report = api.diff(a, b, db=state.db_path, threshold_pct=threshold)
+    for note in report.notes:
+        _err(f"warning: {note}")
+    if as_json:
+        emit_json(api.diff_as_dict(report))
+    else:
+        emit_table([_diff_row(d) for d in report.layers], _DIFF_HEADERS)
+        _err(_diff_summary(report))
+    if fail_on_regression is not None:
+        worse = report.regressions(fail_on_regression)
+        if worse:
+            _err(
+                f"Error: {len(worse)} layer(s) slower in B by more than {fail_on_regression:g}% "
+                "or untuned or missing in B: re-tune them, or raise --fail-on-regression"
+            )
+            raise typer.Exit(1)
+
+
+_DIFF_HEADERS = (
+    Column("target"),
+    Column("operator"),
+    Column("shapes"),
+    Column("A"),
+    Column("B"),
+    Column("B/A", rank=2),
+    Column("change"),
+    Column("winner", rank=1),
+)
+
+
+def _diff_row(d: LayerDiff) -> list[Any]:
+    def latency(cost: float | None, present: bool) -> str:
+        return format_seconds(cost) if cost is not None else "untuned" if present else "-"
+
+    change = d.status
+    if d.change_pct is not None and d.status != "same":
+        change += f" {d.change_pct:+.0f}%"
+    winner = d.a_template or d.b_template or ""
+    if d.winner_changed:
+        winner = f"{d.a_template} -> {d.b_template}"
+    return [
+        d.target,
+        d.operator,
+        d.shapes,
+        latency(d.a_latency, d.status != "only in B"),
+        latency(d.b_latency, d.status != "only in A"),
+        f"{d.ratio:.2f}x" if d.ratio is not None else "",
+        change,
+        winner,
+    ]
+
+
+def _diff_summary(report: api.DiffReport) -> str:
+    from tunelog.diffing import STATUSES
+
+    counts = ", ".join(f"{report.count(s)} {s}" for s in STATUSES if report.count(s))
+    return (
+        f"{len(report.layers)} layer(s): {counts or 'none'}; "
+        f"{len(report.winner_changes)} winning template change(s) "
+        f"(threshold {report.threshold_pct:g}%)"
+    )
