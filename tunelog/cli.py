@@ -14,7 +14,7 @@ import re
 import shutil
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -275,6 +275,22 @@ def emit_json(value: Any) -> None:
     if "\x7f" in text or not text.isascii():
         text = _RAW_IN_JSON.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
     sys.stdout.write(text + "\n")
+
+
+def emit_json_items(items: Iterable[Any]) -> None:
+    """`emit_json` of a list, written element by element: the list is never held whole.
+
+    The same bytes as `emit_json(list(items))`, except that an element orjson cannot write
+    (an integer past 64 bits) is written by Python's json alone, not the whole list."""
+    write = sys.stdout.write
+    first = True
+    for item in items:
+        text = _json_text(item, indent=True)
+        if "\x7f" in text or not text.isascii():
+            text = _RAW_IN_JSON.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+        write(("[\n  " if first else ",\n  ") + text.replace("\n", "\n  "))
+        first = False
+    write("[]\n" if first else "\n]\n")
 
 
 def _json_text(value: Any, *, indent: bool = False) -> str:
@@ -869,7 +885,7 @@ def best(
 
             api.ansor_args_as_written(store, rows)
     if as_json:
-        emit_json([row.model_dump() for row in rows])
+        emit_json_items(row.model_dump() for row in rows)
         return
     emit_table(
         [_best_row(row, knobs) for row in rows],
@@ -906,7 +922,7 @@ def _best_row(row: BestRow, knobs: bool) -> list[Any]:
         row.target,
         ",".join(row.slots),
         template,
-        short_args(row.task_name, row.args),
+        short_args(row.task_name, row.args) if row.shapes is None else row.shapes,
         row.config_index,
         format_seconds(row.mean_cost),
         row.trials,
@@ -1064,7 +1080,7 @@ def workloads(
             found = api.layers_named(found, layer)
         convergence = api.layer_convergence(store, found)
     if as_json:
-        emit_json([api.layer_as_dict(layer, convergence) for layer in found])
+        emit_json_items(api.layer_as_dict(layer, convergence) for layer in found)
         return
     emit_table(
         [[*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))] for layer in found],
@@ -1151,7 +1167,7 @@ def untuned(
         _err(_nothing_matches(filters))
         return
     if as_json:
-        emit_json([api.layer_as_dict(layer) for layer in found])
+        emit_json_items(api.layer_as_dict(layer) for layer in found)
         if check and found:
             raise typer.Exit(1)
         return
@@ -1568,7 +1584,7 @@ def errors(
         found = api.errors(store, filters)
         matched = bool(found) or bool(api.layers(store, filters))
     if as_json:
-        emit_json([api.error_as_dict(e) for e in found])
+        emit_json_items(api.error_as_dict(e) for e in found)
         return
     emit_table(
         [

@@ -48,6 +48,17 @@ class SlotWinner:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkloadFacts:
+    """What the read commands need of a workload's arguments, read once (stored at import)."""
+
+    layer_key: str  # `workloads.layer_key`
+    facts: Mapping[str, object]  # `workloads.layer_facts`: what relay's conditions test
+    family: str  # `workloads.operator_family`
+    shapes: str  # the arguments' short text (`workloads.short_args`, auto_scheduler's items)
+    flops: int | None  # `workloads.flops` of one call
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadInfo:
     """A tuning task's workload: template name, v0.1 template key, arguments."""
 
@@ -58,6 +69,22 @@ class WorkloadInfo:
     version: str = "0.2"
     # The workload as the log spells it, when its identity normalises it (auto_scheduler).
     spelling: str | None = None
+    # Its facts as the database stored them (None: computed from the arguments when needed).
+    stored: WorkloadFacts | None = None
+
+
+def workload_facts(workload: WorkloadInfo) -> WorkloadFacts:
+    """The workload's facts, as stored or else read from its arguments."""
+    if workload.stored is not None:
+        return workload.stored
+    key, facts = layer_key_and_facts(workload.task_name, workload.template_key, workload.args)
+    return WorkloadFacts(
+        layer_key=key,
+        facts=facts,
+        family=operator_family(workload.task_name, workload.template_key),
+        shapes=_shapes(workload),
+        flops=flops(workload.task_name, workload.template_key, workload.args),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,8 +196,7 @@ class Layer:
     def flops(self) -> int | None:
         """FLOPs of one call (from the winner's arguments, else the first template's)."""
         chosen = self.winner or self.templates[0]
-        w = chosen.workload
-        return flops(w.task_name, w.template_key, w.args)
+        return workload_facts(chosen.workload).flops
 
     @property
     def gflops(self) -> float | None:
@@ -220,8 +246,8 @@ def build_layers(
     """
     groups = group_targets(targets)
     by_id = {w.id: w for w in workloads}
-    identities = {w.id: layer_key_and_facts(w.task_name, w.template_key, w.args) for w in workloads}
-    keys = {workload_id: key for workload_id, (key, _) in identities.items()}
+    identities = {w.id: workload_facts(w) for w in workloads}
+    keys = {workload_id: facts.layer_key for workload_id, facts in identities.items()}
     same_layer: dict[str, list[int]] = {}
     for w in workloads:
         same_layer.setdefault(keys[w.id], []).append(w.id)
@@ -237,7 +263,7 @@ def build_layers(
             min(low, tally.min_all_cost),
             max(high, tally.max_all_cost),
         )
-    offers = _Offers({workload_id: facts for workload_id, (_, facts) in identities.items()})
+    offers = _Offers({workload_id: facts.facts for workload_id, facts in identities.items()})
     if for_group is not None:
         found = (
             _layer(for_group, key, ids, by_id, results, slots, offers)
@@ -262,14 +288,17 @@ class _Offers:
 
     def __init__(self, facts: Mapping[int, Mapping[str, object]]) -> None:
         self._facts = facts
-        self._offers: dict[tuple[tuple[str, ...], int], Offer] = {}
+        # Keyed by the facts' identity: workloads whose stored facts read the same share one
+        # mapping (`store.workloadfacts`), so relay's conditions are judged once for them all.
+        self._offers: dict[tuple[tuple[str, ...], str, int], Offer] = {}
 
     def of(self, keys: tuple[str, ...], workload: WorkloadInfo) -> Offer:
         """Whether relay offers this workload's template for its layer under these keys."""
-        found = self._offers.get((keys, workload.id))
+        facts = self._facts[workload.id]
+        key = (keys, workload.task_name, id(facts))
+        found = self._offers.get(key)
         if found is None:
-            found = relay_offers(keys, workload.task_name, self._facts[workload.id])
-            self._offers[(keys, workload.id)] = found
+            found = self._offers[key] = relay_offers(keys, workload.task_name, facts)
         return found
 
 
@@ -308,13 +337,13 @@ def _layer(
         key=lambda t: t.chosen.mean_cost if t.chosen is not None else 0.0,
     )  # stable: equal costs keep import order, as relay's strict `>` keeps the first
     untuned = [t for t in templates if t.chosen is None]
-    first = templates[0].workload
+    first = workload_facts(templates[0].workload)
     winner = ranked[0] if ranked else None
     return Layer(
         group=group,
         key=layer_id,
-        family=operator_family(first.task_name, first.template_key),
-        shapes=_shapes(first),
+        family=first.family,
+        shapes=first.shapes,
         templates=ranked + untuned,
         winner=winner,
         runner_up=ranked[1] if len(ranked) > 1 else None,

@@ -41,7 +41,7 @@ class _Dumpable:
         return {
             f.name: _plain(getattr(self, f.name))
             for f in dataclasses.fields(self)  # type: ignore[arg-type]
-            if include is None or f.name in include
+            if (include is None or f.name in include) and not f.metadata.get("internal")
         }
 
 
@@ -122,6 +122,9 @@ class BestRow(_Dumpable):
     # A target asked about (--for-target, or one that measured the workload and queries the
     # same slot) that the winner was not measured on, machine-wise (see tunelog.machines).
     warnings: list[str] = dataclasses.field(default_factory=list)
+    # The arguments' short text as stored with the workload (migration 12), for the table;
+    # None: computed from `args` (auto_scheduler rows show their key's items as written).
+    shapes: str | None = dataclasses.field(default=None, metadata={"internal": True})
 
 
 @dataclass(frozen=True)
