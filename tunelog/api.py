@@ -425,14 +425,19 @@ def _may_be_chosen_workloads(store: Store) -> set[int]:
     the log never saw (only key slots answer then). A workload left out answers nothing that
     relay would use, so leaving it out keeps relay's choice everywhere.
     """
-    from tunelog.layers import TargetGroup, build_layers, may_be_chosen
+    from tunelog.layers import LayerIndex, TargetGroup, may_be_chosen
 
-    inputs = store.layer_inputs()
-    found = build_layers(*inputs)
-    for keys in {lay.group.keys for lay in found}:
-        unseen = TargetGroup(keys, UNKNOWN_MODEL, ())
-        found += build_layers(*inputs, for_group=unseen)
-    return {t.workload.id for lay in found for t in may_be_chosen(lay)}
+    # One index for every group; each layer is used before the next is built (see LayerIndex).
+    index = LayerIndex(*store.layer_inputs())
+    chosen: set[int] = set()
+    keys_seen: set[tuple[str, ...]] = set()
+    for lay in index.layers():
+        keys_seen.add(lay.group.keys)
+        chosen.update(t.workload.id for t in may_be_chosen(lay))
+    for keys in keys_seen:
+        for lay in index.layers(TargetGroup(keys, UNKNOWN_MODEL, ())):
+            chosen.update(t.workload.id for t in may_be_chosen(lay))
+    return chosen
 
 
 # -- best: the slot winners -----------------------------------------------------------------------
@@ -1369,7 +1374,7 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     database), `label:NAME` (the sources of `db` imported with that label) or `source:ID`
     (one source of `db`, by its id in `tunelog sources`).
     """
-    from tunelog.diffing import diff_layers
+    from tunelog.diffing import diff_layers, run_layers
     from tunelog.optionvalues import percent
     from tunelog.results import DiffReport
 
@@ -1378,7 +1383,9 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
         _run_store(a, db, "A", report.notes) as left,
         _run_store(b, db, "B", report.notes) as right,
     ):
-        report.layers = diff_layers(layers(left), layers(right), threshold_pct)
+        # B's layers kept only as what the diff compares, before A's are built (memory).
+        in_b = run_layers(layers(right))
+        report.layers = diff_layers(layers(left), in_b, threshold_pct)
     return report
 
 

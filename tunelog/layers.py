@@ -23,7 +23,7 @@ whose tuned config has the strictly lowest cost, skipping untuned ones (tvm-refe
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tunelog.filters import Filters
@@ -244,43 +244,75 @@ def build_layers(
     `for_group`: only the layers of that group (e.g. one target string, whose `-model` the log
     may never have seen), each layer whose templates are measured there or answered for it.
     """
-    groups = group_targets(targets)
-    by_id = {w.id: w for w in workloads}
-    identities = {w.id: workload_facts(w) for w in workloads}
-    keys = {workload_id: facts.layer_key for workload_id, facts in identities.items()}
-    same_layer: dict[str, list[int]] = {}
-    for w in workloads:
-        same_layer.setdefault(keys[w.id], []).append(w.id)
-    results: dict[tuple[GroupKey, int], TemplateResult] = {}
-    for tally in tallies:
-        group = groups[tally.target_id]
-        result = results.setdefault(
-            ((group.keys, group.model), tally.workload_id), TemplateResult(by_id[tally.workload_id])
+    return list(LayerIndex(targets, workloads, tallies, slots).layers(for_group))
+
+
+class LayerIndex:
+    """`build_layers`' inputs read once, to build the layers of several groups from them.
+
+    A layer's TemplateResults are shared with the layers other calls build for the same
+    group: use each layer before asking for the next group's.
+    """
+
+    def __init__(
+        self,
+        targets: Iterable[tuple[int, str]],
+        workloads: Sequence[WorkloadInfo],
+        tallies: Iterable[Tally],
+        slots: Mapping[tuple[str, str, int], SlotWinner],
+    ) -> None:
+        self._groups = group_targets(targets)
+        self._by_id = {w.id: w for w in workloads}
+        identities = {w.id: workload_facts(w) for w in workloads}
+        self._keys = {workload_id: facts.layer_key for workload_id, facts in identities.items()}
+        self._same_layer: dict[str, list[int]] = {}
+        for w in workloads:
+            self._same_layer.setdefault(self._keys[w.id], []).append(w.id)
+        results: dict[tuple[GroupKey, int], TemplateResult] = {}
+        for tally in tallies:
+            group = self._groups[tally.target_id]
+            result = results.setdefault(
+                ((group.keys, group.model), tally.workload_id),
+                TemplateResult(self._by_id[tally.workload_id]),
+            )
+            result.errors[tally.error_no] = result.errors.get(tally.error_no, 0) + tally.records
+            low, high = result.all_cost_range.get(tally.error_no, (tally.min_all_cost,) * 2)
+            result.all_cost_range[tally.error_no] = (
+                min(low, tally.min_all_cost),
+                max(high, tally.max_all_cost),
+            )
+        self._results = results
+        self._slots = slots
+        self._offers = _Offers({w_id: facts.facts for w_id, facts in identities.items()})
+
+    @property
+    def groups(self) -> list[TargetGroup]:
+        """Every target group of the targets, each once."""
+        return list({(g.keys, g.model): g for g in self._groups.values()}.values())
+
+    def layers(self, for_group: TargetGroup | None = None) -> Iterator[Layer]:
+        """The layers `build_layers` lists, one by one."""
+        if for_group is not None:
+            for key, ids in self._same_layer.items():
+                layer = self._layer(for_group, key, ids)
+                if layer is not None:
+                    yield layer
+            return
+        by_key = {(g.keys, g.model): g for g in self._groups.values()}
+        done: set[tuple[GroupKey, str]] = set()
+        for group_key, workload_id in sorted(self._results, key=lambda pair: pair[1]):
+            layer_id = self._keys[workload_id]
+            if (group_key, layer_id) in done:
+                continue
+            done.add((group_key, layer_id))
+            layer = self._layer(by_key[group_key], layer_id, self._same_layer[layer_id])
+            if layer is not None:
+                yield layer
+
+    def _layer(self, group: TargetGroup, layer_id: str, workload_ids: list[int]) -> Layer | None:
+        return _layer(
+            group, layer_id, workload_ids, self._by_id, self._results, self._slots, self._offers
         )
-        result.errors[tally.error_no] = result.errors.get(tally.error_no, 0) + tally.records
-        low, high = result.all_cost_range.get(tally.error_no, (tally.min_all_cost,) * 2)
-        result.all_cost_range[tally.error_no] = (
-            min(low, tally.min_all_cost),
-            max(high, tally.max_all_cost),
-        )
-    offers = _Offers({workload_id: facts.facts for workload_id, facts in identities.items()})
-    if for_group is not None:
-        found = (
-            _layer(for_group, key, ids, by_id, results, slots, offers)
-            for key, ids in same_layer.items()
-        )
-        return [layer for layer in found if layer is not None]
-    by_key = {(g.keys, g.model): g for g in groups.values()}
-    layers: dict[tuple[TargetGroup, str], Layer] = {}
-    for (group_key, workload_id), _result in sorted(results.items(), key=lambda kv: kv[0][1]):
-        group = by_key[group_key]
-        layer_id = keys[workload_id]
-        if (group, layer_id) in layers:
-            continue
-        layer = _layer(group, layer_id, same_layer[layer_id], by_id, results, slots, offers)
-        if layer is not None:
-            layers[(group, layer_id)] = layer
-    return list(layers.values())
 
 
 class _Offers:
