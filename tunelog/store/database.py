@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -899,6 +898,7 @@ class Store:
 
     def best(self, filters: Filters | None = None, *, knobs: bool = False) -> list[BestRow]:
         """Slot winners, one row per (workload, winning record), with the slots it holds."""
+        import json
 
         from tunelog.models import BestRow
         from tunelog.selection import MODEL_SLOT
@@ -948,7 +948,7 @@ class Store:
                 target=row[3],
                 task_name=row[4],
                 template_key=row[5],
-                args=_args(row[6]),
+                args=json.loads(row[6]),  # not orjson: `best` loads it only for --json
                 config_index=row[7],
                 mean_cost=row[8],
                 source=row[9],
@@ -1062,11 +1062,13 @@ class Store:
         from tunelog.layers import SlotWinner, Tally, WorkloadInfo
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
+        import json  # not orjson: the layer listings load it only for --json
+
         from tunelog.store.workloadfacts import FACT_COLUMNS, FactsReader
 
         decoded = FactsReader()
         workloads = [
-            WorkloadInfo(int(i), task, tkey, _args(args), version, spelling, decoded(facts))
+            WorkloadInfo(int(i), task, tkey, json.loads(args), version, spelling, decoded(facts))
             for i, task, tkey, args, version, spelling, *facts in self.conn.execute(
                 "SELECT id, task_name, template_key, args, version, spelling, "
                 f"{FACT_COLUMNS} FROM workloads ORDER BY id"
@@ -1301,29 +1303,6 @@ def _competes(target: str, slots: Sequence[str]) -> bool:
 def _id_list(ids: Sequence[int]) -> str:
     """Integer ids as SQL list text (ints only, so nothing to quote); `NULL` when empty."""
     return ",".join(str(int(i)) for i in ids) or "NULL"
-
-
-def _args(text: str) -> list[object]:
-    """A workload's stored arguments: orjson (4x faster), or Python's json where they differ.
-
-    orjson refuses NaN and lone surrogates, and reads an integer past 64 bits as a float: a
-    text with 19 digits in a row is read by json (what every other reader of `args` uses)."""
-    import orjson
-
-    if _LONG_NUMBER.search(text) is None:
-        try:
-            args: list[object] = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-        else:
-            return args
-    import json
-
-    args = json.loads(text)
-    return args
-
-
-_LONG_NUMBER = re.compile(r"[0-9]{19}")
 
 
 def _knobs(raw: bytes) -> list[list[object]] | None:
