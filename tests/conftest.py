@@ -250,6 +250,14 @@ def database_contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, 
 # What each migration from 5 on adds, to undo it (newest first): tests make a database of an
 # older schema from a new one. Migration 9 also rewrites the sources_summary view of 6.
 _UNDO_MIGRATION: dict[int, tuple[str, ...]] = {
+    12: (
+        "DROP INDEX workloads_unfilled",
+        "DROP INDEX workloads_layer",
+        *(
+            f"ALTER TABLE workloads DROP COLUMN {column}"
+            for column in ("flops", "shapes", "family", "facts", "layer_key")
+        ),
+    ),
     11: ("DROP VIEW sources_summary", "DROP TABLE holdings"),
     10: ("DROP TABLE resume_points",),
     9: (

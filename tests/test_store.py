@@ -87,6 +87,11 @@ def test_schema_after_migrations(store: Store) -> None:
         "args",
         "version",
         "spelling",
+        "layer_key",
+        "facts",
+        "family",
+        "shapes",
+        "flops",
     ]
     assert store.conn.execute("SELECT * FROM counters").fetchall() == [("next_record_id", 1)]
     assert [c.name for c in store.db["source_imports"].columns] == [

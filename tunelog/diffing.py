@@ -8,8 +8,9 @@ what relay would use there: the winning template's chosen config (see tunelog.la
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tunelog.layers import Layer
 from tunelog.models import _Dumpable
@@ -48,18 +49,75 @@ class LayerDiff(_Dumpable):
     winner_changed: bool
 
 
-def layer_id(layer: Layer) -> LayerId:
+class RunLayer(NamedTuple):
+    """What a diff needs of one layer of one run (a run's Layers need not be held)."""
+
+    label: str
+    keys: tuple[str, ...]
+    model: str
+    family: str
+    shapes: str
+    key: str
+    cost: float | None  # the winner's chosen config's mean cost; None: untuned
+    winner: str | None  # the winning template's name
+
+
+def layer_id(layer: Layer | RunLayer) -> LayerId:
     """What matches a layer across runs: its group's keys and model, and its layer key."""
+    if isinstance(layer, RunLayer):
+        return (layer.keys, layer.model, layer.key)
     return (layer.group.keys, layer.group.model, layer.key)
 
 
-def diff_layers(a: Sequence[Layer], b: Sequence[Layer], threshold_pct: float) -> list[LayerDiff]:
-    """Every layer of A (in A's order), then the layers only B has (in B's order)."""
-    in_b = {layer_id(layer): layer for layer in b}
-    in_a = {layer_id(layer) for layer in a}
-    found = [_diff(layer, in_b.get(layer_id(layer)), threshold_pct) for layer in a]
-    found += [_diff(None, layer, threshold_pct) for layer in b if layer_id(layer) not in in_a]
+def run_layer(layer: Layer) -> RunLayer:
+    """The layer as a diff compares it."""
+    chosen = layer.winner.chosen if layer.winner is not None else None
+    return RunLayer(
+        label=layer.group.label,
+        keys=layer.group.keys,
+        model=layer.group.model,
+        family=layer.family,
+        shapes=layer.shapes,
+        key=layer.key,
+        cost=chosen.mean_cost if chosen is not None else None,
+        winner=layer.winner.name if chosen is not None and layer.winner is not None else None,
+    )
+
+
+def run_layers(layers: Iterable[Layer]) -> dict[LayerId, RunLayer]:
+    """A run's layers by their identity, in the run's order."""
+    found: dict[LayerId, RunLayer] = {}
+    for layer in layers:
+        found.setdefault(layer_id(layer), run_layer(layer))
     return found
+
+
+def diff_layers(
+    a: Iterable[Layer | RunLayer],
+    b: Iterable[Layer | RunLayer] | Mapping[LayerId, RunLayer],
+    threshold_pct: float,
+) -> list[LayerDiff]:
+    """Every layer of A (in A's order), then the layers only B has (in B's order).
+
+    `b` may be `run_layers`' answer: B's layers need not be held while A's are built."""
+    if isinstance(b, Mapping):
+        in_b = dict(b)
+    else:
+        in_b = {}
+        for layer in b:
+            in_b.setdefault(layer_id(layer), _compact(layer))
+    found: list[LayerDiff] = []
+    seen: set[LayerId] = set()
+    for layer in a:
+        key = layer_id(layer)
+        seen.add(key)
+        found.append(_diff(_compact(layer), in_b.get(key), threshold_pct))
+    found += [_diff(None, other, threshold_pct) for key, other in in_b.items() if key not in seen]
+    return found
+
+
+def _compact(layer: Layer | RunLayer) -> RunLayer:
+    return layer if isinstance(layer, RunLayer) else run_layer(layer)
 
 
 def regressions(diffs: Sequence[LayerDiff], pct: float) -> list[LayerDiff]:
@@ -74,17 +132,11 @@ def regressions(diffs: Sequence[LayerDiff], pct: float) -> list[LayerDiff]:
     ]
 
 
-def _winning(layer: Layer | None) -> tuple[float | None, str | None]:
-    if layer is None or layer.winner is None or layer.winner.chosen is None:
-        return None, None
-    return layer.winner.chosen.mean_cost, layer.winner.name
-
-
-def _diff(a: Layer | None, b: Layer | None, threshold_pct: float) -> LayerDiff:
+def _diff(a: RunLayer | None, b: RunLayer | None, threshold_pct: float) -> LayerDiff:
     shown = a if a is not None else b
     assert shown is not None
-    a_cost, a_name = _winning(a)
-    b_cost, b_name = _winning(b)
+    a_cost, a_name = (a.cost, a.winner) if a is not None else (None, None)
+    b_cost, b_name = (b.cost, b.winner) if b is not None else (None, None)
     ratio = change = None
     if a is None:
         status = ONLY_B
@@ -98,9 +150,9 @@ def _diff(a: Layer | None, b: Layer | None, threshold_pct: float) -> LayerDiff:
         change = (ratio - 1.0) * 100.0
         status = SLOWER if change > threshold_pct else FASTER if change < -threshold_pct else SAME
     return LayerDiff(
-        target=shown.group.label,
-        target_keys=list(shown.group.keys),
-        model=shown.group.model,
+        target=shown.label,
+        target_keys=list(shown.keys),
+        model=shown.model,
         operator=shown.family,
         shapes=shown.shapes,
         layer_key=shown.key,

@@ -23,7 +23,7 @@ whose tuned config has the strictly lowest cost, skipping untuned ones (tvm-refe
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tunelog.filters import Filters
@@ -48,6 +48,17 @@ class SlotWinner:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkloadFacts:
+    """What the read commands need of a workload's arguments, read once (stored at import)."""
+
+    layer_key: str  # `workloads.layer_key`
+    facts: Mapping[str, object]  # `workloads.layer_facts`: what relay's conditions test
+    family: str  # `workloads.operator_family`
+    shapes: str  # the arguments' short text (`workloads.short_args`, auto_scheduler's items)
+    flops: int | None  # `workloads.flops` of one call
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadInfo:
     """A tuning task's workload: template name, v0.1 template key, arguments."""
 
@@ -58,6 +69,22 @@ class WorkloadInfo:
     version: str = "0.2"
     # The workload as the log spells it, when its identity normalises it (auto_scheduler).
     spelling: str | None = None
+    # Its facts as the database stored them (None: computed from the arguments when needed).
+    stored: WorkloadFacts | None = None
+
+
+def workload_facts(workload: WorkloadInfo) -> WorkloadFacts:
+    """The workload's facts, as stored or else read from its arguments."""
+    if workload.stored is not None:
+        return workload.stored
+    key, facts = layer_key_and_facts(workload.task_name, workload.template_key, workload.args)
+    return WorkloadFacts(
+        layer_key=key,
+        facts=facts,
+        family=operator_family(workload.task_name, workload.template_key),
+        shapes=_shapes(workload),
+        flops=flops(workload.task_name, workload.template_key, workload.args),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,8 +196,7 @@ class Layer:
     def flops(self) -> int | None:
         """FLOPs of one call (from the winner's arguments, else the first template's)."""
         chosen = self.winner or self.templates[0]
-        w = chosen.workload
-        return flops(w.task_name, w.template_key, w.args)
+        return workload_facts(chosen.workload).flops
 
     @property
     def gflops(self) -> float | None:
@@ -218,43 +244,75 @@ def build_layers(
     `for_group`: only the layers of that group (e.g. one target string, whose `-model` the log
     may never have seen), each layer whose templates are measured there or answered for it.
     """
-    groups = group_targets(targets)
-    by_id = {w.id: w for w in workloads}
-    identities = {w.id: layer_key_and_facts(w.task_name, w.template_key, w.args) for w in workloads}
-    keys = {workload_id: key for workload_id, (key, _) in identities.items()}
-    same_layer: dict[str, list[int]] = {}
-    for w in workloads:
-        same_layer.setdefault(keys[w.id], []).append(w.id)
-    results: dict[tuple[GroupKey, int], TemplateResult] = {}
-    for tally in tallies:
-        group = groups[tally.target_id]
-        result = results.setdefault(
-            ((group.keys, group.model), tally.workload_id), TemplateResult(by_id[tally.workload_id])
+    return list(LayerIndex(targets, workloads, tallies, slots).layers(for_group))
+
+
+class LayerIndex:
+    """`build_layers`' inputs read once, to build the layers of several groups from them.
+
+    A layer's TemplateResults are shared with the layers other calls build for the same
+    group: use each layer before asking for the next group's.
+    """
+
+    def __init__(
+        self,
+        targets: Iterable[tuple[int, str]],
+        workloads: Sequence[WorkloadInfo],
+        tallies: Iterable[Tally],
+        slots: Mapping[tuple[str, str, int], SlotWinner],
+    ) -> None:
+        self._groups = group_targets(targets)
+        self._by_id = {w.id: w for w in workloads}
+        identities = {w.id: workload_facts(w) for w in workloads}
+        self._keys = {workload_id: facts.layer_key for workload_id, facts in identities.items()}
+        self._same_layer: dict[str, list[int]] = {}
+        for w in workloads:
+            self._same_layer.setdefault(self._keys[w.id], []).append(w.id)
+        results: dict[tuple[GroupKey, int], TemplateResult] = {}
+        for tally in tallies:
+            group = self._groups[tally.target_id]
+            result = results.setdefault(
+                ((group.keys, group.model), tally.workload_id),
+                TemplateResult(self._by_id[tally.workload_id]),
+            )
+            result.errors[tally.error_no] = result.errors.get(tally.error_no, 0) + tally.records
+            low, high = result.all_cost_range.get(tally.error_no, (tally.min_all_cost,) * 2)
+            result.all_cost_range[tally.error_no] = (
+                min(low, tally.min_all_cost),
+                max(high, tally.max_all_cost),
+            )
+        self._results = results
+        self._slots = slots
+        self._offers = _Offers({w_id: facts.facts for w_id, facts in identities.items()})
+
+    @property
+    def groups(self) -> list[TargetGroup]:
+        """Every target group of the targets, each once."""
+        return list({(g.keys, g.model): g for g in self._groups.values()}.values())
+
+    def layers(self, for_group: TargetGroup | None = None) -> Iterator[Layer]:
+        """The layers `build_layers` lists, one by one."""
+        if for_group is not None:
+            for key, ids in self._same_layer.items():
+                layer = self._layer(for_group, key, ids)
+                if layer is not None:
+                    yield layer
+            return
+        by_key = {(g.keys, g.model): g for g in self._groups.values()}
+        done: set[tuple[GroupKey, str]] = set()
+        for group_key, workload_id in sorted(self._results, key=lambda pair: pair[1]):
+            layer_id = self._keys[workload_id]
+            if (group_key, layer_id) in done:
+                continue
+            done.add((group_key, layer_id))
+            layer = self._layer(by_key[group_key], layer_id, self._same_layer[layer_id])
+            if layer is not None:
+                yield layer
+
+    def _layer(self, group: TargetGroup, layer_id: str, workload_ids: list[int]) -> Layer | None:
+        return _layer(
+            group, layer_id, workload_ids, self._by_id, self._results, self._slots, self._offers
         )
-        result.errors[tally.error_no] = result.errors.get(tally.error_no, 0) + tally.records
-        low, high = result.all_cost_range.get(tally.error_no, (tally.min_all_cost,) * 2)
-        result.all_cost_range[tally.error_no] = (
-            min(low, tally.min_all_cost),
-            max(high, tally.max_all_cost),
-        )
-    offers = _Offers({workload_id: facts for workload_id, (_, facts) in identities.items()})
-    if for_group is not None:
-        found = (
-            _layer(for_group, key, ids, by_id, results, slots, offers)
-            for key, ids in same_layer.items()
-        )
-        return [layer for layer in found if layer is not None]
-    by_key = {(g.keys, g.model): g for g in groups.values()}
-    layers: dict[tuple[TargetGroup, str], Layer] = {}
-    for (group_key, workload_id), _result in sorted(results.items(), key=lambda kv: kv[0][1]):
-        group = by_key[group_key]
-        layer_id = keys[workload_id]
-        if (group, layer_id) in layers:
-            continue
-        layer = _layer(group, layer_id, same_layer[layer_id], by_id, results, slots, offers)
-        if layer is not None:
-            layers[(group, layer_id)] = layer
-    return list(layers.values())
 
 
 class _Offers:
@@ -262,14 +320,17 @@ class _Offers:
 
     def __init__(self, facts: Mapping[int, Mapping[str, object]]) -> None:
         self._facts = facts
-        self._offers: dict[tuple[tuple[str, ...], int], Offer] = {}
+        # Keyed by the facts' identity: workloads whose stored facts read the same share one
+        # mapping (`store.workloadfacts`), so relay's conditions are judged once for them all.
+        self._offers: dict[tuple[tuple[str, ...], str, int], Offer] = {}
 
     def of(self, keys: tuple[str, ...], workload: WorkloadInfo) -> Offer:
         """Whether relay offers this workload's template for its layer under these keys."""
-        found = self._offers.get((keys, workload.id))
+        facts = self._facts[workload.id]
+        key = (keys, workload.task_name, id(facts))
+        found = self._offers.get(key)
         if found is None:
-            found = relay_offers(keys, workload.task_name, self._facts[workload.id])
-            self._offers[(keys, workload.id)] = found
+            found = self._offers[key] = relay_offers(keys, workload.task_name, facts)
         return found
 
 
@@ -308,13 +369,13 @@ def _layer(
         key=lambda t: t.chosen.mean_cost if t.chosen is not None else 0.0,
     )  # stable: equal costs keep import order, as relay's strict `>` keeps the first
     untuned = [t for t in templates if t.chosen is None]
-    first = templates[0].workload
+    first = workload_facts(templates[0].workload)
     winner = ranked[0] if ranked else None
     return Layer(
         group=group,
         key=layer_id,
-        family=operator_family(first.task_name, first.template_key),
-        shapes=_shapes(first),
+        family=first.family,
+        shapes=first.shapes,
         templates=ranked + untuned,
         winner=winner,
         runner_up=ranked[1] if len(ranked) > 1 else None,

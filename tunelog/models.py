@@ -100,6 +100,9 @@ class BestRow(Dumpable):
     # A target asked about (--for-target, or one that measured the workload and queries the
     # same slot) that the winner was not measured on, machine-wise (see tunelog.machines).
     warnings: list[str] = field(default_factory=list)
+    # The arguments' short text as stored with the workload (migration 12), for the table;
+    # None: computed from `args` (auto_scheduler rows show their key's items as written).
+    shapes: str | None = field(default=None, metadata={"internal": True})
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ class Dumpable:
         return {
             f.name: plain(getattr(self, f.name))
             for f in dataclasses.fields(self)  # type: ignore[arg-type]
-            if include is None or f.name in include
+            # A field marked internal (metadata={"internal": True}) helps a table, not the data.
+            if (include is None or f.name in include) and not f.metadata.get("internal")
         }
 
 

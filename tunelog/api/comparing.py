@@ -76,7 +76,7 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     database), `label:NAME` (the sources of `db` imported with that label) or `source:ID`
     (one source of `db`, by its id in `tunelog sources`).
     """
-    from tunelog.diffing import diff_layers
+    from tunelog.diffing import diff_layers, run_layers
     from tunelog.optionvalues import percent
     from tunelog.results import DiffReport
 
@@ -85,7 +85,9 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
         _run_store(a, db, "A", report.notes) as left,
         _run_store(b, db, "B", report.notes) as right,
     ):
-        report.layers = diff_layers(layers(left), layers(right), threshold_pct)
+        # B's layers kept only as what the diff compares, before A's are built (memory).
+        in_b = run_layers(layers(right))
+        report.layers = diff_layers(layers(left), in_b, threshold_pct)
     return report
 
 

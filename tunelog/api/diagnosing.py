@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tunelog.api.listing import layers
+from tunelog.api.listing import each_layer
 from tunelog.store import Filters, Store
 from tunelog.targets import parse_target
 
@@ -36,7 +36,7 @@ class ErrorSummary:
 def errors(store: Store, filters: Filters | None = None) -> list[ErrorSummary]:
     """Every template with failed records, per layer, most failures first."""
     found: list[ErrorSummary] = []
-    for layer in layers(store, filters):
+    for layer in each_layer(store, filters):
         for template in layer.templates:
             if template.failed:
                 found.append(ErrorSummary(layer, template, _diagnosis(layer, template)))

@@ -214,14 +214,19 @@ def _may_be_chosen_workloads(store: Store) -> set[int]:
     the log never saw (only key slots answer then). A workload left out answers nothing that
     relay would use, so leaving it out keeps relay's choice everywhere.
     """
-    from tunelog.layers import TargetGroup, build_layers, may_be_chosen
+    from tunelog.layers import LayerIndex, TargetGroup, may_be_chosen
 
-    inputs = store.layer_inputs()
-    found = build_layers(*inputs)
-    for keys in {lay.group.keys for lay in found}:
-        unseen = TargetGroup(keys, UNKNOWN_MODEL, ())
-        found += build_layers(*inputs, for_group=unseen)
-    return {t.workload.id for lay in found for t in may_be_chosen(lay)}
+    # One index for every group; each layer is used before the next is built (see LayerIndex).
+    index = LayerIndex(*store.layer_inputs())
+    chosen: set[int] = set()
+    keys_seen: set[tuple[str, ...]] = set()
+    for lay in index.layers():
+        keys_seen.add(lay.group.keys)
+        chosen.update(t.workload.id for t in may_be_chosen(lay))
+    for keys in keys_seen:
+        for lay in index.layers(TargetGroup(keys, UNKNOWN_MODEL, ())):
+            chosen.update(t.workload.id for t in may_be_chosen(lay))
+    return chosen
 
 
 METASCHEDULE_TARGET_WARNING = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,8 +25,6 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     `sort`: "latency" (slowest winner first), "gflops" (least efficient first; unknown last) or
     "trials" (fewest first); default: first seen first.
     """
-    from tunelog.layers import TargetGroup, build_layers
-
     if filters is not None and filters.selects_sources:
         # What importing only the chosen files gives (see Store.selected). The layers remember
         # the selection: their ids are that database's, which `_answering` builds again (the
@@ -36,16 +34,7 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
         for lay in found:
             lay.selection = filters.sources_only()
         return found
-    target = filters.query_target if filters is not None else None
-    for_group = None
-    if target is not None:
-        for_group = TargetGroup(target.keys, target.model, (target.raw,))
-    pairs = store.selected_pairs(filters) if filters is not None else None
-    found = [
-        lay
-        for lay in build_layers(*store.layer_inputs(), for_group=for_group)
-        if _matches(lay, filters) and _has_selected_records(lay, pairs)
-    ]
+    found = list(each_layer(store, filters))
     if sort == "latency":
         found.sort(key=lambda lay: -_winner_cost(lay))
     elif sort == "gflops":
@@ -55,6 +44,23 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     elif sort is not None:
         raise ValueError(f"unknown sort key {sort!r}: use one of {', '.join(SORT_KEYS)}")
     return found
+
+
+def each_layer(store: Store, filters: Filters | None) -> Iterator[Layer]:
+    """`layers` unsorted, one at a time: a caller that keeps a few need not hold them all."""
+    from tunelog.layers import LayerIndex, TargetGroup
+
+    if filters is not None and filters.selects_sources:
+        yield from layers(store, filters)
+        return
+    target = filters.query_target if filters is not None else None
+    for_group = None
+    if target is not None:
+        for_group = TargetGroup(target.keys, target.model, (target.raw,))
+    pairs = store.selected_pairs(filters) if filters is not None else None
+    for lay in LayerIndex(*store.layer_inputs()).layers(for_group):
+        if _matches(lay, filters) and _has_selected_records(lay, pairs):
+            yield lay
 
 
 def _winner_cost(layer: Layer) -> float:
@@ -98,16 +104,14 @@ class UntunedReport:
 
 def untuned_report(store: Store, filters: Filters | None = None) -> UntunedReport:
     """The untuned layers (see `untuned`) and how many layers the filters matched."""
-    found = layers(store, filters)
     asked = filters.for_target if filters is not None else None
-    return UntunedReport(
-        [
-            lay
-            for lay in found
-            if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked))
-        ],
-        len(found),
-    )
+    untuned: list[Layer] = []
+    matched = 0
+    for lay in each_layer(store, filters):
+        matched += 1
+        if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked)):
+            untuned.append(lay)
+    return UntunedReport(untuned, matched)
 
 
 def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:

@@ -58,7 +58,7 @@ def best(
 
             api.ansor_args_as_written(store, rows)
     if as_json:
-        emit_json([row.model_dump() for row in rows])
+        emit_json(row.model_dump() for row in rows)
         return
     emit_table(
         [_best_row(row, knobs) for row in rows],
@@ -95,7 +95,7 @@ def _best_row(row: BestRow, knobs: bool) -> list[Any]:
         row.target,
         ",".join(row.slots),
         template,
-        short_args(row.task_name, row.args),
+        short_args(row.task_name, row.args) if row.shapes is None else row.shapes,
         row.config_index,
         format_seconds(row.mean_cost),
         row.trials,
@@ -139,7 +139,7 @@ def workloads(
             found = api.layers_named(found, layer)
         convergence = api.layer_convergence(store, found)
     if as_json:
-        emit_json([api.layer_as_dict(layer, convergence) for layer in found])
+        emit_json(api.layer_as_dict(layer, convergence) for layer in found)
         return
     emit_table(
         [[*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))] for layer in found],
@@ -217,7 +217,7 @@ def untuned(
         _err(_nothing_matches(filters))
         return
     if as_json:
-        emit_json([api.layer_as_dict(layer) for layer in found])
+        emit_json(api.layer_as_dict(layer) for layer in found)
         if check and found:
             raise typer.Exit(1)
         return
@@ -265,7 +265,7 @@ def errors(
         found = api.errors(store, filters)
         matched = bool(found) or bool(api.layers(store, filters))
     if as_json:
-        emit_json([api.error_as_dict(e) for e in found])
+        emit_json(api.error_as_dict(e) for e in found)
         return
     emit_table(
         [

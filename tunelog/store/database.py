@@ -171,6 +171,10 @@ class Store:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             for number in range(version, len(MIGRATIONS)):
                 MIGRATIONS[number](conn)
+            if version < 12:  # migration 12's catch-up: the facts of the workloads already held
+                from tunelog.store.workloadfacts import fill_workload_facts
+
+                fill_workload_facts(conn)
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
             conn.execute("COMMIT")
@@ -293,7 +297,12 @@ class Store:
         return report
 
     def _commit(self, writer: ImportWriter) -> None:
-        """Commit the file's import; only then are its workload ids known (_known_workloads)."""
+        """Commit the file's import; only then are its workload ids known (_known_workloads).
+
+        The new workloads' facts (migration 12) are computed first, in the same transaction."""
+        from tunelog.store.workloadfacts import fill_workload_facts
+
+        fill_workload_facts(self.conn)
         self.conn.execute("COMMIT")
         self._workload_ids.update(writer.workload_ids)
 
@@ -729,7 +738,20 @@ class Store:
             Store(os.path.join(tmp, "selection.db")) as chosen,
         ):
             copy_sources(self, chosen, ids)
+            chosen.fill_workload_facts()
             yield chosen, filters.without_sources()
+
+    def fill_workload_facts(self) -> None:
+        """Store the facts (migration 12) of workloads written without them (e.g. by a merge)."""
+        from tunelog.store.workloadfacts import fill_workload_facts
+
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            fill_workload_facts(self.conn)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
 
     def selected_pairs(self, filters: Filters) -> set[tuple[str, int]] | None:
         """(target string, workload id) of the records `--target` selects; None without it.
@@ -883,6 +905,7 @@ class Store:
 
         from tunelog.models import BestRow
         from tunelog.selection import MODEL_SLOT
+        from tunelog.versions import ANSOR_VERSION
 
         if filters is not None and filters.selects_sources:
             with self.selected(filters) as (chosen, rest):
@@ -897,7 +920,7 @@ class Store:
                     GROUP BY c.workload_id, ct.keys, ct.model)
                 SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
                        r.config_index, r.mean_cost, src.path, r.line, w.version,
-                       n.trials, r.workload_id
+                       n.trials, r.workload_id, w.shapes
                 FROM slots s
                 JOIN records r ON r.id = s.record_id
                 JOIN targets t ON t.id = r.target_id
@@ -928,7 +951,7 @@ class Store:
                 target=row[3],
                 task_name=row[4],
                 template_key=row[5],
-                args=json.loads(row[6]),
+                args=json.loads(row[6]),  # not orjson: `best` loads it only for --json
                 config_index=row[7],
                 mean_cost=row[8],
                 source=row[9],
@@ -937,6 +960,7 @@ class Store:
                 record_id=record_id,
                 trials=row[12],
                 knobs=_knobs(reader.line(record_id)) if reader is not None else None,
+                shapes=row[14] if row[11] != ANSOR_VERSION else None,
             )
             workload_of[record_id] = int(row[13])
         self._warn_across_machines(grouped, workload_of, filters)
@@ -1037,16 +1061,20 @@ class Store:
     def _layer_inputs(
         self,
     ) -> tuple[list[tuple[int, str]], list[WorkloadInfo], list[Tally], dict[SlotKey, SlotWinner]]:
-        import json
 
         from tunelog.layers import SlotWinner, Tally, WorkloadInfo
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
+        import json  # not orjson: the layer listings load it only for --json
+
+        from tunelog.store.workloadfacts import FACT_COLUMNS, FactsReader
+
+        decoded = FactsReader()
         workloads = [
-            WorkloadInfo(int(i), task, tkey, json.loads(args), version, spelling)
-            for i, task, tkey, args, version, spelling in self.conn.execute(
-                "SELECT id, task_name, template_key, args, version, spelling FROM workloads "
-                "ORDER BY id"
+            WorkloadInfo(int(i), task, tkey, json.loads(args), version, spelling, decoded(facts))
+            for i, task, tkey, args, version, spelling, *facts in self.conn.execute(
+                "SELECT id, task_name, template_key, args, version, spelling, "
+                f"{FACT_COLUMNS} FROM workloads ORDER BY id"
             )
         ]
         tallies = [Tally(*row) for row in self.conn.execute("SELECT * FROM tallies")]

@@ -588,6 +588,24 @@ def _migration_11(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migration_12(conn: sqlite3.Connection) -> None:
+    """Per-workload facts the read commands group and show, computed once when stored.
+
+    `layer_key` (the operator call, `workloads.layer_key`), `facts` (JSON of what relay's
+    strategy conditions test, `workloads.layer_facts`), `family` (the operator family),
+    `shapes` (the arguments' short text) and `flops` (decimal text: a MetaSchedule estimate may
+    not fit an INTEGER). `workloads`, `untuned`, `errors`, `best`, `diff` and `export
+    --winners-only` read them instead of parsing every workload's arguments again. Filled by
+    `store.workloadfacts.fill_workload_facts` (the catch-up after this migration, and at the
+    end of each import); NULL until then, and a reader computes a NULL row's facts itself.
+    """
+    for column in ("layer_key TEXT", "facts TEXT", "family TEXT", "shapes TEXT", "flops TEXT"):
+        conn.execute(f"ALTER TABLE workloads ADD COLUMN {column}")
+    conn.execute("CREATE INDEX workloads_layer ON workloads(layer_key, id)")
+    # The rows still to fill, found without scanning the table.
+    conn.execute("CREATE INDEX workloads_unfilled ON workloads(id) WHERE layer_key IS NULL")
+
+
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_1,
@@ -601,4 +619,5 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_9,
     _migration_10,
     _migration_11,
+    _migration_12,
 ]

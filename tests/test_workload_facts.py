@@ -1,0 +1,83 @@
+"""Migration 12: each workload's facts are stored once, and read back as they are computed."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+import tunelog
+from tests.conftest import undo_migrations
+from tunelog import api
+from tunelog.layers import WorkloadInfo, workload_facts
+from tunelog.store import Store
+
+ROOT = Path(__file__).parent.parent
+SHARED = ROOT.parent / "shared" / "corpus"
+LOGS = [
+    ROOT / "sample_logs",
+    ROOT / "tests" / "data" / "nchwc_blocks.log",
+    ROOT / "tests" / "data" / "x86_mini_pick_best.log",
+    ROOT / "tests" / "data" / "metaschedule_real" / "two_targets",
+]
+# Real auto_scheduler and AutoTVM logs of the corpus, when ../shared is there.
+CORPUS = [
+    SHARED / "AndrewZhaoLuo__TVM-Sandbox" / "resnet-18-NHWC-B1-llvm.json",
+    SHARED / "Kovelja009__int8_tvm_benchmark" / "resnet18-cuda.log",
+    SHARED / "WoongQ__RoboticAI2023_TVM" / "conv2d.json",
+]
+
+
+def _imported(path: Path) -> Store:
+    store = Store(path)
+    tunelog.import_paths(store, [str(p) for p in LOGS + CORPUS if p.exists()])
+    return store
+
+
+def _recomputed(workload: WorkloadInfo) -> WorkloadInfo:
+    return dataclasses.replace(workload, stored=None)
+
+
+def test_stored_facts_are_the_facts_the_arguments_give(tmp_path: Path) -> None:
+    with _imported(tmp_path / "t.db") as store:
+        workloads = store.layer_inputs()[1]
+        assert len(workloads) > 20
+        assert all(w.stored is not None for w in workloads)
+        for workload in workloads:
+            assert workload.stored == workload_facts(_recomputed(workload)), workload
+
+
+@pytest.mark.parametrize("sort", [None, "latency"])
+def test_layers_are_the_same_whether_facts_are_stored_or_computed(
+    tmp_path: Path, sort: str | None
+) -> None:
+    with _imported(tmp_path / "t.db") as store:
+        stored = [api.layer_as_dict(lay) for lay in api.layers(store, sort=sort)]
+        store.conn.execute("UPDATE workloads SET layer_key = NULL")
+        assert all(w.stored is None for w in store.layer_inputs()[1])
+        computed = [api.layer_as_dict(lay) for lay in api.layers(store, sort=sort)]
+    assert stored == computed
+    assert stored
+
+
+def test_an_older_database_gets_its_facts_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "v11.db"
+    with _imported(path) as store:
+        expected = [api.layer_as_dict(lay) for lay in api.layers(store)]
+        undo_migrations(store.conn, 11)
+    with Store(path) as store:
+        assert store.conn.execute(
+            "SELECT count(*) FROM workloads WHERE layer_key IS NULL"
+        ).fetchone() == (0,)
+        assert [api.layer_as_dict(lay) for lay in api.layers(store)] == expected
+
+
+def test_a_selection_of_sources_has_its_workloads_facts(tmp_path: Path) -> None:
+    with _imported(tmp_path / "t.db") as store:
+        first = store.sources()[0]
+        with store.selected(tunelog.Filters(source=str(first.id))) as (chosen, _):
+            assert chosen is not store
+            workloads = chosen.layer_inputs()[1]
+    assert workloads
+    assert all(w.stored is not None for w in workloads)

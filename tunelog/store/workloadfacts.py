@@ -1,0 +1,86 @@
+"""The per-workload facts of migration 12: written once per workload, read by every query.
+
+`layers.workload_facts` computes them (pure); here they are stored in, and read back from, the
+`workloads` table's `layer_key`, `facts`, `family`, `shapes` and `flops` columns.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+
+from tunelog.layers import WorkloadFacts, WorkloadInfo, workload_facts
+
+# The columns a reader selects after a workload's own ones, in `decoded`'s order.
+FACT_COLUMNS = "layer_key, facts, family, shapes, flops"
+
+
+def fill_workload_facts(conn: sqlite3.Connection) -> int:
+    """Compute and store the facts of every workload that has none yet; how many were filled.
+
+    Called at the end of each file's import transaction and once after migration 12. Finding
+    no such workload costs one look at a partial index.
+    """
+    rows = conn.execute(
+        """SELECT id, task_name, template_key, args, version, spelling FROM workloads
+           WHERE layer_key IS NULL"""
+    ).fetchall()
+    if not rows:
+        return 0
+    updates = []
+    for workload_id, task, template_key, args, version, spelling in rows:
+        info = WorkloadInfo(
+            int(workload_id), task, template_key, json.loads(args), version, spelling
+        )
+        updates.append((*encoded(workload_facts(info)), int(workload_id)))
+    conn.executemany(
+        "UPDATE workloads SET layer_key = ?, facts = ?, family = ?, shapes = ?, flops = ? "
+        "WHERE id = ?",
+        updates,
+    )
+    return len(updates)
+
+
+def encoded(facts: WorkloadFacts) -> tuple[str, str, str, str, str | None]:
+    """The column values of a workload's facts."""
+    return (
+        facts.layer_key,
+        json.dumps(dict(facts.facts), separators=(",", ":")),
+        facts.family,
+        facts.shapes,
+        None if facts.flops is None else str(facts.flops),
+    )
+
+
+class FactsReader:
+    """Facts from the `FACT_COLUMNS` values, each distinct `facts` text decoded once.
+
+    Workloads of one operator and layout that differ only in a size the strategy conditions
+    do not test share their facts text (8k texts for 40k workloads in the 80k benchmark): they
+    share one mapping, which `layers` uses to judge relay's conditions once for them all.
+    """
+
+    def __init__(self) -> None:
+        self._parsed: dict[str, Mapping[str, object]] = {}
+
+    def __call__(self, row: Sequence[object]) -> WorkloadFacts | None:
+        """The row's facts; None when it was never filled."""
+        layer_key, facts, family, shapes, flop = row
+        if layer_key is None:
+            return None
+        text = str(facts)
+        parsed = self._parsed.get(text)
+        if parsed is None:
+            # Tuples (a convolution's padding) come back from JSON as lists.
+            parsed = self._parsed[text] = {
+                name: tuple(value) if isinstance(value, list) else value
+                for name, value in json.loads(text).items()
+            }
+        return WorkloadFacts(
+            layer_key=str(layer_key),
+            facts=parsed,
+            family=str(family),
+            shapes=str(shapes),
+            flops=None if flop is None else int(str(flop)),
+        )
