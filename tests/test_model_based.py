@@ -356,9 +356,14 @@ class ReferenceModel:
         self._slots = None
 
     def imports_of(self, source_ids: Iterable[int]) -> list[Import]:
-        """The imports into these sources, in order (what a database of only them holds)."""
+        """The imports into these sources (what a database of only them holds): source by
+        source in the order the sources were first imported, each source's imports in order.
+
+        A selection is each chosen file as it is now, whole and in its own line order: lines
+        appended to the first file later still come before the second file's lines."""
         wanted = set(source_ids)
-        return [one for one in self.imports if one.source_id in wanted]
+        chosen = [one for one in self.imports if one.source_id in wanted]
+        return sorted(chosen, key=lambda one: one.source_id)  # stable: in order within one
 
     def expect(self, lines: Sequence[bytes], *, repair: bool) -> ExpectedImport:
         """What importing these lines must do (before any strict roll-back)."""
