@@ -64,7 +64,7 @@ class Exports(Queries):
             params,
         ):
             wanted.setdefault(workload_id, set()).add((kind, name))
-        from tunelog.selection import slots_of
+        from tunelog.rules.slots import slots_of
 
         target_slots = {
             target_id: [(s.kind, s.name) for s in slots_of(parse_target(target), "")]
@@ -115,7 +115,7 @@ class Exports(Queries):
         `get_top_k` does (mean run time, then import order). Rows come in import order, so
         records of equal mean keep their order.
         """
-        from tunelog.selection import ANY_TARGET_SLOT
+        from tunelog.rules.slots import ANY_TARGET_SLOT
         from tunelog.store.codec import LineReader
 
         where, params = self._slot_filter_sql(filters or Filters())

@@ -76,7 +76,7 @@ class Queries(Sources):
         import json
 
         from tunelog.models import BestRow
-        from tunelog.selection import MODEL_SLOT
+        from tunelog.rules.slots import slot_label
         from tunelog.versions import ANSOR_VERSION
 
         if filters is not None and filters.selects_sources:
@@ -113,7 +113,7 @@ class Queries(Sources):
             reader = LineReader(self.conn)
         for row in rows:
             kind, name, record_id = row[0], row[1], row[2]
-            label = f"model={name}" if kind == MODEL_SLOT else name
+            label = slot_label(kind, name)
             existing = grouped.get(record_id)
             if existing is not None:
                 existing.slots.append(label)
@@ -150,6 +150,7 @@ class Queries(Sources):
         workload and competes for one of the row's slots (its query may get this record).
         """
         from tunelog.machines import cross_machine_warning
+        from tunelog.rules.slots import competes_for_labels
 
         asked_for = filters.for_target if filters is not None else None
         measured_by: dict[int, set[str]] = {}
@@ -172,7 +173,9 @@ class Queries(Sources):
                 for target in sorted(measured_by.get(workload_of[record_id], ())):
                     verdict = competes.get((target, slots))
                     if verdict is None:
-                        verdict = competes[(target, slots)] = _competes(target, slots)
+                        verdict = competes[(target, slots)] = competes_for_labels(
+                            parse_target(target), slots
+                        )
                     if verdict:
                         asked.append(target)
             row.warnings = []
@@ -271,34 +274,13 @@ class Queries(Sources):
             clauses.append(f"s.workload_id IN ({id_list(ids)})")
         target = filters.query_target
         if target is not None:
-            from tunelog.selection import query_order
+            from tunelog.rules.slots import answering_slot_sql, query_slots
 
-            order = [(slot.kind, slot.name) for slot in query_order(target, "")]
-            ranks = " UNION ALL ".join(["SELECT ?, ?, ?"] * len(order))
-            # The answering slot: the held slot of the lowest rank for the same workload.
-            clauses.append(
-                f"""(s.kind, s.name) IN (
-                       WITH q(kind, name, rank) AS ({ranks})
-                       SELECT q.kind, q.name FROM q
-                       WHERE q.rank = (SELECT min(q2.rank) FROM q q2 JOIN slots s2
-                                       ON s2.kind = q2.kind AND s2.name = q2.name
-                                       WHERE s2.workload_id = s.workload_id))"""
-            )
-            for rank, (kind, name) in enumerate(order):
-                params += [kind, name, rank]
+            clause, answering = answering_slot_sql(query_slots(target.keys, target.model))
+            clauses.append(clause)
+            params += answering
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         return where, tuple(params)
-
-
-def _competes(target: str, slots: Sequence[str]) -> bool:
-    """Whether a record of `target` competes for one of these slots (`model=x` or a key)."""
-    parsed = parse_target(target)
-    return any(
-        (slot.removeprefix("model=") == parsed.model)
-        if slot.startswith("model=")
-        else slot in parsed.keys
-        for slot in slots
-    )
 
 
 def _knobs(raw: bytes) -> list[list[object]] | None:
