@@ -21,7 +21,7 @@ from tests.conftest import (
 from tunelog import exporting
 from tunelog.exceptions import NothingToExportError, OutputExistsError
 from tunelog.records import TuningRecord, parse_line
-from tunelog.store import Filters, Store, database
+from tunelog.store import Filters, Store, exports
 from tunelog.targets import parse_target
 
 EDGE = SAMPLE_LOGS / "edge_cases.log"
@@ -197,7 +197,7 @@ def _top_k_ids(store: Store, k: int, monkeypatch: pytest.MonkeyPatch, *, scan: b
     """Record ids `export --top-k` writes: from the kept configs, or by ranking every record."""
     with monkeypatch.context() as patch:
         if scan:
-            patch.setattr(database, "TOP_CONFIGS_KEPT", 0)
+            patch.setattr(exports, "TOP_CONFIGS_KEPT", 0)
         return [line.record_id for line in store.winner_lines(top_k=k)]
 
 

@@ -65,7 +65,7 @@ from tunelog.inputs import LogInput, OpenedLog
 from tunelog.models import FileReport
 from tunelog.records import Blank, Comment, Measurement, Rejected, scan_line
 from tunelog.selection import HistoryBest, history_best
-from tunelog.store import LineReader, Store, database, holdings, trials
+from tunelog.store import LineReader, Store, exports, holdings, trials
 
 
 def _record_pool_lines(raw: bytes) -> tuple[bytes, ...]:
@@ -691,7 +691,7 @@ class StoreMachine(RuleBasedStateMachine):
         """(2b) `export --top-k 3` from the configs kept on import equals a full ranking."""
         kept = [line.record_id for line in self.store.winner_lines(top_k=3)]
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(database, "TOP_CONFIGS_KEPT", 0)  # every k then ranks all records
+            patch.setattr(exports, "TOP_CONFIGS_KEPT", 0)  # every k then ranks all records
             ranked = [line.record_id for line in self.store.winner_lines(top_k=3)]
         assert kept == ranked
 

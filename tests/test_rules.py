@@ -13,7 +13,8 @@ from tunelog.rules.bestrecord import OFFER_SLOT_SQL, beats, improves
 from tunelog.rules.bestsofar import BestSoFar, joined
 from tunelog.rules.lineaccounting import SOURCE_ACCOUNTED_SQL, duplicates_when_moved, is_accounted
 from tunelog.rules.ranking import best_configs, better_config
-from tunelog.selection import HistoryBest, Slot
+from tunelog.rules.slots import Slot
+from tunelog.selection import HistoryBest
 from tunelog.store.schema import TOP_CONFIGS_KEPT, fill_top_configs
 
 # One offer: (slot name, mean cost, record id). Record ids are file order.

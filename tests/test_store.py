@@ -29,7 +29,8 @@ from tunelog.exceptions import (
 from tunelog.inputs import LogInput, OpenedLog
 from tunelog.records import Measurement, scan_line
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL
-from tunelog.selection import HistoryBest, Slot
+from tunelog.rules.slots import Slot
+from tunelog.selection import HistoryBest
 from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec, importer
 
 EDGE = SAMPLE_LOGS / "edge_cases.log"

@@ -22,7 +22,7 @@ group) is shown when one of its templates has a selected record on a target of t
 
 `for_target` is different: it is not a selection of records but a question, "what does
 `apply_history_best` answer when compiling for this target string?" (model slot first, then
-the keys in order, see `selection.query_order`). It combines with the others: the answer is
+the keys in order, see `rules.slots.query_order`). It combines with the others: the answer is
 computed from every record, then shown only where the answering record matches the filters.
 """
 

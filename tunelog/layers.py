@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from tunelog.filters import Filters
 from tunelog.machines import cross_machine_warning
-from tunelog.selection import query_slots
+from tunelog.rules.slots import first_held, query_slots, target_group
 from tunelog.strategies import Offer, relay_offers, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.versions import ANSOR_VERSION  # not tunelog.ansor's: it loads hashlib and orjson
@@ -210,8 +210,7 @@ def group_targets(targets: Iterable[tuple[int, str]]) -> dict[int, TargetGroup]:
     """Map each target id to its group (same keys and model)."""
     members: dict[tuple[tuple[str, ...], str], list[tuple[int, str]]] = {}
     for target_id, target in targets:
-        parsed = parse_target(target)
-        members.setdefault((parsed.keys, parsed.model), []).append((target_id, target))
+        members.setdefault(target_group(parse_target(target)), []).append((target_id, target))
     groups: dict[int, TargetGroup] = {}
     for (keys, model), items in members.items():
         group = TargetGroup(keys, model, tuple(sorted(t for _, t in items)))
@@ -224,11 +223,8 @@ def query(
     slots: Mapping[tuple[str, str, int], SlotWinner], group: TargetGroup, workload_id: int
 ) -> SlotWinner | None:
     """What apply_history_best returns for this group's targets and workload."""
-    for kind, name in query_slots(group.keys, group.model):
-        holder = slots.get((kind, name, workload_id))
-        if holder is not None:
-            return holder
-    return None
+    order = ((kind, name, workload_id) for kind, name in query_slots(group.keys, group.model))
+    return first_held(order, slots)
 
 
 def build_layers(

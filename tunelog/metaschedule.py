@@ -9,7 +9,7 @@ Pure (files in, values out; no SQLite). A database is a directory with
 TVM recomputes the structural hash on load and ignores the stored one, so structurally equal
 modules (equal but for the names of variables, buffers and blocks) are one workload: here a
 workload is `tunelog.msmodule.structural_identity` of its module. Records become `Measurement`s with
-log version "metaschedule", whose single slot ignores the target (selection.slots_of).
+log version "metaschedule", whose single slot ignores the target (rules.slots.slots_of).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tunelog.layers import SlotWinner, Tally, WorkloadInfo
-from tunelog.selection import query_order, slots_of
+from tunelog.rules.slots import query_order, slots_of
 from tunelog.targets import Target, parse_target
 from tunelog.tvmmessages import as_tuple
 from tunelog.workloads import layer_key, operator_family
@@ -66,6 +66,6 @@ class RecordIndex:
 
 def reaches(asked: Target, recorded: Target) -> bool:
     """A record of `recorded` holds a slot some query of `asked` looks up (the slot rule of
-    `selection.slots_of` and `selection.query_order`, asked for one AutoTVM workload)."""
+    `rules.slots.slots_of` and `query_order`, asked for one AutoTVM workload)."""
     held = set(slots_of(recorded, ""))
     return any(slot in held for slot in query_order(asked, ""))

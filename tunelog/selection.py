@@ -1,9 +1,10 @@
 """What `autotvm.apply_history_best` picks: a pure emulation of ApplyHistoryBest.
 
 Records are fed in log order (for several files: import order, then line). Each valid record
-competes for one slot per target key and, unless the model is "unknown", one model slot; a record
-takes a slot only with a strictly smaller mean cost, so ties keep the earlier record. A query asks
-the model slot first, then the key slots in the target's key order (tvm-reference §3).
+competes for its slots (`rules.slots.slots_of`: one per target key and, unless the model is
+"unknown", one model slot); a record takes a slot only with a strictly smaller mean cost, so ties
+keep the earlier record. A query is answered by the first held slot in `rules.slots.query_order`
+(tvm-reference §3).
 
 The store keeps the same slots in SQLite for large databases; this module is the reference it is
 tested against, and the tool to check an exported file without TVM.
@@ -18,58 +19,20 @@ from collections.abc import Iterable
 from typing import Generic, NamedTuple, TypeVar
 
 from tunelog.rules.bestrecord import improves
-from tunelog.targets import UNKNOWN_MODEL, Target, parse_target
+from tunelog.rules.slots import Slot, first_held, query_order, slots_of
+from tunelog.targets import Target, parse_target
 from tunelog.versions import METASCHEDULE_VERSION as METASCHEDULE_VERSION
 
 Ref = TypeVar("Ref")
 
-KEY_SLOT = "key"
-MODEL_SLOT = "model"
-# MetaSchedule's database answers a workload whatever the target (apache/tvm#15549): one slot.
-ANY_TARGET_SLOT = "any_target"
-ANY_TARGET = "*"
 
-
-# NamedTuples, not frozen dataclasses: an import builds and hashes one per slot of each
+# A NamedTuple, not a frozen dataclass: an import builds and hashes one per slot of each
 # workload it touches (a tuple hashes and compares in C).
 class Holder(NamedTuple, Generic[Ref]):
     """The record holding a slot: its mean cost and whatever reference the caller gave."""
 
     mean_cost: float
     ref: Ref
-
-
-class Slot(NamedTuple):
-    """A slot: `(kind, name, workload)` with kind "key" or "model"."""
-
-    kind: str
-    name: str
-    workload: str
-
-
-def slots_of(target: Target, workload: str, version: str = "0.2") -> list[Slot]:
-    """The slots a valid record with this target and workload (and log version) competes for."""
-    if version == METASCHEDULE_VERSION:
-        return [Slot(ANY_TARGET_SLOT, ANY_TARGET, workload)]
-    slots = [Slot(KEY_SLOT, key, workload) for key in target.keys]
-    if target.model != UNKNOWN_MODEL:
-        slots.append(Slot(MODEL_SLOT, target.model, workload))
-    return slots
-
-
-def query_order(target: Target, workload: str) -> list[Slot]:
-    """The slots a query with `target` looks up, in order: model first, then keys."""
-    return [Slot(kind, name, workload) for kind, name in query_slots(target.keys, target.model)]
-
-
-def query_slots(keys: tuple[str, ...], model: str) -> list[tuple[str, str]]:
-    """`(kind, name)` of the slots a query looks up, in order: this is ApplyHistoryBest's rule.
-
-    The model slot is asked even for "unknown": no record holds it (see `slots_of`), so the
-    keys answer, as in TVM. The target-less MetaSchedule slot comes last: only MetaSchedule
-    workloads hold it, and they hold no other.
-    """
-    return [(MODEL_SLOT, model), *((KEY_SLOT, key) for key in keys), (ANY_TARGET_SLOT, ANY_TARGET)]
 
 
 class HistoryBest(Generic[Ref]):
@@ -98,11 +61,7 @@ class HistoryBest(Generic[Ref]):
         """What `apply_history_best` returns for this target and workload (None: fallback)."""
         if isinstance(target, str):
             target = parse_target(target)
-        for slot in query_order(target, workload):
-            holder = self.slots.get(slot)
-            if holder is not None:
-                return holder
-        return None
+        return first_held(query_order(target, workload), self.slots)
 
 
 def history_best(items: Iterable[tuple[str, str, float, int, Ref]]) -> HistoryBest[Ref]:

@@ -19,7 +19,7 @@ from typing import Any
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL
 from tunelog.rules.bestsofar import joined
 from tunelog.rules.ranking import best_configs, better_config
-from tunelog.selection import slots_of
+from tunelog.rules.slots import slots_of
 from tunelog.store.codec import improvements_text
 from tunelog.store.schema import TOP_CONFIGS_KEPT
 from tunelog.targets import Target
@@ -57,7 +57,7 @@ class Group:
         self.workload_id = workload_id
         self.key: tuple[str, str, str, str] | None = None
         self.spelling: str | None = None
-        self.version = ""  # the log version picks the slots (selection.slots_of)
+        self.version = ""  # the log version picks the slots (rules.slots.slots_of)
         self.best_mean = math.inf
         self.best_id: int | None = None
         # Per config index, its best valid record in this file (two dicts of scalars rather
@@ -144,7 +144,7 @@ class GroupStore:
     def _store_slots(self, groups: list[Group]) -> None:
         """Offer each group's best record to its slots, by ApplyHistoryBest's own rule.
 
-        The groups' best records are offered to each slot they compete for (selection.slots_of)
+        The groups' best records are offered to each slot they compete for (rules.slots.slots_of)
         through `rules.bestrecord.OFFER_SLOT_SQL`: the best-record rule as an upsert, in any
         order of offers (of equal means the smaller id, the earlier record, wins), so holders
         need not be read first. A duplicate never holds a slot: its first copy has the same

@@ -45,7 +45,7 @@ from tunelog.inputs import stored_path
 from tunelog.models import FileReport, _Dumpable
 from tunelog.rules.lineaccounting import duplicates_when_moved
 from tunelog.store.codec import LineReader
-from tunelog.store.database import BUSY_TIMEOUT_MS, Store
+from tunelog.store.connection import BUSY_TIMEOUT_MS, Connection
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class _Other:
 
 
 def merge_databases(
-    store: Store, paths: Sequence[str], *, only_sources: Collection[int] | None = None
+    store: Connection, paths: Sequence[str], *, only_sources: Collection[int] | None = None
 ) -> list[MergeReport]:
     """Merge the databases at `paths` into `store`, in one transaction; report each.
 
@@ -126,7 +126,7 @@ def merge_databases(
     return reports
 
 
-def copy_sources(store: Store, into: Store, source_ids: Collection[int]) -> None:
+def copy_sources(store: Connection, into: Connection, source_ids: Collection[int]) -> None:
     """Import the sources of `store` with these ids into the empty store `into`, as `merge`
     does: `into` then holds what importing only those files gives (see Store.selected)."""
     origin = store.path if store.path == ":memory:" else os.path.realpath(store.path)
@@ -169,7 +169,7 @@ def _open_other(path: str, target_path: str) -> Iterator[_Other]:
             finally:
                 dest.close()
             conn.close()
-            with Store(copy) as migrated:  # opening migrates the copy, never the user's file
+            with Connection(copy) as migrated:  # opening migrates the copy, never the user's file
                 migrated.conn.execute("BEGIN")
                 yield _Other(path, origin, migrated.conn, version)
     finally:

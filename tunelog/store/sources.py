@@ -1,0 +1,171 @@
+"""The Store's sources: listing, naming, selecting (`Store.selected`) and removing them."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Self
+
+from tunelog.exceptions import DatabaseUnavailableError, UnknownSourceError
+from tunelog.filters import Filters
+from tunelog.store.connection import Connection
+
+if TYPE_CHECKING:
+    from tunelog.importreport import RejectedLine
+    from tunelog.models import Source
+    from tunelog.store.removal import RemovedSource
+
+
+class Sources(Connection):
+    """Which sources a database holds, which ones a user named, and the database they make."""
+
+    def sources(self) -> list[Source]:
+        """Imported files, oldest first."""
+        from tunelog.models import Source, SourceImport
+
+        with self.snapshot():
+            rows = self.conn.execute(
+                """SELECT id, path, label, sha256, size, lines, records, duplicates, comments,
+                          blank, rejected, imported_at, merged_from FROM sources ORDER BY id"""
+            ).fetchall()
+            imports: dict[int, list[SourceImport]] = {}
+            for source_id, path, at in self.conn.execute(
+                "SELECT source_id, path, imported_at FROM source_imports ORDER BY rowid"
+            ):
+                imports.setdefault(source_id, []).append(SourceImport(path, at))
+            held = dict(
+                self.conn.execute("SELECT source_id, sum(count) FROM holdings GROUP BY source_id")
+            )
+            from tunelog.store.holdings import shared_lines
+
+            shared = shared_lines(self.conn)
+        found = [Source(*row) for row in rows]
+        for source in found:
+            source.imports = imports.get(source.id, [])
+            source.held = int(held.get(source.id, 0))
+            source.shared = shared.get(source.id, 0)
+        return found
+
+    def rejects(self, source_id: int, limit: int | None = None) -> list[RejectedLine]:
+        """Rejected lines of one source, by line number."""
+        from tunelog.importreport import RejectedLine
+
+        sql = "SELECT line, reason FROM rejects WHERE source_id = ? ORDER BY line"
+        params: tuple[Any, ...] = (source_id,)
+        if limit is not None:
+            sql += " LIMIT ?"
+            params += (limit,)
+        return [RejectedLine(line=a, reason=b) for a, b in self.conn.execute(sql, params)]
+
+    def selected_sources(self, filters: Filters) -> list[int]:
+        """Ids of the sources `--source`/`--label` select; UnknownSourceError when none."""
+        rows = self.conn.execute("SELECT id, path, label FROM sources ORDER BY id").fetchall()
+        ids = [int(i) for i, path, label in rows if filters.matches_source(int(i), path, label)]
+        if not ids and filters.source is not None:
+            # A path as typed today may differ from the path as typed on import.
+            wanted = os.path.realpath(filters.source)
+            ids = [
+                int(i)
+                for i, path, label in rows
+                if os.path.realpath(path) == wanted
+                and filters.matches_source(int(i), filters.source, label)
+            ]
+        if not ids:
+            wanted_text = " and ".join(
+                f"{name} {value!r}"
+                for name, value in (("source", filters.source), ("label", filters.label))
+                if value is not None
+            )
+            raise UnknownSourceError(
+                f"no imported source matches {wanted_text}: see `tunelog sources` for ids, "
+                "paths and labels"
+            )
+        return ids
+
+    @contextmanager
+    def selected(self, filters: Filters | None) -> Iterator[tuple[Self, Filters]]:
+        """The database the filters' `--source`/`--label` select, and the other filters.
+
+        A source is the record lines its file held (see store.holdings), so a question about
+        some sources is answered by what importing only their files gives: a temporary
+        database they are merged into, in import order (slots, tallies, trial runs and line
+        numbers are theirs). Without those filters: this store and the filters unchanged.
+        UnknownSourceError when no source matches.
+        """
+        filters = filters or Filters()
+        if not filters.selects_sources:
+            yield self, filters
+            return
+        import tempfile
+
+        from tunelog.store.merging import copy_sources
+
+        ids = self.selected_sources(filters)
+        every = [int(i) for (i,) in self.conn.execute("SELECT id FROM sources")]
+        if sorted(ids) == sorted(every):  # every file: this database is the answer
+            yield self, filters.without_sources()
+            return
+        with (
+            tempfile.TemporaryDirectory(prefix="tunelog-selection-") as tmp,
+            type(self)(os.path.join(tmp, "selection.db")) as chosen,
+        ):
+            copy_sources(self, chosen, ids)
+            chosen.fill_workload_facts()
+            yield chosen, filters.without_sources()
+
+    def fill_workload_facts(self) -> None:
+        """Store the facts (migration 12) of workloads written without them (e.g. by a merge)."""
+        from tunelog.store.workloadfacts import fill_workload_facts
+
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            fill_workload_facts(self.conn)
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def remove_sources(self, ref: str) -> list[RemovedSource]:
+        """Remove the sources `ref` names (an id, a label, or a path), in one transaction.
+
+        The database becomes what importing only the remaining files gives (see
+        `tunelog.store.removal`). UnknownSourceError when nothing matches.
+        """
+        from tunelog.store.removal import remove_sources
+
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
+        try:
+            ids = self._sources_named(ref)
+            self._workload_ids = {}  # removal deletes the workloads left without records
+            removed = remove_sources(self.conn, ids)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        return removed
+
+    def _sources_named(self, ref: str) -> list[int]:
+        """An id (ASCII digits), else every source with this label, else with this path."""
+        from tunelog.optionvalues import source_id
+
+        number = source_id(ref) if not ref.startswith("#") else None  # refuses `²`, `10**30`
+        if number is not None:
+            row = self.conn.execute("SELECT id FROM sources WHERE id = ?", (number,)).fetchone()
+            if row is not None:
+                return [int(row[0])]
+        for column in ("label", "path"):
+            ids = [
+                int(i)
+                for (i,) in self.conn.execute(f"SELECT id FROM sources WHERE {column} = ?", (ref,))
+            ]
+            if ids:
+                return ids
+        raise UnknownSourceError(
+            f"no imported source has id, label or path {ref!r}: see `tunelog sources`"
+        )
