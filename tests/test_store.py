@@ -56,6 +56,7 @@ def test_schema_after_migrations(store: Store) -> None:
         "rejects",
         "resume_points",
         "holdings",
+        "_sqlite_migrations",
     }
     assert [c.name for c in store.db["resume_points"].columns] == [
         "real_path",

@@ -96,23 +96,9 @@ class Connection:
             self._migrate()
 
     def _migrate(self) -> None:
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Re-read under the write lock: another process may have migrated meanwhile.
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            for number in range(version, len(MIGRATIONS)):
-                MIGRATIONS[number](conn)
-            if version < 12:  # migration 12's catch-up: the facts of the workloads already held
-                from tunelog.store.workloadfacts import fill_workload_facts
+        from tunelog.store.migrating import migrate
 
-                fill_workload_facts(conn)
-            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        migrate(self.conn)
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:

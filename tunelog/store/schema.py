@@ -1,7 +1,8 @@
-"""The database schema and its migrations (PRAGMA user_version counts those applied).
+"""The database schema: its migrations, each named (PRAGMA user_version counts those applied).
 
-Migrations take the plain sqlite3 connection: importing sqlite-utils costs about 40 ms, a
-tenth of a small import's whole run, so only `Store.db` (for callers who want it) loads it.
+Each migration takes the plain sqlite3 connection and holds its own frozen SQL; sqlite-utils'
+`Migrations` runs the pending ones by name (`store.migrating`), loaded only when one is
+pending, so opening a current database (every command) does not pay for it.
 """
 
 from __future__ import annotations
@@ -621,3 +622,20 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_11,
     _migration_12,
 ]
+
+# Each migration's name, as sqlite-utils records it in `_sqlite_migrations` (store.migrating):
+# the number keeps the order readable, the words say what it did. Never rename one.
+MIGRATION_NAMES: tuple[str, ...] = (
+    "0001_initial",
+    "0002_compressed_blocks",
+    "0003_record_id_counter",
+    "0004_top_configs",
+    "0005_source_imports",
+    "0006_views",
+    "0007_workload_spelling",
+    "0008_trial_runs",
+    "0009_merged_from",
+    "0010_resume_points",
+    "0011_holdings",
+    "0012_workload_facts",
+)

@@ -1,0 +1,112 @@
+"""Migrations run by name through sqlite-utils, recorded, atomic, and only when pending."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tunelog.store import MIGRATIONS, Store
+from tunelog.store.migrating import MIGRATION_SET, MIGRATIONS_TABLE
+from tunelog.store.schema import APPLICATION_ID, MIGRATION_NAMES
+
+
+def applied_names(path: Path) -> list[str]:
+    """The migration names sqlite-utils recorded, in the order they were recorded."""
+    with sqlite3.connect(path) as conn:
+        return [
+            name
+            for (name,) in conn.execute(
+                f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? ORDER BY id",
+                (MIGRATION_SET,),
+            )
+        ]
+
+
+def database_at(path: Path, version: int) -> None:
+    """A database at schema `version`, as a tunelog of that time wrote it (names untracked)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    for step in MIGRATIONS[:version]:
+        step(conn)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.close()
+
+
+def test_every_migration_has_one_name() -> None:
+    assert len(MIGRATION_NAMES) == len(MIGRATIONS) == len(set(MIGRATION_NAMES))
+    assert list(MIGRATION_NAMES) == sorted(MIGRATION_NAMES)
+
+
+def test_a_new_database_records_every_migration_by_name(tmp_path: Path) -> None:
+    with Store(tmp_path / "t.db", create=True) as store:
+        assert store.schema_version == len(MIGRATIONS)
+    assert applied_names(tmp_path / "t.db") == list(MIGRATION_NAMES)
+
+
+@pytest.mark.parametrize("version", range(1, len(MIGRATIONS)))
+def test_a_database_from_before_the_names_migrates_and_records_them(
+    tmp_path: Path, version: int
+) -> None:
+    path = tmp_path / "old.db"
+    database_at(path, version)
+    with Store(path) as store:
+        assert store.schema_version == len(MIGRATIONS)
+    # The first `version` are recorded as found applied, the rest as run now: all, in order.
+    assert applied_names(path) == list(MIGRATION_NAMES)
+
+
+def test_the_count_wins_when_a_later_migration_is_recorded_but_not_counted(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.db"
+    with Store(path, create=True):
+        pass
+    with sqlite3.connect(path) as conn:  # schema 11 again: migration 12's columns were dropped
+        for column in ("layer_key", "facts", "family", "shapes", "flops"):
+            conn.execute("DROP INDEX IF EXISTS workloads_layer")
+            conn.execute("DROP INDEX IF EXISTS workloads_unfilled")
+            conn.execute(f"ALTER TABLE workloads DROP COLUMN {column}")
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    with Store(path) as store:  # migration 12 runs again, though its name was recorded
+        assert store.schema_version == len(MIGRATIONS)
+        columns = {c.name for c in store.db["workloads"].columns}
+    assert {"layer_key", "facts", "family", "shapes", "flops"} <= columns
+    assert applied_names(path) == list(MIGRATION_NAMES)
+
+
+def test_a_failing_migration_leaves_the_database_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "old.db"
+    database_at(path, 10)
+    from tunelog.store import migrating
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE half_done (x)")
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(migrating, "MIGRATIONS", [*MIGRATIONS[:11], broken])
+    with pytest.raises(RuntimeError, match="disk on fire"), Store(path):
+        pass
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 10
+        tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master")}
+    assert "half_done" not in tables and "holdings" not in tables
+    assert MIGRATIONS_TABLE not in tables  # not even sqlite-utils' table: one transaction
+
+
+def test_opening_a_current_database_does_not_load_sqlite_utils(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    with Store(path, create=True):
+        pass
+    code = (
+        "import sys; from tunelog.store import Store\n"
+        f"Store({str(path)!r}).close()\n"
+        "print('sqlite_utils' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
