@@ -269,10 +269,12 @@ def errors(
 ) -> None:
     """Failed trials by layer and template, with error names and a diagnosis."""
     from tunelog import api
+    from tunelog.api.listing import each_layer
 
     with opened_store() as store:
         found = api.errors(store, filters)
-        matched = bool(found) or bool(api.layers(store, filters))
+        # Nothing failed: whether any layer matches needs only the first one, not a list of all.
+        matched = bool(found) or next(each_layer(store, filters), None) is not None
     if as_json:
         emit_json(api.error_as_dict(e) for e in found)
         return
