@@ -925,61 +925,62 @@ class Store:
 
             reader = LineReader(self.conn)
         warnings = _MachineWarnings(self.conn, filters)
-        # One read transaction: the rows, the targets that measured their workloads and the
-        # knobs' lines are of one state of the database however long the caller takes.
-        with self.snapshot():
-            rows = self.conn.execute(
-                # Trials per (workload, keys, model) summed once: a subquery per row scanned
-                # the tallies (keyed by target first) for each of tens of thousands of slots.
-                f"""WITH trial_sums AS (
-                        SELECT c.workload_id, ct.keys, ct.model, sum(c.records) AS trials
-                        FROM tallies c JOIN targets ct ON ct.id = c.target_id
-                        GROUP BY c.workload_id, ct.keys, ct.model)
-                    SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
-                           r.config_index, r.mean_cost, src.path, r.line, w.version,
-                           n.trials, r.workload_id, w.shapes
-                    FROM slots s
-                    JOIN records r ON r.id = s.record_id
-                    JOIN targets t ON t.id = r.target_id
-                    JOIN workloads w ON w.id = s.workload_id
-                    JOIN sources src ON src.id = r.source_id
-                    LEFT JOIN trial_sums n
-                      ON n.workload_id = r.workload_id AND n.keys = t.keys AND n.model = t.model
-                    {where}
-                    ORDER BY r.workload_id, r.id, s.kind DESC, s.name""",
-                params,
-            )
-            pending: BestRow | None = None  # a record's slots are consecutive rows
-            workload_id = 0
-            for row in rows:
-                kind, name, record_id = row[0], row[1], row[2]
-                label = f"model={name}" if kind == MODEL_SLOT else name
-                if pending is not None and pending.record_id == record_id:
-                    pending.slots.append(label)
-                    continue
-                if pending is not None:
-                    pending.warnings = warnings.of(pending, workload_id)
-                    yield pending
-                pending = BestRow(
-                    slots=[label],
-                    target=row[3],
-                    task_name=row[4],
-                    template_key=row[5],
-                    args=json.loads(row[6]),  # not orjson: `best` loads it only for --json
-                    config_index=row[7],
-                    mean_cost=row[8],
-                    source=row[9],
-                    line=row[10],
-                    log_version=row[11],
-                    record_id=record_id,
-                    trials=row[12],
-                    knobs=_knobs(reader.line(record_id)) if reader is not None else None,
-                    shapes=row[14] if row[11] != ANSOR_VERSION else None,
-                )
-                workload_id = int(row[13])
+        # No BEGIN: a connection stays in one read transaction while a statement is pending, so
+        # the targets that measured the workloads and the knobs' lines, read while the rows'
+        # query runs, are of its state; and a generator dropped after the store is closed has
+        # no transaction to end.
+        rows = self.conn.execute(
+            # Trials per (workload, keys, model) summed once: a subquery per row scanned
+            # the tallies (keyed by target first) for each of tens of thousands of slots.
+            f"""WITH trial_sums AS (
+                    SELECT c.workload_id, ct.keys, ct.model, sum(c.records) AS trials
+                    FROM tallies c JOIN targets ct ON ct.id = c.target_id
+                    GROUP BY c.workload_id, ct.keys, ct.model)
+                SELECT s.kind, s.name, r.id, t.target, w.task_name, w.template_key, w.args,
+                       r.config_index, r.mean_cost, src.path, r.line, w.version,
+                       n.trials, r.workload_id, w.shapes
+                FROM slots s
+                JOIN records r ON r.id = s.record_id
+                JOIN targets t ON t.id = r.target_id
+                JOIN workloads w ON w.id = s.workload_id
+                JOIN sources src ON src.id = r.source_id
+                LEFT JOIN trial_sums n
+                  ON n.workload_id = r.workload_id AND n.keys = t.keys AND n.model = t.model
+                {where}
+                ORDER BY r.workload_id, r.id, s.kind DESC, s.name""",
+            params,
+        )
+        pending: BestRow | None = None  # a record's slots are consecutive rows
+        workload_id = 0
+        for row in rows:
+            kind, name, record_id = row[0], row[1], row[2]
+            label = f"model={name}" if kind == MODEL_SLOT else name
+            if pending is not None and pending.record_id == record_id:
+                pending.slots.append(label)
+                continue
             if pending is not None:
                 pending.warnings = warnings.of(pending, workload_id)
                 yield pending
+            pending = BestRow(
+                slots=[label],
+                target=row[3],
+                task_name=row[4],
+                template_key=row[5],
+                args=json.loads(row[6]),  # not orjson: `best` loads it only for --json
+                config_index=row[7],
+                mean_cost=row[8],
+                source=row[9],
+                line=row[10],
+                log_version=row[11],
+                record_id=record_id,
+                trials=row[12],
+                knobs=_knobs(reader.line(record_id)) if reader is not None else None,
+                shapes=row[14] if row[11] != ANSOR_VERSION else None,
+            )
+            workload_id = int(row[13])
+        if pending is not None:
+            pending.warnings = warnings.of(pending, workload_id)
+            yield pending
 
     def ansor_spellings(self, task_name: str) -> list[tuple[str, str]]:
         """(arguments, key as first written) of the auto_scheduler workloads of a task name
