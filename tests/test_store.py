@@ -779,3 +779,21 @@ def test_migration_11_gives_each_source_the_records_it_stored(tmp_path: Path) ->
         from tunelog.store.holdings import held_records
 
         assert [reader.line(row[2]) + b"\n" for row in held_records(store.conn, 2)] == lines[50:80]
+
+
+@pytest.mark.parametrize("knobs", [False, True])
+def test_best_rows_left_unread_when_the_store_closes_end_quietly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, knobs: bool
+) -> None:
+    # `tunelog best | head`: the rows' generator is dropped after the store has closed.
+    raised: list[object] = []
+    monkeypatch.setattr("sys.unraisablehook", raised.append)
+    with Store(tmp_path / "b.db") as store:
+        tunelog.import_paths(store, [str(X86), str(EDGE)])
+        rows = store.each_best(knobs=knobs)
+        first = next(rows)
+        assert [first, *rows][:1] == store.best(knobs=knobs)[:1]
+        rows = store.each_best(knobs=knobs)
+        next(rows)
+    del rows
+    assert raised == []

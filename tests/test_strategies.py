@@ -281,14 +281,15 @@ def test_a_template_offered_only_with_some_libs_never_drops_another_from_winners
     assert report.skipped_losing_templates == 1
 
 
-def _dense_record(target: str, cost: float, index: int) -> str:
+def _dense_record(target: str, cost: float, index: int, batch: int = 1, error_no: int = 0) -> str:
     return json.dumps(
         {
             "input": [target, "dense_pack.x86",
-                      [["TENSOR", [1, 512], "float32"], ["TENSOR", [1000, 512], "float32"],
+                      [["TENSOR", [batch, 512], "float32"], ["TENSOR", [1000, 512], "float32"],
                        None, "float32"], {}],
             "config": {"index": index, "code_hash": None, "entity": []},
-            "result": [[cost], 0, 1.0, 1.6e9], "version": 0.2, "tvm_version": "0.9.dev0",
+            "result": [[cost], error_no, 1.0, 1.6e9], "version": 0.2,
+            "tvm_version": "0.9.dev0",
         }
     )  # fmt: skip
 
@@ -314,6 +315,44 @@ def test_best_warns_when_one_box_gets_another_boxs_config(tmp_path: Path) -> Non
     ]
     assert asked_b.warnings == row.warnings and asked_a.warnings == []
     assert layer.warnings == row.warnings and untuned is not None
+
+
+BOX_C = "llvm -mcpu=cascadelake"
+
+
+@pytest.mark.parametrize(
+    ("for_target", "warned"),
+    [
+        # each row is warned about the boxes that measured its own workload (batch)
+        (None, {1: [BOX_B], 2: [], 3: [BOX_C, BOX_B], 4: []}),  # by target string
+        (BOX_C, {1: [BOX_C], 2: [BOX_C], 3: [BOX_C], 4: []}),
+    ],
+)
+def test_best_warns_each_row_about_the_boxes_that_measured_its_workload(
+    tmp_path: Path, for_target: str | None, warned: dict[int, list[str]]
+) -> None:
+    # (box, batch, cost), workloads interleaved in import order; the fastest box answers.
+    # Batch 5 only failed (on box C): no row, and box C measured nothing of batch 2.
+    measured = [(BOX_A, 1, 1e-5), (BOX_C, 5, 1e-5), (BOX_B, 2, 1e-5), (BOX_C, 3, 3e-5)]
+    measured += [(BOX_A, 3, 1e-5), (BOX_C, 4, 1e-5), (BOX_B, 1, 5e-5), (BOX_B, 3, 2e-5)]
+    log = tmp_path / "boxes.log"
+    log.write_text(
+        "\n".join(
+            _dense_record(box, cost, i, batch, error_no=4 if batch == 5 else 0)
+            for i, (box, batch, cost) in enumerate(measured)
+        )
+    )
+    filters = tunelog.Filters(for_target=for_target)
+    with Store(tmp_path / "b.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        rows = list(store.each_best(filters))
+        assert rows == store.best(filters) == api.best(store, filters)
+    winners = {1: BOX_A, 2: BOX_B, 3: BOX_A, 4: BOX_C}
+    got = {row.args[0][1][0]: (row.target, row.warnings) for row in rows}  # type: ignore[index]
+    assert got == {
+        batch: (winners[batch], [cross_machine_warning(box, winners[batch]) for box in boxes])
+        for batch, boxes in warned.items()
+    }
 
 
 def test_one_machine_gets_no_warning(tmp_path: Path) -> None:

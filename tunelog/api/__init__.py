@@ -69,7 +69,7 @@ from tunelog.api.sources import (
     remove_sources,
 )
 from tunelog.api.watching import watch
-from tunelog.api.winners import ansor_args_as_written, best
+from tunelog.api.winners import ansor_args_as_written, best, each_best
 from tunelog.store import Filters, Store
 
 __all__ = [
@@ -101,6 +101,7 @@ __all__ = [
     "diagnose_untuned",
     "diff",
     "diff_as_dict",
+    "each_best",
     "error_as_dict",
     "errors",
     "export",

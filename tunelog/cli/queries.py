@@ -32,8 +32,11 @@ from tunelog.filters import Filters
 from tunelog.tables import Column
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from tunelog.layers import Layer
     from tunelog.models import BestRow
+    from tunelog.store import Store
 
 
 @app.command(epilog=example("tunelog best --target-key cuda --knobs"))
@@ -49,28 +52,32 @@ def best(
     `trials`: every measurement (valid or failed) of the row's workload on targets with the
     same keys and -model as its target; `source`: the file and line of the winning record.
     """
+    with opened_store() as store:
+        rows = _best_rows(store, filters, knobs)
+        if as_json:
+            emit_json(row.model_dump() for row in rows)
+            return
+        notes: list[str] = []  # the warnings, said after the table
+        emit_table(
+            (_best_row(row, knobs, notes) for row in rows),
+            _best_headers(knobs),
+            empty=f"no valid measurement matches {filters.describe()}; {_SEE_WHAT_THERE_IS}"
+            if filters.describe()
+            else f"no valid measurement in the database; {_SEE_WHAT_THERE_IS}",
+        )
+    _warn_all(notes, listed_by="tunelog best --json")
+
+
+def _best_rows(store: Store, filters: Filters, knobs: bool) -> Iterator[BestRow]:
+    """`api.each_best`'s rows, the API loaded only for an auto_scheduler row."""
     from tunelog.versions import ANSOR_VERSION
 
-    with opened_store() as store:
-        rows = store.best(filters, knobs=knobs)
-        if any(row.log_version == ANSOR_VERSION for row in rows):  # api.best, loaded if needed
+    for row in store.each_best(filters, knobs=knobs):
+        if row.log_version == ANSOR_VERSION:
             from tunelog import api
 
-            api.ansor_args_as_written(store, rows)
-    if as_json:
-        emit_json(row.model_dump() for row in rows)
-        return
-    emit_table(
-        [_best_row(row, knobs) for row in rows],
-        _best_headers(knobs),
-        empty=f"no valid measurement matches {filters.describe()}; {_SEE_WHAT_THERE_IS}"
-        if filters.describe()
-        else f"no valid measurement in the database; {_SEE_WHAT_THERE_IS}",
-    )
-    _warn_all(
-        [f"{','.join(row.slots)} {row.task_name}: {w}" for row in rows for w in row.warnings],
-        listed_by="tunelog best --json",
-    )
+            api.ansor_args_as_written(store, (row,))
+        yield row
 
 
 def _best_headers(knobs: bool) -> list[Column]:
@@ -87,9 +94,11 @@ def _best_headers(knobs: bool) -> list[Column]:
     return [*headers, Column("knobs")] if knobs else headers
 
 
-def _best_row(row: BestRow, knobs: bool) -> list[Any]:
+def _best_row(row: BestRow, knobs: bool, notes: list[str]) -> list[Any]:
+    """The row's cells; its warnings added to `notes`."""
     from tunelog.workloads import short_args
 
+    notes += [f"{','.join(row.slots)} {row.task_name}: {w}" for w in row.warnings]
     template = _template_text(row.task_name, row.template_key)
     cells: list[Any] = [
         row.target,
@@ -260,10 +269,12 @@ def errors(
 ) -> None:
     """Failed trials by layer and template, with error names and a diagnosis."""
     from tunelog import api
+    from tunelog.api.listing import each_layer
 
     with opened_store() as store:
         found = api.errors(store, filters)
-        matched = bool(found) or bool(api.layers(store, filters))
+        # Nothing failed: whether any layer matches needs only the first one, not a list of all.
+        matched = bool(found) or next(each_layer(store, filters), None) is not None
     if as_json:
         emit_json(api.error_as_dict(e) for e in found)
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,13 @@ class Queries(Sources):
 
     def best(self, filters: Filters | None = None, *, knobs: bool = False) -> list[BestRow]:
         """Slot winners, one row per (workload, winning record), with the slots it holds."""
+        return list(self.each_best(filters, knobs=knobs))
+
+    def each_best(
+        self, filters: Filters | None = None, *, knobs: bool = False
+    ) -> Iterator[BestRow]:
+        """`best`'s rows one at a time, in its order, read while the store is open: one
+        ordered query, so no row is held after it is yielded."""
         import json
 
         from tunelog.models import BestRow
@@ -81,11 +89,22 @@ class Queries(Sources):
 
         if filters is not None and filters.selects_sources:
             with self.selected(filters) as (chosen, rest):
-                return chosen.best(rest, knobs=knobs)
+                yield from chosen.each_best(rest, knobs=knobs)
+            return
         where, params = self._slot_filter_sql(filters or Filters())
+        reader: LineReader | None = None
+        if knobs:
+            from tunelog.store.codec import LineReader
+
+            reader = LineReader(self.conn)
+        warnings = _MachineWarnings(self.conn, filters)
+        # No BEGIN: a connection stays in one read transaction while a statement is pending, so
+        # the targets that measured the workloads and the knobs' lines, read while the rows'
+        # query runs, are of its state; and a generator dropped after the store is closed has
+        # no transaction to end.
         rows = self.conn.execute(
-            # Trials per (workload, keys, model) summed once: a subquery per row scanned the
-            # tallies (keyed by target first) for each of tens of thousands of slots.
+            # Trials per (workload, keys, model) summed once: a subquery per row scanned
+            # the tallies (keyed by target first) for each of tens of thousands of slots.
             f"""WITH trial_sums AS (
                     SELECT c.workload_id, ct.keys, ct.model, sum(c.records) AS trials
                     FROM tallies c JOIN targets ct ON ct.id = c.target_id
@@ -103,22 +122,19 @@ class Queries(Sources):
                 {where}
                 ORDER BY r.workload_id, r.id, s.kind DESC, s.name""",
             params,
-        ).fetchall()
-        grouped: dict[int, BestRow] = {}
-        workload_of: dict[int, int] = {}
-        reader: LineReader | None = None
-        if knobs:
-            from tunelog.store.codec import LineReader
-
-            reader = LineReader(self.conn)
+        )
+        pending: BestRow | None = None  # a record's slots are consecutive rows
+        workload_id = 0
         for row in rows:
             kind, name, record_id = row[0], row[1], row[2]
             label = slot_label(kind, name)
-            existing = grouped.get(record_id)
-            if existing is not None:
-                existing.slots.append(label)
+            if pending is not None and pending.record_id == record_id:
+                pending.slots.append(label)
                 continue
-            grouped[record_id] = BestRow(
+            if pending is not None:
+                pending.warnings = warnings.of(pending, workload_id)
+                yield pending
+            pending = BestRow(
                 slots=[label],
                 target=row[3],
                 task_name=row[4],
@@ -134,58 +150,24 @@ class Queries(Sources):
                 knobs=_knobs(reader.line(record_id)) if reader is not None else None,
                 shapes=row[14] if row[11] != ANSOR_VERSION else None,
             )
-            workload_of[record_id] = int(row[13])
-        self._warn_across_machines(grouped, workload_of, filters)
-        return list(grouped.values())
+            workload_id = int(row[13])
+        if pending is not None:
+            pending.warnings = warnings.of(pending, workload_id)
+            yield pending
 
-    def _warn_across_machines(
-        self,
-        rows: dict[int, BestRow],
-        workload_of: dict[int, int],
-        filters: Filters | None,
-    ) -> None:
-        """Warn on each row whose winner another machine measured than a target asked about.
+    def ansor_spellings(self, task_name: str) -> list[tuple[str, str]]:
+        """(arguments, key as first written) of the auto_scheduler workloads of a task name
+        (its key's hash) that keep a spelling, by id."""
+        from tunelog.versions import ANSOR_VERSION
 
-        Asked about: the --for-target string, or else every target that measured the same
-        workload and competes for one of the row's slots (its query may get this record).
-        """
-        from tunelog.machines import cross_machine_warning
-        from tunelog.rules.slots import competes_for_labels
-
-        asked_for = filters.for_target if filters is not None else None
-        measured_by: dict[int, set[str]] = {}
-        if asked_for is None and rows:
-            wanted = id_list(sorted(set(workload_of.values())))
-            for workload_id, target in self.conn.execute(
-                f"""SELECT DISTINCT c.workload_id, t.target FROM tallies c
-                    JOIN targets t ON t.id = c.target_id WHERE c.workload_id IN ({wanted})"""
-            ):
-                measured_by.setdefault(int(workload_id), set()).add(str(target))
-        # Tens of thousands of rows share a few targets and slot lists: each pair is judged once.
-        competes: dict[tuple[str, tuple[str, ...]], bool] = {}
-        warning_of: dict[tuple[str, str], str | None] = {}
-        for record_id, row in rows.items():
-            if asked_for is not None:
-                asked = [asked_for]
-            else:
-                slots = tuple(row.slots)
-                asked = []
-                for target in sorted(measured_by.get(workload_of[record_id], ())):
-                    verdict = competes.get((target, slots))
-                    if verdict is None:
-                        verdict = competes[(target, slots)] = competes_for_labels(
-                            parse_target(target), slots
-                        )
-                    if verdict:
-                        asked.append(target)
-            row.warnings = []
-            for target in asked:
-                pair = (target, row.target)
-                if pair not in warning_of:
-                    warning_of[pair] = cross_machine_warning(*pair)
-                warning = warning_of[pair]
-                if warning is not None:
-                    row.warnings.append(warning)
+        return [
+            (str(args), str(spelling))
+            for args, spelling in self.conn.execute(
+                """SELECT args, spelling FROM workloads
+                   WHERE task_name = ? AND version = ? AND spelling IS NOT NULL ORDER BY id""",
+                (task_name, ANSOR_VERSION),
+            )
+        ]
 
     def selected_pairs(self, filters: Filters) -> set[tuple[str, int]] | None:
         """(target string, workload id) of the records `--target` selects; None without it.
@@ -291,3 +273,72 @@ def _knobs(raw: bytes) -> list[list[object]] | None:
     if isinstance(parsed, TuningRecord):
         return [[name, value] for name, _type, value in parsed.entity]
     return None
+
+
+class _MachineWarnings:
+    """The warnings of `best`'s rows, whose winner another machine measured than a target
+    asked about, for rows coming in workload id order.
+
+    Asked about: the --for-target string, or else every target that measured the same
+    workload and competes for one of the row's slots (its query may get this record). The
+    targets that measured each workload are read alongside, in the same order, one workload
+    at a time; each (target, slots) and (asked, measured) pair is judged once.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, filters: Filters | None) -> None:
+        self._conn = conn
+        self._asked_for = filters.for_target if filters is not None else None
+        self._measured: Iterator[tuple[int, str]] | None = None  # read on the first row
+        self._next: tuple[int, str] | None = None
+        self._workload = -1
+        self._targets: list[str] = []
+        self._competes: dict[tuple[str, tuple[str, ...]], bool] = {}
+        self._warning_of: dict[tuple[str, str], str | None] = {}
+
+    def of(self, row: BestRow, workload_id: int) -> list[str]:
+        """The row's warnings; `workload_id` never smaller than the previous call's."""
+        from tunelog.machines import cross_machine_warning
+        from tunelog.rules.slots import competes_for_labels
+
+        if self._asked_for is not None:
+            asked = [self._asked_for]
+        else:
+            slots = tuple(row.slots)
+            asked = []
+            for target in self._measured_by(workload_id):
+                verdict = self._competes.get((target, slots))
+                if verdict is None:
+                    verdict = self._competes[(target, slots)] = competes_for_labels(
+                        parse_target(target), slots
+                    )
+                if verdict:
+                    asked.append(target)
+        warnings = []
+        for target in asked:
+            pair = (target, row.target)
+            if pair not in self._warning_of:
+                self._warning_of[pair] = cross_machine_warning(*pair)
+            warning = self._warning_of[pair]
+            if warning is not None:
+                warnings.append(warning)
+        return warnings
+
+    def _measured_by(self, workload_id: int) -> list[str]:
+        """The targets with tallies of the workload, sorted."""
+        if workload_id == self._workload:
+            return self._targets
+        if self._measured is None:
+            self._measured = iter(
+                self._conn.execute(
+                    """SELECT DISTINCT c.workload_id, t.target FROM tallies c
+                       JOIN targets t ON t.id = c.target_id ORDER BY c.workload_id"""
+                )
+            )
+            self._next = next(self._measured, None)
+        found: set[str] = set()
+        while self._next is not None and self._next[0] <= workload_id:
+            if self._next[0] == workload_id:
+                found.add(str(self._next[1]))
+            self._next = next(self._measured, None)
+        self._workload, self._targets = workload_id, sorted(found)
+        return self._targets
