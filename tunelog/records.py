@@ -34,11 +34,11 @@ from tunelog.recordvalues import Knob as Knob
 from tunelog.recordvalues import KnobType as KnobType
 from tunelog.recordvalues import Measurement as Measurement
 from tunelog.recordvalues import Rejected as Rejected
-from tunelog.recordvalues import canonical_json as canonical_json
 from tunelog.recordvalues import check_values as check_values
 from tunelog.recordvalues import non_json_shape as non_json_shape
 from tunelog.recordvalues import numpy_mean as numpy_mean
-from tunelog.recordvalues import workload_json as workload_json
+from tunelog.rules.workloadidentity import canonical_json as canonical_json
+from tunelog.rules.workloadidentity import workload_json as workload_json
 from tunelog.selection import AnsorKeyError, ansor_workload
 
 if TYPE_CHECKING:  # at run time, `__getattr__` below

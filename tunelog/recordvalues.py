@@ -1,5 +1,6 @@
 """A record's values, whatever parser read it: the normalised `Measurement`, the kinds of
-line that are not records, the value checks a schema cannot express, and canonical JSON.
+line that are not records, and the value checks a schema cannot express (canonical JSON and the
+workload identity: `tunelog.rules.workloadidentity`).
 
 Pure and below both record parsers (`tunelog.records`, the msgspec fast paths, and
 `tunelog.recordmodels`, the pydantic models), which share these.
@@ -8,7 +9,6 @@ Pure and below both record parsers (`tunelog.records`, the msgspec fast paths, a
 from __future__ import annotations
 
 import functools
-import json
 import math
 import operator
 import re
@@ -18,6 +18,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 import orjson
 
 from tunelog.exceptions import TargetParseError
+from tunelog.rules.workloadidentity import workload_json
 from tunelog.targets import parse_target
 
 JsonValue: TypeAlias = Any
@@ -30,20 +31,6 @@ INT64_LIMIT = 1 << 63
 # Target strings that parsed (bounded: a hostile file must not grow it without end).
 VALID_TARGETS: set[str] = set()
 VALID_TARGETS_KEPT = 4096
-
-
-def workload_json(task_name: str, args_json: str) -> str:
-    """`[task_name, *args]` as compact JSON (TVM's workload tuple), from canonical args JSON."""
-    inner = args_json[1:-1]
-    return "[" + orjson.dumps(task_name).decode() + ("," + inner if inner else "") + "]"
-
-
-def canonical_json(value: Any) -> str:
-    """Compact JSON of a decoded value: the canonical form of task arguments."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # an integer beyond 64 bits, which Python's json (and TVM) accept
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def numpy_mean(values: tuple[float, ...] | list[float]) -> float:
