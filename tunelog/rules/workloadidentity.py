@@ -2,7 +2,7 @@
 
 An AutoTVM workload is (task name, template key, arguments, log version), the arguments held as
 canonical JSON text; a record's (target, workload) is the first five fields of a `Measurement`
-(`TARGET_WORKLOAD`, `IDENTITY_FIELDS`). The store's `workloads` table has this tuple UNIQUE.
+(`IDENTITY_FIELDS`, `IDENTITY_LENGTH`). The store's `workloads` table has this tuple UNIQUE.
 
 Two JSON writers live here, and they differ in bytes on purpose, because each output was
 written with one of them and must not change:
@@ -23,11 +23,11 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 __all__ = [
     "IDENTITY_FIELDS",
-    "TARGET_WORKLOAD",
+    "IDENTITY_LENGTH",
     "WorkloadKey",
     "canonical_json",
     "sorted_json",
@@ -35,11 +35,12 @@ __all__ = [
     "workload_key",
 ]
 
-# The fields of a Measurement that name its (target, workload), in Measurement's order (a test
-# holds the two equal): the importer groups records on `rec[TARGET_WORKLOAD]`, a slice, because
-# it runs once per record.
+# The fields of a Measurement that name its (target, workload): its first IDENTITY_LENGTH
+# fields, in this order (a test holds the two equal). The importer groups records on
+# `rec[:IDENTITY_LENGTH]`, a slice, because it runs once per record; Final, so that mypy knows
+# the slice's type.
 IDENTITY_FIELDS = ("log_version", "target", "task_name", "template_key", "args_json")
-TARGET_WORKLOAD = slice(0, len(IDENTITY_FIELDS))
+IDENTITY_LENGTH: Final = 5
 
 # (task name, template key, args JSON, log version): a row of the workloads table.
 WorkloadKey = tuple[str, str, str, str]
