@@ -26,7 +26,8 @@ from typing import Any
 import msgspec
 import orjson
 
-from tunelog.recordvalues import JsonValue, Measurement, Rejected, check_values, numpy_mean
+from tunelog.recordvalues import JsonValue, Measurement, Rejected, numpy_mean
+from tunelog.rules.recordvalidity import check_values
 from tunelog.selection import AnsorKeyError, ansor_workload
 from tunelog.versions import ANSOR_VERSION as ANSOR_VERSION
 

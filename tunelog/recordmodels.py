@@ -19,10 +19,10 @@ from tunelog.recordvalues import (
     KnobType,
     Measurement,
     Rejected,
-    check_values,
     non_json_shape,
     numpy_mean,
 )
+from tunelog.rules.recordvalidity import check_values
 from tunelog.rules.workloadidentity import canonical_json, workload_json
 
 # defer_build: the models are built on first use, not when this module is imported.
