@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import tunelog
-from tunelog import records
+from tunelog import ansor
 from tunelog.ansor import AnsorRecord
 from tunelog.cli import app
 from tunelog.exceptions import MixedFormatsError
@@ -177,11 +177,11 @@ _ANSOR_PATHS = [
 def test_the_fast_path_reads_auto_scheduler_lines_as_the_checks_do(
     path: list[Any], value: Any
 ) -> None:
-    """What the msgspec path accepts, `_ansor` (orjson and parse_ansor) accepts alike."""
+    """What the msgspec path accepts, `scan_ansor_line` (orjson and parse_ansor) accepts alike."""
     raw = _mutated(path, value)
-    fast = records._ansor_fast(raw)
+    fast = ansor.scan_ansor_line_fast(raw)
     if fast is not None:
-        assert fast == records._ansor(raw)
+        assert fast == ansor.scan_ansor_line(raw)
         if b'"v0.' in raw:  # what makes a line an auto_scheduler record to try
             assert scan_line(raw) == (fast[1] if isinstance(fast, tuple) else fast)
 
@@ -191,9 +191,9 @@ def test_usual_auto_scheduler_lines_take_the_fast_path(length: int) -> None:
     value = json.loads(ansor_line())
     value["i"][0] = value["i"][0][:length]
     raw = json.dumps(value).encode()
-    fast = records._ansor_fast(raw)
+    fast = ansor.scan_ansor_line_fast(raw)
     assert isinstance(fast, tuple)
-    assert fast == records._ansor(raw)
+    assert fast == ansor.scan_ansor_line(raw)
 
 
 def _import(tmp_path: Path, *lines: str) -> Store:

@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NoReturn
 
 import pytest
@@ -15,7 +16,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tunelog import workloads
-from tunelog.workloads import flops, gflops, layer_key, operator_family, short_args
+from tunelog.rules import workloadidentity
+from tunelog.workloads import (
+    calls,
+    flopcount,
+    flops,
+    gflops,
+    layer_key,
+    layerkey,
+    operator_family,
+    short_args,
+    shorttext,
+)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TEMPLATES = SHARED / "autotvm_templates.txt"
@@ -1352,21 +1364,25 @@ def _bug(*args: object) -> NoReturn:
 
 
 @pytest.mark.parametrize(
-    ("helper", "call"),
+    ("module", "helper", "call"),
     [
-        ("_conv_flops", lambda: flops("conv2d_nchw.cuda", "", SMALL_CONV)),
-        ("_matmul_flops", lambda: flops("dense_pack.x86", "", [tensor(1, 8), tensor(4, 8)])),
-        ("_call_key", lambda: layer_key("conv2d_nchw.cuda", "", SMALL_CONV)),
-        ("_call_short", lambda: short_args("conv2d_nchw.cuda", SMALL_CONV)),
-        ("_tensor", lambda: flops("conv2d_nchw.cuda", "", SMALL_CONV)),
-        ("_tensor", lambda: layer_key("conv2d_nchw.cuda", "", SMALL_CONV)),
-        ("_tensor", lambda: short_args("conv2d_nchw.cuda", SMALL_CONV)),
-        ("_json_scalar", lambda: layer_key("my_template", "", [1])),
+        (flopcount, "_conv_flops", lambda: flops("conv2d_nchw.cuda", "", SMALL_CONV)),
+        (
+            flopcount,
+            "_matmul_flops",
+            lambda: flops("dense_pack.x86", "", [tensor(1, 8), tensor(4, 8)]),
+        ),
+        (layerkey, "_call_key", lambda: layer_key("conv2d_nchw.cuda", "", SMALL_CONV)),
+        (shorttext, "_call_short", lambda: short_args("conv2d_nchw.cuda", SMALL_CONV)),
+        (calls, "_tensor", lambda: flops("conv2d_nchw.cuda", "", SMALL_CONV)),
+        (calls, "_tensor", lambda: layer_key("conv2d_nchw.cuda", "", SMALL_CONV)),
+        (calls, "_tensor", lambda: short_args("conv2d_nchw.cuda", SMALL_CONV)),
+        (workloadidentity, "_json_scalar", lambda: layer_key("my_template", "", [1])),
     ],
 )
 def test_a_bug_is_not_taken_for_odd_args(
-    monkeypatch: pytest.MonkeyPatch, helper: str, call: Callable[[], object]
+    monkeypatch: pytest.MonkeyPatch, module: ModuleType, helper: str, call: Callable[[], object]
 ) -> None:
-    monkeypatch.setattr(workloads, helper, _bug)
+    monkeypatch.setattr(module, helper, _bug)
     with pytest.raises(TypeError, match="a bug in tunelog"):
         call()

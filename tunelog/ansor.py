@@ -1,6 +1,9 @@
 """auto_scheduler (Ansor) records: recognising and checking one line (tvm-reference §8).
 
-Pure: a decoded JSON value in, an `AnsorRecord` or the reason TVM could not read it out.
+Pure: a decoded JSON value in, an `AnsorRecord` or the reason TVM could not read it out
+(`parse_ansor`); a line's bytes in, the record and its `Measurement` or that reason out
+(`scan_ansor_line`, and `scan_ansor_line_fast`, its msgspec path for the usual line, which the
+tests hold to the same verdicts).
 
     {"i": [[WORKLOAD_KEY, TARGET, HARDWARE_PARAMS, TARGET_HOST, LAYOUT_REWRITE, INPUT_NAMES],
            [[], STEPS]],
@@ -20,8 +23,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import orjson
 
+from tunelog.recordvalues import JsonValue, Measurement, Rejected, numpy_mean
+from tunelog.rules.recordvalidity import check_values
 from tunelog.selection import AnsorKeyError, ansor_workload
 from tunelog.versions import ANSOR_VERSION as ANSOR_VERSION
 
@@ -169,3 +175,125 @@ def _result(result: object) -> tuple[tuple[float, ...], int, float, float] | str
     if not all(math.isfinite(c) for c in floats):
         return "non-finite cost"
     return floats, error_no, float(all_cost), float(timestamp)
+
+
+def ansor_measurement(record: AnsorRecord) -> Measurement:
+    """The store's view of an auto_scheduler record: its workload is (hash, flattened args)."""
+    task_name, args_json = record.workload
+    return Measurement(
+        log_version=ANSOR_VERSION,
+        target=record.target,
+        task_name=task_name,
+        template_key="",
+        args_json=args_json,
+        config_index=record.config_index,
+        costs=record.costs,
+        error_no=record.error_no,
+        all_cost=record.all_cost,
+        timestamp=record.timestamp,
+        tvm_version=None,
+        mean_cost=numpy_mean(record.costs),
+        spelling=record.workload_key,
+    )
+
+
+# auto_scheduler's reader skips lines starting with a space (AutoTVM's does not); --repair must
+# not recover them either: the exported line would be read where the original was not.
+SKIPPED_BY_ANSOR_READER = Rejected(
+    "auto_scheduler record starting with a space: TVM's reader skips it"
+)
+
+
+def scan_ansor_line(line: bytes) -> tuple[AnsorRecord, Measurement] | Rejected | None:
+    """The line as an auto_scheduler record and its measurement, or why TVM cannot read it;
+    None if it is not one."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if not looks_like_ansor(value):
+        return None
+    if line[:1] == b" ":
+        return SKIPPED_BY_ANSOR_READER
+    parsed = parse_ansor(value)
+    if isinstance(parsed, str):
+        return Rejected(parsed)
+    checked = check_values(ansor_measurement(parsed))
+    return (parsed, checked) if isinstance(checked, Measurement) else checked
+
+
+class _FastAnsorRecord(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    """An auto_scheduler line parse_ansor accepts, for msgspec; the task stays raw text (each
+    distinct task is checked once, see _ansor_task) and the steps are checked in Python."""
+
+    i: tuple[msgspec.Raw, tuple[list[JsonValue], list[list[JsonValue]]]]
+    r: tuple[tuple[float, ...], int, float, float]
+    v: str
+
+
+_FAST_ANSOR = msgspec.json.Decoder(_FastAnsorRecord)
+# The integers orjson reads as integers (it reads larger ones as floats).
+_ORJSON_INTS = (-(1 << 63), 1 << 64)
+# Per raw task text: (workload key, target, target host) if parse_ansor accepts it, else None.
+_ANSOR_TASKS: dict[bytes, tuple[str, str, str] | None] = {}
+_ANSOR_TASKS_KEPT = 4096
+
+
+def scan_ansor_line_fast(line: bytes) -> tuple[AnsorRecord, Measurement] | Rejected | None:
+    """`scan_ansor_line` for the usual auto_scheduler line, or None to let `scan_ansor_line`
+    say what is wrong.
+
+    Accepts only what `scan_ansor_line` accepts, with the same record (the tests hold the two
+    equal): orjson and parse_ansor's checks cost three quarters of an Ansor line's import.
+    """
+    if line[:1] == b" ":
+        return None
+    try:
+        fast = _FAST_ANSOR.decode(line)
+    except (ValueError, RecursionError):
+        return None
+    raw_task, (_stages, steps) = fast.i
+    if not _ORJSON_INTS[0] <= fast.r[1] < _ORJSON_INTS[1]:
+        return None  # orjson reads such an error number as a float: let parse_ansor say so
+    task_text = bytes(raw_task)
+    task = _ANSOR_TASKS.get(task_text) if task_text in _ANSOR_TASKS else _ansor_task(task_text)
+    costs, error_no, all_cost, timestamp = fast.r
+    # (msgspec refuses numbers out of a float's range: the costs are finite, as parse_ansor
+    # requires.)
+    if task is None or not all(step and type(step[0]) is str for step in steps):
+        return None
+    record = AnsorRecord(
+        workload_key=task[0],
+        target=task[1],
+        target_host=task[2],
+        steps=steps,
+        costs=costs,
+        error_no=error_no,
+        all_cost=all_cost,
+        timestamp=timestamp,
+        version=fast.v,
+    )
+    try:
+        checked = check_values(ansor_measurement(record))
+    except orjson.JSONEncodeError:  # steps orjson cannot write (integers past 64 bits)
+        return None
+    return (record, checked) if isinstance(checked, Measurement) else checked
+
+
+def _ansor_task(text: bytes) -> tuple[str, str, str] | None:
+    try:
+        task = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    found = None
+    if isinstance(task, list) and task_problem(task) is None:
+        try:
+            ansor_workload(task[0])
+        except AnsorKeyError:
+            pass
+        else:
+            found = (task[0], task[1], task[3] if len(task) > 3 else "")
+    if len(_ANSOR_TASKS) >= _ANSOR_TASKS_KEPT:
+        _ANSOR_TASKS.clear()
+    _ANSOR_TASKS[text] = found
+    return found

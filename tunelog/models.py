@@ -123,6 +123,6 @@ class SlotHolder:
     @property
     def workload_json(self) -> str:
         """`[task_name, *args]` as compact JSON (the golden files' form)."""
-        from tunelog.records import workload_json
+        from tunelog.rules.workloadidentity import workload_json
 
         return workload_json(self.task_name, self.args_json)

@@ -19,12 +19,11 @@ from tunelog.recordvalues import (
     KnobType,
     Measurement,
     Rejected,
-    canonical_json,
-    check_values,
     non_json_shape,
     numpy_mean,
-    workload_json,
 )
+from tunelog.rules.recordvalidity import check_values
+from tunelog.rules.workloadidentity import canonical_json, workload_json
 
 # defer_build: the models are built on first use, not when this module is imported.
 _STRICT = ConfigDict(strict=True, frozen=True, extra="ignore", defer_build=True)

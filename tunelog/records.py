@@ -10,23 +10,17 @@ a person can act on.
 from __future__ import annotations
 
 import itertools
-import json
 import re
-import sys
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
-import orjson
 
-from tunelog.ansor import (
-    ANSOR_VERSION,
-    AnsorRecord,
-    looks_like_ansor,
-    parse_ansor,
-    task_problem,
-)
-from tunelog.recordvalues import INT64_LIMIT as _INT64_LIMIT
-from tunelog.recordvalues import VALID_TARGETS as _VALID_TARGETS
+from tunelog.ansor import SKIPPED_BY_ANSOR_READER as SKIPPED_BY_ANSOR_READER
+from tunelog.ansor import AnsorRecord, scan_ansor_line, scan_ansor_line_fast
+from tunelog.ansor import ansor_measurement as ansor_measurement
+from tunelog.linetext import UTF8_BOM as UTF8_BOM
+from tunelog.linetext import repair_line as repair_line
+from tunelog.linetext import strip_line as strip_line
 from tunelog.recordvalues import Blank as Blank
 from tunelog.recordvalues import Comment as Comment
 from tunelog.recordvalues import JsonValue as JsonValue
@@ -34,12 +28,15 @@ from tunelog.recordvalues import Knob as Knob
 from tunelog.recordvalues import KnobType as KnobType
 from tunelog.recordvalues import Measurement as Measurement
 from tunelog.recordvalues import Rejected as Rejected
-from tunelog.recordvalues import canonical_json as canonical_json
-from tunelog.recordvalues import check_values as check_values
 from tunelog.recordvalues import non_json_shape as non_json_shape
 from tunelog.recordvalues import numpy_mean as numpy_mean
-from tunelog.recordvalues import workload_json as workload_json
-from tunelog.selection import AnsorKeyError, ansor_workload
+from tunelog.rules.recordvalidity import FLOAT_MAX as _FLOAT_MAX
+from tunelog.rules.recordvalidity import INT64_LIMIT as _INT64_LIMIT
+from tunelog.rules.recordvalidity import VALID_TARGETS as _VALID_TARGETS
+from tunelog.rules.recordvalidity import check_values as check_values
+from tunelog.rules.recordvalidity import plainly_valid
+from tunelog.rules.workloadidentity import canonical_json as canonical_json
+from tunelog.rules.workloadidentity import workload_json as workload_json
 
 if TYPE_CHECKING:  # at run time, `__getattr__` below
     from tunelog.recordmodels import RecordV01 as RecordV01
@@ -58,15 +55,6 @@ ScannedLine: TypeAlias = Measurement | Comment | Blank | Rejected
 
 COMMENT = Comment()
 BLANK = Blank()
-
-UTF8_BOM = b"\xef\xbb\xbf"
-
-
-def strip_line(raw: bytes) -> bytes:
-    """The line's content: without a UTF-8 BOM and without the line end (LF, CRLF or CR)."""
-    if raw.startswith(UTF8_BOM):
-        raw = raw[3:]
-    return raw.rstrip(b"\r\n")
 
 
 def _v01_layout_first(line: bytes) -> bool:
@@ -89,7 +77,7 @@ def parse_line(raw: bytes) -> ParsedLine:
         return _TOO_DEEP
     v01_first = _v01_layout_first(line)
     if v01_first and b'"v0.' in line:  # auto_scheduler writes "v": "v0.6"
-        ansor = _ansor(line)
+        ansor = scan_ansor_line(line)
         if ansor is not None:
             return ansor if isinstance(ansor, Rejected) else ansor[0]
     if _models_cannot_start_reading(line):
@@ -144,7 +132,8 @@ def scan_content(line: bytes) -> ScannedLine:
     except (ValueError, RecursionError):  # msgspec.DecodeError, UnicodeDecodeError
         pass
     else:
-        # _v02_measurement and _checked, inline for the usual line (a tenth of the scan).
+        # _v02_measurement and rules.recordvalidity.plainly_valid, inline for the usual line (a
+        # function call costs a tenth of the scan).
         target, task_name, raw_args, _kwargs = fast.input
         args_json = _ARGS_JSON.get(bytes(raw_args))
         costs, error_no, all_cost, timestamp = fast.result
@@ -196,7 +185,7 @@ def _scan_other(line: bytes) -> ScannedLine:
     """Lines (not too deep) the strict schemas refuse: unknown keys, other formats, errors."""
     if _v01_layout_first(line):
         if b'"v0.' in line:
-            ansor = _ansor_fast(line) or _ansor(line)
+            ansor = scan_ansor_line_fast(line) or scan_ansor_line(line)
             if ansor is not None:
                 return ansor if isinstance(ansor, Rejected) else ansor[1]
         try:
@@ -270,24 +259,8 @@ def _v01_measurement(fast: _StrictRecordV01 | _FastRecordV01, line: bytes) -> Sc
 
 
 def _checked(record: Measurement) -> ScannedLine:
-    """The usual record as it is; anything else through `check_values`.
-
-    The checks of `check_values`, inline for the usual record (comparisons with the largest
-    float are false for infinities and NaN).
-    """
-    _, target, task_name, _, _, index, costs, error_no, all_cost, timestamp, _, mean, _ = record
-    if (
-        0.0 <= mean <= _FLOAT_MAX
-        and (len(costs) == 1 or min(costs) >= 0.0)
-        and -_FLOAT_MAX <= all_cost <= _FLOAT_MAX
-        and -_FLOAT_MAX <= timestamp <= _FLOAT_MAX
-        and task_name
-        and target in _VALID_TARGETS
-        and -_INT64_LIMIT <= index < _INT64_LIMIT
-        and -_INT64_LIMIT <= error_no < _INT64_LIMIT
-    ):
-        return record
-    return check_values(record)
+    """The usual record as it is (`plainly_valid`); anything else through `check_values`."""
+    return record if plainly_valid(record) else check_values(record)
 
 
 def _fallback(line: bytes) -> ScannedLine:
@@ -298,126 +271,6 @@ def _fallback(line: bytes) -> ScannedLine:
     if isinstance(validated, AnsorRecord):
         return ansor_measurement(validated)
     return validated.measurement()
-
-
-def ansor_measurement(record: AnsorRecord) -> Measurement:
-    """The store's view of an auto_scheduler record: its workload is (hash, flattened args)."""
-    task_name, args_json = record.workload
-    return Measurement(
-        log_version=ANSOR_VERSION,
-        target=record.target,
-        task_name=task_name,
-        template_key="",
-        args_json=args_json,
-        config_index=record.config_index,
-        costs=record.costs,
-        error_no=record.error_no,
-        all_cost=record.all_cost,
-        timestamp=record.timestamp,
-        tvm_version=None,
-        mean_cost=numpy_mean(record.costs),
-        spelling=record.workload_key,
-    )
-
-
-# auto_scheduler's reader skips lines starting with a space (AutoTVM's does not); --repair must
-# not recover them either: the exported line would be read where the original was not.
-SKIPPED_BY_ANSOR_READER = Rejected(
-    "auto_scheduler record starting with a space: TVM's reader skips it"
-)
-
-
-def _ansor(line: bytes) -> tuple[AnsorRecord, Measurement] | Rejected | None:
-    """The line as an auto_scheduler record and its measurement, or why TVM cannot read it;
-    None if it is not one."""
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if not looks_like_ansor(value):
-        return None
-    if line[:1] == b" ":
-        return SKIPPED_BY_ANSOR_READER
-    parsed = parse_ansor(value)
-    if isinstance(parsed, str):
-        return Rejected(parsed)
-    checked = check_values(ansor_measurement(parsed))
-    return (parsed, checked) if isinstance(checked, Measurement) else checked
-
-
-class _FastAnsorRecord(msgspec.Struct, gc=False, forbid_unknown_fields=True):
-    """An auto_scheduler line parse_ansor accepts, for msgspec; the task stays raw text (each
-    distinct task is checked once, see _ansor_task) and the steps are checked in Python."""
-
-    i: tuple[msgspec.Raw, tuple[list[JsonValue], list[list[JsonValue]]]]
-    r: tuple[tuple[float, ...], int, float, float]
-    v: str
-
-
-_FAST_ANSOR = msgspec.json.Decoder(_FastAnsorRecord)
-# The integers orjson reads as integers (it reads larger ones as floats).
-_ORJSON_INTS = (-(1 << 63), 1 << 64)
-# Per raw task text: (workload key, target, target host) if parse_ansor accepts it, else None.
-_ANSOR_TASKS: dict[bytes, tuple[str, str, str] | None] = {}
-
-
-def _ansor_fast(line: bytes) -> tuple[AnsorRecord, Measurement] | Rejected | None:
-    """`_ansor` for the usual auto_scheduler line, or None to let `_ansor` say what is wrong.
-
-    Accepts only what `_ansor` accepts, with the same record (the tests hold the two equal):
-    orjson and parse_ansor's checks cost three quarters of an Ansor line's import.
-    """
-    if line[:1] == b" ":
-        return None
-    try:
-        fast = _FAST_ANSOR.decode(line)
-    except (ValueError, RecursionError):
-        return None
-    raw_task, (_stages, steps) = fast.i
-    if not _ORJSON_INTS[0] <= fast.r[1] < _ORJSON_INTS[1]:
-        return None  # orjson reads such an error number as a float: let parse_ansor say so
-    task_text = bytes(raw_task)
-    task = _ANSOR_TASKS.get(task_text) if task_text in _ANSOR_TASKS else _ansor_task(task_text)
-    costs, error_no, all_cost, timestamp = fast.r
-    # (msgspec refuses numbers out of a float's range: the costs are finite, as parse_ansor
-    # requires.)
-    if task is None or not all(step and type(step[0]) is str for step in steps):
-        return None
-    record = AnsorRecord(
-        workload_key=task[0],
-        target=task[1],
-        target_host=task[2],
-        steps=steps,
-        costs=costs,
-        error_no=error_no,
-        all_cost=all_cost,
-        timestamp=timestamp,
-        version=fast.v,
-    )
-    try:
-        checked = check_values(ansor_measurement(record))
-    except orjson.JSONEncodeError:  # steps orjson cannot write (integers past 64 bits)
-        return None
-    return (record, checked) if isinstance(checked, Measurement) else checked
-
-
-def _ansor_task(text: bytes) -> tuple[str, str, str] | None:
-    try:
-        task = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None
-    found = None
-    if isinstance(task, list) and task_problem(task) is None:
-        try:
-            ansor_workload(task[0])
-        except AnsorKeyError:
-            pass
-        else:
-            found = (task[0], task[1], task[3] if len(task) > 3 else "")
-    if len(_ANSOR_TASKS) >= _ARGS_JSON_KEPT:
-        _ANSOR_TASKS.clear()
-    _ANSOR_TASKS[text] = found
-    return found
 
 
 # Canonical JSON by raw argument text: the lines of one workload repeat the same text, so
@@ -483,7 +336,6 @@ def _too_deep(line: bytes) -> bool:
 
 
 _new_tuple: Any = tuple.__new__
-_FLOAT_MAX = sys.float_info.max
 
 
 # The msgspec mirrors of the models: the same fields and strictness (ints pass as floats).
@@ -542,39 +394,6 @@ class _StrictRecordV01(msgspec.Struct, gc=False, forbid_unknown_fields=True):
 
 
 _STRICT_V01 = msgspec.json.Decoder(_StrictRecordV01)
-
-
-# Quote characters a web page or word processor substitutes for ASCII `"`.
-_TYPOGRAPHIC_QUOTES = str.maketrans({c: '"' for c in "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"})
-_DECODER = json.JSONDecoder()
-
-
-def repair_line(raw: bytes) -> list[bytes]:
-    """Recover the records of a line pasted from a web page, or [] when nothing is recoverable.
-
-    Undoes the two things forums do to AutoTVM logs: typographic quotes instead of `"`, and
-    several records run together on one line. Each piece is returned as the text of one record
-    (AutoTVM's strings never contain quotes, so replacing them cannot change a value).
-    """
-    try:
-        text = strip_line(raw).decode("utf-8")
-    except UnicodeDecodeError:
-        return []
-    text = text.translate(_TYPOGRAPHIC_QUOTES)
-    pieces: list[bytes] = []
-    position = 0
-    while position < len(text):
-        while position < len(text) and text[position] in " \t,;":
-            position += 1
-        if position >= len(text):
-            break
-        try:
-            _, end = _DECODER.raw_decode(text, position)
-        except ValueError:
-            return []
-        pieces.append(text[position:end].encode("utf-8"))
-        position = end
-    return pieces
 
 
 def __getattr__(name: str) -> Any:

@@ -1,5 +1,7 @@
 """A record's values, whatever parser read it: the normalised `Measurement`, the kinds of
-line that are not records, the value checks a schema cannot express, and canonical JSON.
+line that are not records (the value checks a schema cannot express:
+`tunelog.rules.recordvalidity`; canonical JSON and the workload identity:
+`tunelog.rules.workloadidentity`).
 
 Pure and below both record parsers (`tunelog.records`, the msgspec fast paths, and
 `tunelog.recordmodels`, the pydantic models), which share these.
@@ -8,7 +10,6 @@ Pure and below both record parsers (`tunelog.records`, the msgspec fast paths, a
 from __future__ import annotations
 
 import functools
-import json
 import math
 import operator
 import re
@@ -17,33 +18,11 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 
 import orjson
 
-from tunelog.exceptions import TargetParseError
-from tunelog.targets import parse_target
+from tunelog.rules.workloadidentity import workload_json
 
 JsonValue: TypeAlias = Any
 KnobType: TypeAlias = Literal["sp", "re", "an", "ot"]
 Knob: TypeAlias = tuple[str, KnobType, JsonValue]
-
-# SQLite stores integers in 64 bits; TVM would load a larger config index or error number, but
-# no config space or error code is that large, so such a line is rejected, never crashes a store.
-INT64_LIMIT = 1 << 63
-# Target strings that parsed (bounded: a hostile file must not grow it without end).
-VALID_TARGETS: set[str] = set()
-VALID_TARGETS_KEPT = 4096
-
-
-def workload_json(task_name: str, args_json: str) -> str:
-    """`[task_name, *args]` as compact JSON (TVM's workload tuple), from canonical args JSON."""
-    inner = args_json[1:-1]
-    return "[" + orjson.dumps(task_name).decode() + ("," + inner if inner else "") + "]"
-
-
-def canonical_json(value: Any) -> str:
-    """Compact JSON of a decoded value: the canonical form of task arguments."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # an integer beyond 64 bits, which Python's json (and TVM) accept
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def numpy_mean(values: tuple[float, ...] | list[float]) -> float:
@@ -167,32 +146,3 @@ def non_json_shape(line: bytes) -> str | None:
     if not line.lstrip().startswith((b"{", b"[")):
         return "not JSON (text line)"
     return None
-
-
-def check_values(record: Measurement) -> Measurement | Rejected:
-    """The record, or why it is rejected: the checks a schema cannot express."""
-    costs = record.costs
-    if not costs:
-        return Rejected("empty result costs")
-    # A finite mean means no cost is infinite or NaN; then only the sign needs a look.
-    if not math.isfinite(record.mean_cost) or min(costs) < 0:
-        for cost in costs:
-            if not math.isfinite(cost):
-                return Rejected(f"non-finite cost {cost!r}")
-            if cost < 0:
-                return Rejected(f"negative cost {cost!r}")
-        return Rejected("mean cost overflows a float")
-    if not (math.isfinite(record.all_cost) and math.isfinite(record.timestamp)):
-        return Rejected("non-finite all_cost or timestamp")
-    if not record.task_name:
-        return Rejected("empty task name")
-    for name, number in (("config index", record.config_index), ("error number", record.error_no)):
-        if not -INT64_LIMIT <= number < INT64_LIMIT:
-            return Rejected(f"{name} {number} does not fit in 64 bits")
-    try:
-        parse_target(record.target)
-    except TargetParseError as exc:
-        return Rejected(f"bad target: {exc}")
-    if len(VALID_TARGETS) < VALID_TARGETS_KEPT:
-        VALID_TARGETS.add(record.target)
-    return record

@@ -32,6 +32,7 @@ from tunelog.records import (
     repair_line,
     scan_content,
 )
+from tunelog.rules.workloadidentity import IDENTITY_LENGTH, workload_key
 from tunelog.store import holdings
 from tunelog.store.codec import (
     BLOCK_LINES,
@@ -191,8 +192,7 @@ class ImportWriter:
 
     def add(self, line_no: int, rec: Measurement, content: bytes) -> None:
         """Queue one record: its row, its line in the current block, its tally and slot bid."""
-        # The first five fields are the (target, workload) identity.
-        group = self.groups.get(rec[:5]) or self._group(rec)
+        group = self.groups.get(rec[:IDENTITY_LENGTH]) or self._group(rec)
         record_id = self.next_id
         self.next_id = record_id + 1
         if line_no != self.run_next_line:
@@ -322,7 +322,7 @@ class ImportWriter:
     def _group(self, rec: Measurement) -> Group:
         """The group of a (target, workload) not seen since the groups were last stored."""
         target_id = self.target_ids.get(rec.target) or self._target(rec.target)
-        key = (rec.task_name, rec.template_key, rec.args_json, rec.log_version)
+        key = workload_key(rec)
         group = Group(target_id, self.workload_ids.get(key) or self.known_workloads.get(key, 0))
         group.version = rec.log_version  # the log version picks the slots (slots_of)
         group.first_id = self.next_id  # the record being added
@@ -330,7 +330,7 @@ class ImportWriter:
             group.key = key
             group.spelling = rec.spelling
             self.unresolved.append(group)
-        self.groups[rec[:5]] = group
+        self.groups[rec[:IDENTITY_LENGTH]] = group
         return group
 
     def _target(self, target: str) -> int:

@@ -1,0 +1,82 @@
+"""Record validity: the value checks a schema cannot express, one home for every parser.
+
+The schemas (the pydantic models of `tunelog.recordmodels`, their msgspec mirrors in
+`tunelog.records`, `tunelog.ansor.parse_ansor`) say which fields a line holds and of what type;
+what is left is here. `check_values` says why a record is rejected; `plainly_valid` is its
+quick yes for the usual record (a cached target, every number in range), which the parsers try
+first. `records.scan_content` repeats `plainly_valid` inline for the usual v0.2 line (a function
+call there costs a tenth of the scan); `tests/test_recordvalidity.py` runs one table of records
+through all three.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from tunelog.exceptions import TargetParseError
+from tunelog.recordvalues import Measurement, Rejected
+from tunelog.targets import parse_target
+
+__all__ = [
+    "FLOAT_MAX",
+    "INT64_LIMIT",
+    "VALID_TARGETS",
+    "VALID_TARGETS_KEPT",
+    "check_values",
+    "plainly_valid",
+]
+
+# SQLite stores integers in 64 bits; TVM would load a larger config index or error number, but
+# no config space or error code is that large, so such a line is rejected, never crashes a store.
+INT64_LIMIT = 1 << 63
+# Target strings that parsed (bounded: a hostile file must not grow it without end).
+VALID_TARGETS: set[str] = set()
+VALID_TARGETS_KEPT = 4096
+# Comparisons with the largest float are false for infinities and NaN.
+FLOAT_MAX = sys.float_info.max
+
+
+def plainly_valid(record: Measurement) -> bool:
+    """Whether `check_values` surely accepts the record, from comparisons alone (its target
+    parsed before); False is no verdict: ask `check_values`."""
+    _, target, task_name, _, _, index, costs, error_no, all_cost, timestamp, _, mean, _ = record
+    return bool(
+        0.0 <= mean <= FLOAT_MAX
+        and (len(costs) == 1 or min(costs) >= 0.0)
+        and -FLOAT_MAX <= all_cost <= FLOAT_MAX
+        and -FLOAT_MAX <= timestamp <= FLOAT_MAX
+        and task_name
+        and target in VALID_TARGETS
+        and -INT64_LIMIT <= index < INT64_LIMIT
+        and -INT64_LIMIT <= error_no < INT64_LIMIT
+    )
+
+
+def check_values(record: Measurement) -> Measurement | Rejected:
+    """The record, or why it is rejected: the checks a schema cannot express."""
+    costs = record.costs
+    if not costs:
+        return Rejected("empty result costs")
+    # A finite mean means no cost is infinite or NaN; then only the sign needs a look.
+    if not math.isfinite(record.mean_cost) or min(costs) < 0:
+        for cost in costs:
+            if not math.isfinite(cost):
+                return Rejected(f"non-finite cost {cost!r}")
+            if cost < 0:
+                return Rejected(f"negative cost {cost!r}")
+        return Rejected("mean cost overflows a float")
+    if not (math.isfinite(record.all_cost) and math.isfinite(record.timestamp)):
+        return Rejected("non-finite all_cost or timestamp")
+    if not record.task_name:
+        return Rejected("empty task name")
+    for name, number in (("config index", record.config_index), ("error number", record.error_no)):
+        if not -INT64_LIMIT <= number < INT64_LIMIT:
+            return Rejected(f"{name} {number} does not fit in 64 bits")
+    try:
+        parse_target(record.target)
+    except TargetParseError as exc:
+        return Rejected(f"bad target: {exc}")
+    if len(VALID_TARGETS) < VALID_TARGETS_KEPT:
+        VALID_TARGETS.add(record.target)
+    return record
