@@ -110,3 +110,37 @@ def test_opening_a_current_database_does_not_load_sqlite_utils(tmp_path: Path) -
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def migrations_table_sql(path: Path) -> list[str]:
+    """How the file's `_sqlite_migrations` table and index are declared."""
+    with sqlite3.connect(path) as conn:
+        return [
+            sql
+            for (sql,) in conn.execute(
+                "SELECT sql FROM sqlite_master WHERE tbl_name = ? ORDER BY name",
+                (MIGRATIONS_TABLE,),
+            )
+        ]
+
+
+def test_a_new_database_declares_the_table_as_sqlite_utils_does(tmp_path: Path) -> None:
+    """A new file gets its names without sqlite-utils, in the table sqlite-utils would make."""
+    with Store(tmp_path / "new.db", create=True):
+        pass
+    database_at(tmp_path / "old.db", 3)
+    with Store(tmp_path / "old.db"):  # upgraded through sqlite-utils' Migrations
+        pass
+    assert migrations_table_sql(tmp_path / "new.db") == migrations_table_sql(tmp_path / "old.db")
+    assert len(migrations_table_sql(tmp_path / "new.db")) == 2
+
+
+def test_creating_a_database_does_not_load_sqlite_utils(tmp_path: Path) -> None:
+    code = (
+        "import sys; from tunelog.store import Store\n"
+        f"Store({str(tmp_path / 'n.db')!r}, create=True).close()\n"
+        "Store(':memory:', create=True).close()\n"
+        "print('sqlite_utils' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

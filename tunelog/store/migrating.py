@@ -2,7 +2,9 @@
 
 `PRAGMA user_version` (the number of migrations applied) stays the quick test every open makes,
 so a database at the current schema never loads sqlite-utils (about 40 ms of a small command's
-run). When migrations are pending, `migrate` runs them by name through
+run), and a new, empty file is given every migration directly, its names recorded in the same
+table (a temporary database per --source question must not pay for it either). When an older
+database has migrations pending, `migrate` runs them by name through
 `sqlite_utils.Migrations`, which records each in its `_sqlite_migrations` table; the whole
 upgrade is one write transaction (sqlite-utils nests each migration in a savepoint), so a
 failure leaves the database as it was, and two processes never migrate at once.
@@ -26,26 +28,25 @@ if TYPE_CHECKING:
 
 MIGRATION_SET = "tunelog"
 MIGRATIONS_TABLE = "_sqlite_migrations"  # sqlite-utils' own table name
+# The number of migrations up to the one that stores each workload's facts (see its catch-up).
+FACTS_MIGRATION = MIGRATION_NAMES.index("0012_workload_facts") + 1
 
 
 def migrate(conn: sqlite3.Connection) -> None:
     """Bring the database on `conn` (autocommit mode) to the current schema, atomically."""
-    import sqlite_utils
-
     conn.execute("BEGIN IMMEDIATE")
     try:
         # Re-read under the write lock: another process may have migrated meanwhile.
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        if version < len(MIGRATIONS):
-            db = sqlite_utils.Database(conn)
-            migrations = migration_set()
-            migrations.ensure_migrations_table(db)
-            _record_first_as_applied(conn, version)
-            migrations.apply(db)
-            if version < 12:  # migration 12's catch-up: the facts of the workloads already held
-                from tunelog.store.workloadfacts import fill_workload_facts
+        if version == 0:
+            _create_current(conn)
+        elif version < len(MIGRATIONS):
+            _upgrade(conn, version)
+        if 0 < version < FACTS_MIGRATION:  # its catch-up: the facts of the workloads held
+            from tunelog.store.workloadfacts import fill_workload_facts
 
-                fill_workload_facts(conn)
+            fill_workload_facts(conn)
+        if version < len(MIGRATIONS):
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
         conn.execute("COMMIT")
@@ -53,6 +54,40 @@ def migrate(conn: sqlite3.Connection) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def _create_current(conn: sqlite3.Connection) -> None:
+    """A new, empty file: every migration in order and its name recorded, as sqlite-utils
+    would, without loading it (a --source/--label question and diff build a temporary database
+    each time: sqlite-utils would cost them about 100 ms)."""
+    for step in MIGRATIONS:
+        step(conn)
+    # The table sqlite-utils' Migrations.ensure_migrations_table creates, as it creates it.
+    conn.execute(
+        f'CREATE TABLE "{MIGRATIONS_TABLE}" (\n'
+        '   "id" INTEGER PRIMARY KEY,\n'
+        '   "migration_set" TEXT,\n'
+        '   "name" TEXT,\n'
+        '   "applied_at" TEXT\n'
+        ")"
+    )
+    conn.execute(
+        f'CREATE UNIQUE INDEX "idx_{MIGRATIONS_TABLE}_migration_set_name"\n'
+        f'    ON "{MIGRATIONS_TABLE}" ("migration_set", "name")'
+    )
+    _record_first_as_applied(conn, len(MIGRATIONS))
+
+
+def _upgrade(conn: sqlite3.Connection, version: int) -> None:
+    """An older database: the pending migrations by name, through sqlite-utils."""
+    import sqlite_utils
+
+    # Not sqlite-utils' defaults: no recursive triggers, no plugins on tunelog's connection.
+    db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
+    migrations = migration_set()
+    migrations.ensure_migrations_table(db)
+    _record_first_as_applied(conn, version)
+    migrations.apply(db)
 
 
 def migration_set() -> sqlite_utils.Migrations:
