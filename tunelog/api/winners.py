@@ -40,9 +40,10 @@ def ansor_args_as_written(store: Store, rows: Iterable[BestRow]) -> None:
 
 
 def _args_key(args: Sequence[object]) -> str:
-    import json
+    """Arguments as a comparable text: the derived-text writer of workload identity."""
+    from tunelog.rules.workloadidentity import sorted_json
 
-    return json.dumps(args, sort_keys=True)
+    return sorted_json(args)
 
 
 def _as_written(store: Store, task_name: str, args: list[object]) -> list[object]:
