@@ -85,6 +85,18 @@ def import_command(
             progress=progress,
         )
         version_warning = api.metaschedule_version_warning(store)
+    _report_imports(paths, reports, as_json, found.skipped_files, version_warning)
+
+
+def _report_imports(
+    paths: Sequence[str],
+    reports: list[FileReport],
+    as_json: bool,
+    skipped: Sequence[tuple[str, str]],
+    version_warning: str | None,
+) -> None:
+    """Print what each file added, then the errors: exit 1 for a named path that could not be
+    read or holds no record, or for files --strict rolled back."""
     # A path named on the command line that cannot be read is an error (exit 1), once the
     # other files are imported; an entry found in a directory is only reported.
     named = set(paths)
@@ -94,9 +106,7 @@ def import_command(
     # it looks like, instead of a hundred rejected lines.
     not_logs = [r for r in reports if r.path in named and _holds_no_record(r)]
     if shown_reports or not missing:
-        _print_import(
-            shown_reports, as_json, skipped=found.skipped_files, quiet={r.path for r in not_logs}
-        )
+        _print_import(shown_reports, as_json, skipped=skipped, quiet={r.path for r in not_logs})
     if version_warning:
         _err(f"warning: {version_warning}")
     for report in missing:

@@ -25,7 +25,7 @@ from tunelog.tables import Column
 
 if TYPE_CHECKING:
     from tunelog.layers import Layer, TemplateResult
-    from tunelog.results import CurveRow
+    from tunelog.results import CurveRow, TemplateCurve, TemplateKnobs
     from tunelog.store import Store
 
 
@@ -163,42 +163,47 @@ def curve(
     for number, one in enumerate(series):
         if number:
             echo("")
-        summary = one.summary
-        echo(_layer_template_title(found, one.template))
-        echo(
-            f"{summary.trials} trials, {summary.valid} valid; "
-            + (
-                f"best {format_seconds(summary.best_cost)} at trial {summary.trials_to_best}, "
-                f"{summary.since_last_improvement} trials since; "
-                if summary.best_cost is not None
-                else "no valid trial; "
-            )
-            + summary.verdict
+        _print_curve(found, one, improvements)
+
+
+def _print_curve(layer: Layer, one: TemplateCurve, improvements: bool) -> None:
+    """One template's curve: heading, summary line, then every trial (or the improving ones)."""
+    summary = one.summary
+    echo(_layer_template_title(layer, one.template))
+    echo(
+        f"{summary.trials} trials, {summary.valid} valid; "
+        + (
+            f"best {format_seconds(summary.best_cost)} at trial {summary.trials_to_best}, "
+            f"{summary.since_last_improvement} trials since; "
+            if summary.best_cost is not None
+            else "no valid trial; "
         )
-        if improvements:
-            _print_improvements(one.rows)
-            continue
-        emit_table(
-            [
-                (
-                    r.trial,
-                    f"{display_path(r.source)}:{r.line}",
-                    r.config_index,
-                    format_seconds(r.cost) if r.cost is not None else f"error {r.error_no}",
-                    format_seconds(r.best) if r.best is not None else "",
-                    "*" if r.improved else "",
-                )
-                for r in one.rows
-            ],
+        + summary.verdict
+    )
+    if improvements:
+        _print_improvements(one.rows)
+        return
+    emit_table(
+        [
             (
-                Column("trial"),
-                Column("source", rank=2, path=True),
-                Column("config", rank=1),
-                Column("cost"),
-                Column("best so far"),
-                Column("new best"),
-            ),
-        )
+                r.trial,
+                f"{display_path(r.source)}:{r.line}",
+                r.config_index,
+                format_seconds(r.cost) if r.cost is not None else f"error {r.error_no}",
+                format_seconds(r.best) if r.best is not None else "",
+                "*" if r.improved else "",
+            )
+            for r in one.rows
+        ],
+        (
+            Column("trial"),
+            Column("source", rank=2, path=True),
+            Column("config", rank=1),
+            Column("cost"),
+            Column("best so far"),
+            Column("new best"),
+        ),
+    )
 
 
 def _print_improvements(rows: Sequence[CurveRow]) -> None:
@@ -266,31 +271,36 @@ def knobs(
     for number, entry in enumerate(tables):
         if number:
             echo("")
-        cov = entry.coverage
-        splits = ", ".join(f"{name} {n}" for name, n in cov.sp_factorisations.items())
-        echo(_layer_template_title(found, entry.template))
-        echo(
-            f"{cov.trials} trials, {cov.configs} distinct configs"
-            + (f"; split factorisations: {splits}" if splits else "")
-            + " (the full space size is not in the log)"
-        )
-        emit_table(
-            [
-                (
-                    v.knob,
-                    v.value,
-                    v.trials,
-                    f"{v.valid}/{v.trials - v.valid}",
-                    format_seconds(v.best) if v.best is not None else "",
-                    format_seconds(v.median) if v.median is not None else "",
-                    "yes" if v.chosen else "",
-                )
-                for v in entry.values
-            ],
-            ("knob", "value", "trials", "valid/failed", "best", "median", "chosen"),
-        )
-        if entry.unreadable:
-            _err(f"warning: {entry.unreadable} stored line(s) of this layer had no readable knobs")
+        _print_knobs(found, entry)
+
+
+def _print_knobs(layer: Layer, entry: TemplateKnobs) -> None:
+    """One template's knob table: its heading, its coverage line, a row per knob value."""
+    cov = entry.coverage
+    splits = ", ".join(f"{name} {n}" for name, n in cov.sp_factorisations.items())
+    echo(_layer_template_title(layer, entry.template))
+    echo(
+        f"{cov.trials} trials, {cov.configs} distinct configs"
+        + (f"; split factorisations: {splits}" if splits else "")
+        + " (the full space size is not in the log)"
+    )
+    emit_table(
+        [
+            (
+                v.knob,
+                v.value,
+                v.trials,
+                f"{v.valid}/{v.trials - v.valid}",
+                format_seconds(v.best) if v.best is not None else "",
+                format_seconds(v.median) if v.median is not None else "",
+                "yes" if v.chosen else "",
+            )
+            for v in entry.values
+        ],
+        ("knob", "value", "trials", "valid/failed", "best", "median", "chosen"),
+    )
+    if entry.unreadable:
+        _err(f"warning: {entry.unreadable} stored line(s) of this layer had no readable knobs")
 
 
 # -- rejects ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -25,6 +26,7 @@ from tunelog.tables import Column
 if TYPE_CHECKING:
     from tunelog import api
     from tunelog.diffing import LayerDiff
+    from tunelog.store.merging import MergeReport
 
 
 # -- export -----------------------------------------------------------------------------------
@@ -191,6 +193,15 @@ def merge(
     if as_json:
         emit_json([{**r.model_dump(), "new": r.new, "duplicates": r.duplicates} for r in reports])
         return
+    _print_merged(reports)
+    _err(
+        f"merged {sum(r.new for r in reports)} new record(s) from {len(reports)} database(s) "
+        f"into {state.db_path}"
+    )
+
+
+def _print_merged(reports: Sequence[MergeReport]) -> None:
+    """`merge`'s table: a row per source of each merged database, with what it added."""
     emit_table(
         [
             (
@@ -214,10 +225,6 @@ def merge(
             Column("dup", rank=1),
             Column("note"),
         ),
-    )
-    _err(
-        f"merged {sum(r.new for r in reports)} new record(s) from {len(reports)} database(s) "
-        f"into {state.db_path}"
     )
 
 
