@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tunelog.filters import Filters
-from tunelog.store.connection import id_list
 from tunelog.store.sources import Sources
-from tunelog.targets import parse_target
 
 if TYPE_CHECKING:
     from tunelog.models import BestRow, SlotHolder, Stats
@@ -166,39 +164,13 @@ class Queries(Sources):
         for target_id, workload_id, error_no, mean_cost in rows:
             yield targets[target_id], workload_id, error_no, mean_cost
 
-    def _slot_filter_sql(self, filters: Filters) -> tuple[str, tuple[Any, ...]]:
-        """A WHERE clause over `slots s JOIN records r` for the filters (see tunelog.filters).
+    def _slot_filter_sql(self, filters: Filters) -> tuple[str, tuple[object, ...]]:
+        """The WHERE clause over `slots s JOIN records r` the filters make on this database
+        (`filters.slot_filter_sql`, beside the Python rule it applies)."""
+        from tunelog.filters import slot_filter_sql
 
-        Targets and task names are matched in Python by the one definition of the filters; the
-        tables they live in are small. With `for_target`, a workload keeps only the slot
-        apply_history_best answers it from: the first held one in `query_order`.
-        """
-        clauses: list[str] = []
-        params: list[Any] = []
-        # Source filters are answered by the database they select (`selected`) first.
-        assert not filters.selects_sources, "call through Store.selected"
-        if filters.selects_targets:
-            ids = [
-                int(target_id)
-                for target_id, target in self.conn.execute("SELECT id, target FROM targets")
-                if filters.matches_target(parse_target(target))
-            ]
-            clauses.append(f"r.target_id IN ({id_list(ids)})")
-        if filters.selects_tasks:
-            ids = [
-                int(workload_id)
-                for workload_id, task_name in self.conn.execute(
-                    "SELECT id, task_name FROM workloads"
-                )
-                if filters.matches_task(task_name)
-            ]
-            clauses.append(f"s.workload_id IN ({id_list(ids)})")
-        target = filters.query_target
-        if target is not None:
-            from tunelog.rules.slots import answering_slot_sql, query_slots
-
-            clause, answering = answering_slot_sql(query_slots(target.keys, target.model))
-            clauses.append(clause)
-            params += answering
-        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        return where, tuple(params)
+        return slot_filter_sql(
+            filters,
+            targets=lambda: self.conn.execute("SELECT id, target FROM targets"),
+            tasks=lambda: self.conn.execute("SELECT id, task_name FROM workloads"),
+        )
