@@ -58,25 +58,6 @@ def test_task_filters(filters: Filters, task: str, selected: bool) -> None:
     assert filters.matches_task(task) is selected
 
 
-@pytest.mark.parametrize(
-    ("filters", "source", "selected"),
-    [
-        (Filters(), (1, "a.log", None), True),
-        (Filters(source="1"), (1, "a.log", None), True),
-        (Filters(source="2"), (1, "a.log", None), False),
-        (Filters(source="a.log"), (1, "a.log", None), True),
-        (Filters(source="logs/a.log"), (1, "a.log", None), False),
-        (Filters(label="box1"), (1, "a.log", "box1"), True),
-        (Filters(label="box1"), (1, "a.log", None), False),
-        (Filters(source="1", label="box2"), (1, "a.log", "box1"), False),
-    ],
-)
-def test_source_filters(
-    filters: Filters, source: tuple[int, str, str | None], selected: bool
-) -> None:
-    assert filters.matches_source(*source) is selected
-
-
 def test_an_unparsable_for_target_is_a_target_parse_error() -> None:
     with pytest.raises(TargetParseError):
         Filters(for_target="")

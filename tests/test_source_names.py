@@ -1,63 +1,176 @@
-"""Which source the user meant: the ways of naming one (tunelog.filters), each as a table."""
+"""Which source the user meant (`tunelog.rules.sourcenames`): one table of spellings, each run
+through every command path that takes a source's name: `sources remove`, `--source`, diff's
+`source:` and `rejects` (`api.find_source`)."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
-from tunelog.exceptions import InvalidValueError
-from tunelog.filters import Filters, SourceNames, named_by_id, named_by_label, named_by_path
+import tunelog
+from tests.conftest import SAMPLE_LOGS, run
+from tunelog.api.comparing import _selected_sources
+from tunelog.exceptions import InvalidValueError, SourceNotFoundError, UnknownSourceError
+from tunelog.filters import Filters
+from tunelog.rules.sourcenames import SourceNames, named_by_label, sources_named
+
+# Imported in this order from the directory below, so their ids are 1, 2, 3: a file called
+# `3` is source 2, and `link.log` is a symbolic link to c.log.
+FILES = {"a.log": "base", "3": None, "c.log": "base"}
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory with the three logs and their database (tests copy it before writing)."""
+    where = tmp_path_factory.mktemp("names")
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines(keepends=True)
+    for n, (name, label) in enumerate(FILES.items()):
+        (where / name).write_text("".join(lines[n * 50 : (n + 1) * 50]))
+        with tunelog.open_store(str(where / "names.db")) as store:
+            tunelog.import_paths(store, [str(where / name)], label=label)
+    (where / "sub").mkdir()
+    (where / "link.log").symlink_to(where / "c.log")
+    return where
+
+
+@pytest.fixture
+def here(imported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The working directory: the logs' directory, with a fresh copy of their database."""
+    monkeypatch.chdir(imported)
+    shutil.copy(imported / "names.db", tmp_path / "names.db")
+    yield tmp_path / "names.db"
+
+
+# (spelling, sources it names where labels are names too (`sources remove`), where they are
+# not (`--source`, `source:`, `rejects`)); a path spelling is relative to the logs' directory.
+SPELLINGS = [
+    ("1", [1], [1]),
+    ("#1", [1], [1]),
+    ("01", [1], [1]),
+    ("3", [3], [3]),  # an id first, even with a file called `3`
+    ("./3", [2], [2]),  # ... which a path names
+    ("{dir}/3", [2], [2]),
+    ("c.log", [3], [3]),
+    ("{dir}/c.log", [3], [3]),
+    ("sub/../a.log", [1], [1]),
+    ("link.log", [3], [3]),  # the same file by its real path
+    ("base", [1, 3], []),  # a label
+    ("9", [], []),  # no source 9, no file 9
+    ("missing.log", [], []),
+]
+
+
+def _spelled(ref: str, directory: Path) -> str:
+    return ref.replace("{dir}", str(directory))
+
+
+@pytest.mark.parametrize(("ref", "with_labels", "without_labels"), SPELLINGS)
+def test_sources_remove_removes_the_sources_a_spelling_names(
+    here: Path, ref: str, with_labels: list[int], without_labels: list[int]
+) -> None:
+    code, _, err = run("--db", str(here), "sources", "remove", _spelled(ref, Path.cwd()))
+    if not with_labels:
+        assert (code, err.startswith("Error: no imported source has id, label or path")) == (
+            1,
+            True,
+        )
+        return
+    assert code == 0
+    removed = [int(line.split()[1].lstrip("#")) for line in err.splitlines()]
+    assert removed == with_labels
+
+
+@pytest.mark.parametrize(("ref", "with_labels", "without_labels"), SPELLINGS)
+def test_the_source_filter_selects_the_sources_a_spelling_names(
+    here: Path, ref: str, with_labels: list[int], without_labels: list[int]
+) -> None:
+    code, out, err = run("--db", str(here), "best", "--json", "--source", _spelled(ref, Path.cwd()))
+    if not without_labels:
+        assert (code, err.startswith("Error: no imported source matches source")) == (1, True)
+        return
+    assert code == 0, err
+    shown = {Path(row["source"]).name for row in json.loads(out)}
+    assert shown == {list(FILES)[i - 1] for i in without_labels}
+
+
+@pytest.mark.parametrize(("ref", "with_labels", "without_labels"), SPELLINGS)
+def test_diff_and_rejects_take_the_sources_a_spelling_names(
+    here: Path, ref: str, with_labels: list[int], without_labels: list[int]
+) -> None:
+    spelled = _spelled(ref, Path.cwd())
+    if not without_labels:
+        with pytest.raises(UnknownSourceError):
+            _selected_sources("source:" + spelled, str(here))
+        with tunelog.open_store(str(here)) as store, pytest.raises(SourceNotFoundError):
+            tunelog.api.find_source(store, spelled)
+        return
+    assert _selected_sources("source:" + spelled, str(here)) == without_labels
+    with tunelog.open_store(str(here)) as store:
+        assert tunelog.api.find_source(store, spelled).id == without_labels[0]
+
+
+@pytest.mark.parametrize("ref", ["\u00b2", "#\u0663", "99999999999999999999999"])
+def test_digits_that_can_be_no_id_are_refused_by_every_command(here: Path, ref: str) -> None:
+    assert run("--db", str(here), "sources", "remove", ref)[0] == 2
+    assert run("--db", str(here), "best", "--source", ref)[0] == 2
+    with pytest.raises(InvalidValueError):
+        _selected_sources("source:" + ref, str(here))
+    with tunelog.open_store(str(here)) as store, pytest.raises(InvalidValueError):
+        tunelog.api.find_source(store, ref)
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        (Filters(label="base"), [1, 3]),
+        (Filters(source="3", label="base"), [3]),
+        (Filters(source="./3", label="base"), []),  # source 2 has no label
+        (Filters(source="1", label="other"), []),
+    ],
+)
+def test_source_and_label_filters_select_the_sources_both_name(
+    here: Path, filters: Filters, expected: list[int]
+) -> None:
+    with tunelog.open_store(str(here)) as store:
+        if not expected:
+            with pytest.raises(UnknownSourceError):
+                store.selected_sources(filters)
+        else:
+            assert store.selected_sources(filters) == expected
+
+
+def test_diff_label_takes_every_source_of_the_label(here: Path) -> None:
+    assert _selected_sources("label:base", str(here)) == [1, 3]
+
 
 SOURCES = [
     SourceNames(1, "base", ("/logs/a.log",)),
     SourceNames(2, None, ("/logs/b.log", "/elsewhere/b.log")),
     SourceNames(3, "base", ("/logs/c.log",)),
+    SourceNames(4, None, ("-",)),
 ]
 
 
 @pytest.mark.parametrize(
-    ("ref", "expected"),
-    [("2", [2]), ("#2", [2]), ("4", []), ("base", []), ("/logs/a.log", []), ("", [])],
-)
-def test_named_by_id(ref: str, expected: list[int]) -> None:
-    assert named_by_id(ref, SOURCES) == expected
-
-
-@pytest.mark.parametrize("ref", ["\u00b2", "99999999999999999999999"])
-def test_digits_that_can_be_no_id_are_refused(ref: str) -> None:
-    with pytest.raises(InvalidValueError):
-        named_by_id(ref, SOURCES)
-
-
-@pytest.mark.parametrize(("label", "expected"), [("base", [1, 3]), ("other", []), ("1", [])])
-def test_named_by_label(label: str, expected: list[int]) -> None:
-    assert named_by_label(label, SOURCES) == expected
-
-
-@pytest.mark.parametrize(
-    ("spellings", "expected"),
+    ("ref", "labels", "expected"),
     [
-        ({"/logs/a.log"}, [1]),
-        ({"b.log", "/elsewhere/b.log"}, [2]),  # a path it was imported from again
-        ({"a.log"}, []),
-        ({"/logs/a.log", "/logs/c.log"}, [1, 3]),
+        ("2", False, [2]),
+        ("#2", False, [2]),
+        ("base", True, [1, 3]),
+        ("base", False, []),
+        ("/elsewhere/b.log", False, [2]),  # a path it was imported from again
+        ("-", False, [4]),  # standard input
+        ("/logs/a.log", True, [1]),
+        ("", True, []),
     ],
 )
-def test_named_by_path(spellings: set[str], expected: list[int]) -> None:
-    assert named_by_path(spellings, SOURCES) == expected
+def test_the_rule_alone(ref: str, labels: bool, expected: list[int]) -> None:
+    assert sources_named(ref, SOURCES, labels=labels) == expected
 
 
-@pytest.mark.parametrize(
-    ("keys", "model", "tasks", "filters", "shown"),
-    [
-        (("cpu",), "unknown", ["dense_nopack.x86"], Filters(), True),
-        (("cpu",), "unknown", ["dense_nopack.x86"], Filters(target_key="cuda"), False),
-        (("cuda", "gpu"), "t4", ["conv2d_nchw.cuda"], Filters(model="t4"), True),
-        (("cuda", "gpu"), "t4", ["conv2d_nchw.cuda"], Filters(model="v100"), False),
-        (("cpu",), "unknown", ["dense_nopack.x86", "dense_pack.x86"], Filters(task="_pack"), True),
-        (("cpu",), "unknown", ["dense_nopack.x86"], Filters(template="dense_pack.x86"), False),
-    ],
-)
-def test_a_layer_is_shown_when_its_group_and_a_template_are_selected(
-    keys: tuple[str, ...], model: str, tasks: list[str], filters: Filters, shown: bool
-) -> None:
-    assert filters.matches_layer(keys, model, tasks) is shown
+def test_named_by_label_keeps_import_order() -> None:
+    assert named_by_label("base", SOURCES) == [1, 3]

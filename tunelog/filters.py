@@ -9,8 +9,9 @@ combine as AND; an empty field matches everything.
 * `model`: the record's target has this `-model` value;
 * `template`: the task name is exactly this (`conv2d_nchw.cuda`);
 * `task`: the task name contains this text (plain, case-sensitive; no wildcards);
-* `source`: the record's line was in this source's file, given by id or by the path it was
-  imported from (a source is every record line its file held, whoever stored it first);
+* `source`: the record's line was in this source's file, given by id or by a path it was
+  imported from (`rules.sourcenames`: `3`, `#3`, or the path as typed, absolute or real; a
+  source is every record line its file held, whoever stored it first);
 * `label`: the record's line was in the file of a source imported with this `--label`;
 * `target`: the record's target string is exactly this one (byte for byte, unlike
   `target_key`/`model`, which match every target that queries the same slots).
@@ -28,11 +29,11 @@ computed from every record, then shown only where the answering record matches t
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from tunelog.exceptions import TargetParseError
-from tunelog.optionvalues import source_id
+from tunelog.rules.slots import answering_slot_sql, first_held, query_slots
 from tunelog.targets import Target, parse_target, query_target_problem
 
 
@@ -104,14 +105,6 @@ class Filters:
         """These filters without `source` and `label` (once the sources are chosen)."""
         return replace(self, source=None, label=None)
 
-    def matches_source(self, source_id: int, path: str, label: str | None) -> bool:
-        """Whether this source's file is chosen (`source`: an id or a path)."""
-        if self.label is not None and label != self.label:
-            return False
-        if self.source is None:
-            return True
-        return self.source == str(source_id) or self.source == path
-
     @property
     def selects_tasks(self) -> bool:
         """True when some task names do not match."""
@@ -144,35 +137,62 @@ class Filters:
             return False
         return self.task is None or self.task in task_name
 
+    def shows_slot(
+        self,
+        target: Target,
+        task_name: str,
+        slot: tuple[str, str],
+        held: Iterable[tuple[str, str]],
+    ) -> bool:
+        """Whether a slot winner is shown: its record's (parsed) target and task are selected
+        and, with `for_target`, the slot `(kind, name)` is the one the query answers from
+        among the `held` slots of its workload (`rules.slots.first_held`).
 
-# -- which source the user meant ------------------------------------------------------------------
-# A source is named by its id (`3`, `#3`), its label, or a path its file was imported from. Each
-# way of naming one has its rule here; a command says which ways it accepts, in which order.
+        The store's queries apply it as SQL (`slot_filter_sql`, below)."""
+        if not (self.matches_target(target) and self.matches_task(task_name)):
+            return False
+        query = self.query_target
+        if query is None:
+            return True
+        held_slots = {s: s for s in held}
+        return first_held(query_slots(query.keys, query.model), held_slots) == slot
 
 
-@dataclass(frozen=True)
-class SourceNames:
-    """What a source can be named by: its id, its label, the paths its file was imported from."""
-
-    id: int
-    label: str | None
-    paths: tuple[str, ...]  # the stored path first
+# -- the filters in SQL ---------------------------------------------------------------------------
+# `Filters.shows_slot` as the WHERE clause of the store's slot queries (`best`, `export`, ...):
+# `tests/test_filter_rules.py` runs every case through both. Targets and task names are matched
+# by the Python methods above, and their ids listed: the tables they live in are small.
 
 
-def named_by_id(ref: str, sources: Iterable[SourceNames]) -> list[int]:
-    """The source whose id `ref` is (`3` or `#3`): [] when `ref` is no id, or no source has it.
+def slot_filter_sql(
+    filters: Filters,
+    targets: Callable[[], Iterable[tuple[int, str]]],
+    tasks: Callable[[], Iterable[tuple[int, str]]],
+) -> tuple[str, tuple[object, ...]]:
+    """A WHERE clause over `slots s JOIN records r` keeping the slot winners `filters.shows_slot`
+    shows (or "" for none), and its parameters.
 
-    Raises InvalidValueError for digits that can be no id (see `optionvalues.source_id`).
+    `targets`: reads (id, target string) of every target; `tasks`: (id, task name) of every
+    workload; each called only when the filters select by it. The source filters are not
+    here: a store answers them with the database they select (`Store.selected`).
     """
-    number = source_id(ref)
-    return [] if number is None else [s.id for s in sources if s.id == number]
+    assert not filters.selects_sources, "call through Store.selected"
+    clauses: list[str] = []
+    params: list[object] = []
+    if filters.selects_targets:
+        ids = [i for i, target in targets() if filters.matches_target(parse_target(target))]
+        clauses.append(f"r.target_id IN ({_id_list(ids)})")
+    if filters.selects_tasks:
+        ids = [i for i, task_name in tasks() if filters.matches_task(task_name)]
+        clauses.append(f"s.workload_id IN ({_id_list(ids)})")
+    query = filters.query_target
+    if query is not None:
+        clause, answering = answering_slot_sql(query_slots(query.keys, query.model))
+        clauses.append(clause)
+        params += answering
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", tuple(params)
 
 
-def named_by_label(label: str, sources: Iterable[SourceNames]) -> list[int]:
-    """The sources imported with this label, oldest first."""
-    return [s.id for s in sources if s.label == label]
-
-
-def named_by_path(spellings: Collection[str], sources: Iterable[SourceNames]) -> list[int]:
-    """The sources imported from one of `spellings` (a path as typed, as stored), oldest first."""
-    return [s.id for s in sources if any(path in spellings for path in s.paths)]
+def _id_list(ids: Iterable[int]) -> str:
+    """Integer ids as SQL list text (ints only, so nothing to quote); `NULL` when empty."""
+    return ",".join(str(int(i)) for i in ids) or "NULL"

@@ -119,19 +119,20 @@ def _run_store(spec: str, db: str | None, side: str, notes: list[str]) -> Iterat
 
 
 def _selected_sources(spec: str, db: str | None) -> list[int]:
-    """The source ids of --db that `label:NAME` or `source:ID` names."""
+    """The source ids of --db that `label:NAME` or `source:REF` names (an id or a path, see
+    `rules.sourcenames`)."""
     if db is None or not os.path.isfile(db):
         raise InputNotFoundError(
             f"{spec}: no database {db or ''} to take sources from; pass --db or import first"
         )
-    from tunelog.filters import SourceNames, named_by_id, named_by_label
+    from tunelog.rules.sourcenames import named_by_label, sources_named
 
     with Store(db) as store:
-        found = [SourceNames(s.id, s.label, (s.path,)) for s in store.sources()]
+        found = store.source_names()
     if spec.startswith(LABEL_PREFIX):
         ids = named_by_label(spec[len(LABEL_PREFIX) :], found)
     else:
-        ids = named_by_id(spec[len(SOURCE_PREFIX) :], found)
+        ids = sources_named(spec[len(SOURCE_PREFIX) :], found)
     if not ids:
         raise UnknownSourceError(
             f"no source of {db} matches {spec!r}: see `tunelog sources` for ids and labels"

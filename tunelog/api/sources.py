@@ -18,16 +18,16 @@ if TYPE_CHECKING:
 
 
 def find_source(store: Store, ref: str) -> Source:
-    """The source named by its id (`3`, `#3`), its stored path, or a path naming the same file.
+    """The source named by its id (`3`, `#3`) or a path it was imported from (see
+    `rules.sourcenames`).
 
     Raises SourceNotFoundError saying where to look.
     """
-    from tunelog.filters import SourceNames, named_by_id, named_by_path
-    from tunelog.inputs import stored_path
+    from tunelog.rules.sourcenames import SourceNames, sources_named
 
     known = store.sources()
     names = [SourceNames(s.id, s.label, (s.path, *(i.path for i in s.imports))) for s in known]
-    ids = named_by_id(ref, names) or named_by_path({ref, stored_path(ref)}, names)
+    ids = sources_named(ref, names)
     if ids:
         return next(s for s in known if s.id == ids[0])
     raise SourceNotFoundError(
@@ -49,7 +49,8 @@ def rejects(store: Store, source: str | None = None) -> list[SourceRejects]:
 
 
 def remove_sources(store: Store, ref: str) -> list[RemovedSource]:
-    """Remove the sources named by id, label or path, as if they had never been imported.
+    """Remove the sources named by id, else label, else path (see `rules.sourcenames`), as if
+    they had never been imported.
 
     A record goes only when no remaining source held its line; one a later file also held stays,
     as if that file had stored it (see `tunelog.store.removal`). Raises UnknownSourceError when

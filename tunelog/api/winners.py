@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from tunelog.store import Filters, Store
@@ -21,10 +21,9 @@ def best(store: Store, filters: Filters | None = None, *, knobs: bool = False) -
 def each_best(
     store: Store, filters: Filters | None = None, *, knobs: bool = False
 ) -> Iterator[BestRow]:
-    """`best`'s rows one at a time (`Store.each_best`), read while the store is open."""
-    for row in store.each_best(filters, knobs=knobs):
-        ansor_args_as_written(store, (row,))
-        yield row
+    """`best`'s rows one at a time, auto_scheduler arguments as written (`Store.each_best`
+    with `as_written`), read while the store is open."""
+    return store.each_best(filters, knobs=knobs, as_written=True)
 
 
 def ansor_args_as_written(store: Store, rows: Iterable[BestRow]) -> None:
@@ -36,31 +35,4 @@ def ansor_args_as_written(store: Store, rows: Iterable[BestRow]) -> None:
 
     for row in rows:
         if row.log_version == ANSOR_VERSION:
-            row.args = _as_written(store, row.task_name, row.args)
-
-
-def _args_key(args: Sequence[object]) -> str:
-    """Arguments as a comparable text: the derived-text writer of workload identity."""
-    from tunelog.rules.workloadidentity import sorted_json
-
-    return sorted_json(args)
-
-
-def _as_written(store: Store, task_name: str, args: list[object]) -> list[object]:
-    """The items after the hash of the key as first written of the workload (task name,
-    flattened args), or `args` when no spelling of it reads as a list. Several workloads
-    with equal arguments: the last one's, by id."""
-    import json
-
-    wanted = _args_key(args)
-    found = args
-    for stored_args, spelling in store.ansor_spellings(task_name):
-        if _args_key(json.loads(stored_args)) != wanted:
-            continue
-        try:
-            items = json.loads(spelling)
-        except ValueError:
-            continue
-        if isinstance(items, list) and items:
-            found = items[1:]
-    return found
+            row.args = store.args_as_written(row.task_name, row.args)

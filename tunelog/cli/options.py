@@ -51,7 +51,8 @@ FilterSource = Annotated[
     str | None,
     typer.Option(
         "--source",
-        help="Only what this imported file held: its id or path (`tunelog sources`).",
+        help="Only what this imported file held: its id (`3`, `#3`) or a path it was "
+        "imported from (`tunelog sources`).",
         callback=checked(optionvalues.source_id),
     ),
 ]

@@ -32,11 +32,8 @@ from tunelog.filters import Filters
 from tunelog.tables import Column
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from tunelog.layers import Layer
     from tunelog.models import BestRow
-    from tunelog.store import Store
 
 
 @app.command(epilog=example("tunelog best --target-key cuda --knobs"))
@@ -53,31 +50,20 @@ def best(
     same keys and -model as its target; `source`: the file and line of the winning record.
     """
     with opened_store() as store:
-        rows = _best_rows(store, filters, knobs)
+        rows = store.each_best(filters, knobs=knobs, as_written=True)
         if as_json:
             emit_json(row.model_dump() for row in rows)
             return
         notes: list[str] = []  # the warnings, said after the table
+        sources: dict[str, str] = {}  # each source's path as shown: one of a few on every row
         emit_table(
-            (_best_row(row, knobs, notes) for row in rows),
+            (_best_row(row, knobs, notes, sources) for row in rows),
             _best_headers(knobs),
             empty=f"no valid measurement matches {filters.describe()}; {_SEE_WHAT_THERE_IS}"
             if filters.describe()
             else f"no valid measurement in the database; {_SEE_WHAT_THERE_IS}",
         )
     _warn_all(notes, listed_by="tunelog best --json")
-
-
-def _best_rows(store: Store, filters: Filters, knobs: bool) -> Iterator[BestRow]:
-    """`api.each_best`'s rows, the API loaded only for an auto_scheduler row."""
-    from tunelog.versions import ANSOR_VERSION
-
-    for row in store.each_best(filters, knobs=knobs):
-        if row.log_version == ANSOR_VERSION:
-            from tunelog import api
-
-            api.ansor_args_as_written(store, (row,))
-        yield row
 
 
 def _best_headers(knobs: bool) -> list[Column]:
@@ -94,25 +80,34 @@ def _best_headers(knobs: bool) -> list[Column]:
     return [*headers, Column("knobs")] if knobs else headers
 
 
-def _best_row(row: BestRow, knobs: bool, notes: list[str]) -> list[Any]:
-    """The row's cells; its warnings added to `notes`."""
-    from tunelog.workloads import short_args
-
-    notes += [f"{','.join(row.slots)} {row.task_name}: {w}" for w in row.warnings]
-    template = _template_text(row.task_name, row.template_key)
+def _best_row(row: BestRow, knobs: bool, notes: list[str], sources: dict[str, str]) -> list[Any]:
+    """The row's cells; its warnings added to `notes`, its source's path as shown to
+    `sources` (by stored path)."""
+    if row.warnings:
+        notes += [f"{','.join(row.slots)} {row.task_name}: {w}" for w in row.warnings]
+    source = sources.get(row.source)
+    if source is None:
+        source = sources[row.source] = display_path(row.source)
     cells: list[Any] = [
         row.target,
         ",".join(row.slots),
-        template,
-        short_args(row.task_name, row.args) if row.shapes is None else row.shapes,
+        _template_text(row.task_name, row.template_key),
+        row.shapes if row.shapes is not None else _short_args(row),
         row.config_index,
         format_seconds(row.mean_cost),
         row.trials,
-        f"{display_path(row.source)}:{row.line}",
+        f"{source}:{row.line}",
     ]
     if knobs:
         cells.append(" ".join(f"{k}={_compact(v)}" for k, v in row.knobs or []))
     return cells
+
+
+def _short_args(row: BestRow) -> str:
+    """The arguments' short text, for a row whose workload stores none (auto_scheduler)."""
+    from tunelog.workloads import short_args
+
+    return short_args(row.task_name, row.args)
 
 
 @app.command(

@@ -128,7 +128,8 @@ def sources_remove(
     ref: Annotated[
         str,
         typer.Argument(
-            help="The source's id, label or path.", callback=checked(optionvalues.source_id)
+            help="The source's id (`3`, `#3`), else its label, else a path it was imported from.",
+            callback=checked(optionvalues.source_id),
         ),
     ],
 ) -> None:

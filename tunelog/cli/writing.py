@@ -232,7 +232,7 @@ def _print_merged(reports: Sequence[MergeReport]) -> None:
 @handles_errors
 def diff(
     a: Annotated[
-        str, typer.Argument(help="Run A: a database, a log file, label:NAME or source:ID.")
+        str, typer.Argument(help="Run A: a database, a log file, label:NAME or source:ID|PATH.")
     ],
     b: Annotated[str, typer.Argument(help="Run B, the same kinds (compared with A).")],
     threshold: Annotated[
@@ -258,7 +258,7 @@ def diff(
 ) -> None:
     """Best latency per layer and target group in runs A and B, with B/A ratios.
 
-    label:NAME and source:ID select sources of --db (see `tunelog sources`).
+    label:NAME and source:ID (or source:PATH) select sources of --db (see `tunelog sources`).
     """
     from tunelog import api
 

@@ -15,6 +15,7 @@ from tunelog.store.connection import Connection
 if TYPE_CHECKING:
     from tunelog.importreport import RejectedLine
     from tunelog.models import Source
+    from tunelog.rules.sourcenames import SourceNames
     from tunelog.store.removal import RemovedSource
 
 
@@ -59,19 +60,35 @@ class Sources(Connection):
             params += (limit,)
         return [RejectedLine(line=a, reason=b) for a, b in self.conn.execute(sql, params)]
 
+    def source_names(self) -> list[SourceNames]:
+        """What each source can be named by (`rules.sourcenames`): its id, its label and the
+        paths its file was imported from, oldest first."""
+        from tunelog.rules.sourcenames import SourceNames
+
+        imports: dict[int, list[str]] = {}
+        for source_id, path in self.conn.execute(
+            "SELECT source_id, path FROM source_imports ORDER BY rowid"
+        ):
+            imports.setdefault(int(source_id), []).append(str(path))
+        return [
+            SourceNames(int(i), label, (str(path), *imports.get(int(i), ())))
+            for i, path, label in self.conn.execute(
+                "SELECT id, path, label FROM sources ORDER BY id"
+            )
+        ]
+
     def selected_sources(self, filters: Filters) -> list[int]:
-        """Ids of the sources `--source`/`--label` select; UnknownSourceError when none."""
-        rows = self.conn.execute("SELECT id, path, label FROM sources ORDER BY id").fetchall()
-        ids = [int(i) for i, path, label in rows if filters.matches_source(int(i), path, label)]
-        if not ids and filters.source is not None:
-            # A path as typed today may differ from the path as typed on import.
-            wanted = os.path.realpath(filters.source)
-            ids = [
-                int(i)
-                for i, path, label in rows
-                if os.path.realpath(path) == wanted
-                and filters.matches_source(int(i), filters.source, label)
-            ]
+        """Ids of the sources `--source` (an id or a path, see `rules.sourcenames`) and
+        `--label` select, oldest first; UnknownSourceError when none."""
+        from tunelog.rules.sourcenames import named_by_label, sources_named
+
+        known = self.source_names()
+        ids = [s.id for s in known]
+        if filters.source is not None:
+            ids = sources_named(filters.source, known)
+        if filters.label is not None:
+            labelled = set(named_by_label(filters.label, known))
+            ids = [i for i in ids if i in labelled]
         if not ids:
             wanted_text = " and ".join(
                 f"{name} {value!r}"
@@ -128,7 +145,8 @@ class Sources(Connection):
         self.conn.execute("COMMIT")
 
     def remove_sources(self, ref: str) -> list[RemovedSource]:
-        """Remove the sources `ref` names (an id, a label, or a path), in one transaction.
+        """Remove the sources `ref` names (an id, else a label, else a path: see
+        `rules.sourcenames`), in one transaction.
 
         The database becomes what importing only the remaining files gives (see
         `tunelog.store.removal`). UnknownSourceError when nothing matches.
@@ -151,21 +169,12 @@ class Sources(Connection):
         return removed
 
     def _sources_named(self, ref: str) -> list[int]:
-        """An id (ASCII digits), else every source with this label, else with this path."""
-        from tunelog.optionvalues import source_id
+        """The sources `ref` names: an id, else a label, else a path (`rules.sourcenames`)."""
+        from tunelog.rules.sourcenames import sources_named
 
-        number = source_id(ref) if not ref.startswith("#") else None  # refuses `²`, `10**30`
-        if number is not None:
-            row = self.conn.execute("SELECT id FROM sources WHERE id = ?", (number,)).fetchone()
-            if row is not None:
-                return [int(row[0])]
-        for column in ("label", "path"):
-            ids = [
-                int(i)
-                for (i,) in self.conn.execute(f"SELECT id FROM sources WHERE {column} = ?", (ref,))
-            ]
-            if ids:
-                return ids
-        raise UnknownSourceError(
-            f"no imported source has id, label or path {ref!r}: see `tunelog sources`"
-        )
+        ids = sources_named(ref, self.source_names(), labels=True)
+        if not ids:
+            raise UnknownSourceError(
+                f"no imported source has id, label or path {ref!r}: see `tunelog sources`"
+            )
+        return ids
