@@ -1,10 +1,11 @@
-"""A record's values, whatever parser read it: the normalised `Measurement`, the kinds of
+"""A record's values, whatever parser read it: the normalised `Measurement` and its one
+constructor for the paths that build one per line (`make_measurement`), the kinds of
 line that are not records (the value checks a schema cannot express:
 `tunelog.rules.recordvalidity`; canonical JSON and the workload identity:
 `tunelog.rules.workloadidentity`).
 
-Pure and below both record parsers (`tunelog.records`, the msgspec fast paths, and
-`tunelog.recordmodels`, the pydantic models), which share these.
+Pure and below both record parsers (`tunelog.records` with the msgspec structs of
+`tunelog.recordstructs`, and `tunelog.recordmodels`, the pydantic models), which share these.
 """
 
 from __future__ import annotations
