@@ -28,7 +28,7 @@ from tunelog.records import (
     repair_line,
     scan_line,
 )
-from tunelog.recordvalues import make_measurement
+from tunelog.recordvalues import make_measurement, stored_measurement
 
 V02 = (
     b'{"input": ["cuda -model=titanx", "conv2d_nchw.cuda", [["TENSOR", [1, 3, 8, 8], "float32"],'
@@ -475,6 +475,11 @@ def test_make_measurement_is_measurements_constructor() -> None:
     assert type(made) is Measurement
     assert made == Measurement(**fields)  # type: ignore[arg-type]
     assert made._asdict() == fields
+    stored = stored_measurement(
+        ("0.2", "llvm", "dense_nopack.x86", "", "[1]"), config_index=3, error_no=0,
+        all_cost=1.0, timestamp=2.0, mean_cost=0.5, spelling=None,
+    )  # fmt: skip
+    assert stored == made._replace(costs=(), tvm_version=None)
 
 
 def test_clean_v01_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:

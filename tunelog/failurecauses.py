@@ -160,6 +160,13 @@ def diagnose(
     built_failed = sum(built_failures.values())
     top = cause_of_failures(positive)
 
+    def top_cause(top: int, *, any_valid: bool) -> str:
+        note = _timeout_note(top, all_costs)
+        after_instantiation = instantiation > 0
+        return _cause_sentence(
+            top, built_failures[top], built_failed, after_instantiation, note, any_valid
+        )
+
     sentences: list[str] = []
     if valid == 0:
         sentences.append(
@@ -170,16 +177,7 @@ def diagnose(
                 _cause_sentence(INSTANTIATION_ERROR, instantiation, failed, False, "", False)
             )
         if top is not None:
-            sentences.append(
-                _cause_sentence(
-                    top,
-                    built_failures[top],
-                    built_failed,
-                    instantiation > 0,
-                    _timeout_note(top, all_costs),
-                    False,
-                )
-            )
+            sentences.append(top_cause(top, any_valid=False))
         return sentences
 
     if failed / total > HIGH_FAILURE_SHARE:
@@ -194,16 +192,7 @@ def diagnose(
         and built_failures[top] / built_failed >= DOMINANT_SHARE
         and built_failures[top] / total >= NOTABLE_SHARE
     ):
-        sentences.append(
-            _cause_sentence(
-                top,
-                built_failures[top],
-                built_failed,
-                instantiation > 0,
-                _timeout_note(top, all_costs),
-                True,
-            )
-        )
+        sentences.append(top_cause(top, any_valid=True))
     if valid < MIN_VALID_TRIALS:
         plural = "trial" if valid == 1 else "trials"
         sentences.append(f"Only {valid} valid {plural}: tune longer before trusting the best.")

@@ -165,6 +165,39 @@ def make_measurement(
     )
 
 
+def stored_measurement(
+    identity: tuple[str, str, str, str, str],
+    *,
+    config_index: int,
+    error_no: int,
+    all_cost: float,
+    timestamp: float,
+    mean_cost: float,
+    spelling: str | None,
+) -> Measurement:
+    """A record read back from a store, as a merge or a removal's replay hands it on.
+
+    `identity` is its (target, workload) in `IDENTITY_FIELDS` order (`rules.workloadidentity`);
+    the costs and the TVM version are not stored (the import's writer reads the mean).
+    """
+    log_version, target, task_name, template_key, args_json = identity
+    return make_measurement(
+        log_version=log_version,
+        target=target,
+        task_name=task_name,
+        template_key=template_key,
+        args_json=args_json,
+        config_index=config_index,
+        costs=(),
+        error_no=error_no,
+        all_cost=all_cost,
+        timestamp=timestamp,
+        tvm_version=None,
+        mean_cost=mean_cost,
+        spelling=spelling,
+    )
+
+
 _BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")
 
 

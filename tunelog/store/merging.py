@@ -340,7 +340,7 @@ def feed_held_records(
 
     `targets`, `workloads` (version first) and `spellings` are `conn`'s, by id. The lines are
     not parsed again: the stored rows hold what the writer needs."""
-    from tunelog.recordvalues import make_measurement
+    from tunelog.recordvalues import stored_measurement
     from tunelog.store.holdings import held_records
 
     block_of = LineReader(conn).block_of
@@ -350,18 +350,12 @@ def feed_held_records(
     rows = held_records(conn, source_id)
     for _seq, line, rid, target_id, workload_id, index, error_no, mean, all_cost, stamp in rows:
         version, task, key, args = workloads[workload_id]
-        rec = make_measurement(
-            log_version=version,
-            target=targets[target_id],
-            task_name=task,
-            template_key=key,
-            args_json=args,
+        rec = stored_measurement(
+            (version, targets[target_id], task, key, args),
             config_index=index,
-            costs=(),  # not stored: the writer reads the mean
             error_no=error_no,
             all_cost=all_cost,
             timestamp=stamp,
-            tvm_version=None,
             mean_cost=mean,
             spelling=spellings[workload_id],
         )

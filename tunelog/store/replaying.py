@@ -63,7 +63,7 @@ def capture_replay(
 def replay(conn: sqlite3.Connection) -> None:
     """Import each captured import again, in order, into its source."""
     from tunelog.models import FileReport
-    from tunelog.recordvalues import make_measurement
+    from tunelog.recordvalues import stored_measurement
     from tunelog.store.codec import LineReader
     from tunelog.store.importer import ImportWriter
 
@@ -77,18 +77,12 @@ def replay(conn: sqlite3.Connection) -> None:
         for row in _replayed_lines(conn, step):
             line, rid, version, target, task, key, args, spelling, *measured = row
             index, error_no, mean, all_cost, stamp = measured
-            rec = make_measurement(
-                log_version=version,
-                target=target,
-                task_name=task,
-                template_key=key,
-                args_json=args,
+            rec = stored_measurement(
+                (version, target, task, key, args),
                 config_index=index,
-                costs=(),  # not stored: the writer reads the mean
                 error_no=error_no,
                 all_cost=all_cost,
                 timestamp=stamp,
-                tvm_version=None,
                 mean_cost=mean,
                 spelling=spelling,
             )
