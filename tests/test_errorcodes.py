@@ -18,20 +18,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tunelog
-from tunelog.errorcodes import (
+from tunelog.errorcodes import ERROR_CODES, ErrorCode, error_name, lookup_error_code
+from tunelog.exceptions import TunelogError, UnknownErrorCodeError
+from tunelog.failurecauses import (
     DOMINANT_SHARE,
-    ERROR_CODES,
     HIGH_FAILURE_SHARE,
     MIN_VALID_TRIALS,
     NOTABLE_SHARE,
     SPACE_MISFIT_SHARE,
-    ErrorCode,
     cause_of_failures,
     diagnose,
-    error_name,
-    lookup_error_code,
 )
-from tunelog.exceptions import TunelogError, UnknownErrorCodeError
 
 NAMES = {
     0: "NO_ERROR",

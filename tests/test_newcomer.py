@@ -638,10 +638,10 @@ def test_report_takes_the_source_label_and_target_filters(
 
 
 def test_report_charts_leave_room_above_for_plotly_toolbar() -> None:
-    from tunelog.htmlreport import MODEBAR_ROOM, _curves_figure, _latency_figure
+    from tunelog.reportfigures import MODEBAR_ROOM, curves_figure, latency_figure
 
     assert MODEBAR_ROOM >= 40  # the modebar is about 30 px tall with its padding
-    for figure in (_latency_figure([]), _curves_figure([], [])):
+    for figure in (latency_figure([]), curves_figure([], [])):
         layout = figure["layout"]
         assert isinstance(layout, dict)
         assert layout["margin"]["t"] == MODEBAR_ROOM

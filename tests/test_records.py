@@ -8,11 +8,13 @@ import math
 import operator
 from pathlib import Path
 
+import msgspec
+import pydantic
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tunelog import recordmodels, records
+from tunelog import recordmodels, records, recordstructs
 from tunelog.records import (
     Blank,
     Comment,
@@ -26,6 +28,7 @@ from tunelog.records import (
     repair_line,
     scan_line,
 )
+from tunelog.recordvalues import make_measurement, stored_measurement
 
 V02 = (
     b'{"input": ["cuda -model=titanx", "conv2d_nchw.cuda", [["TENSOR", [1, 3, 8, 8], "float32"],'
@@ -430,6 +433,53 @@ def test_v01_fast_path_and_pydantic_models_agree(path: list[str | int], value: o
     else:
         assert isinstance(fast, Rejected) and isinstance(model, Rejected)
         assert fast.reason == model.reason
+
+
+# Each msgspec struct and the pydantic model it mirrors (recordstructs says why both exist).
+_MIRRORS = [
+    (recordstructs.FastRecordV02, recordmodels.RecordV02),
+    (recordstructs.StrictRecordV02, recordmodels.RecordV02),
+    (recordstructs.FastConfigV02, recordmodels._ConfigV02),
+    (recordstructs.FastRecordV01, recordmodels.RecordV01),
+    (recordstructs.StrictRecordV01, recordmodels.RecordV01),
+    (recordstructs.FastConfigV01, recordmodels._ConfigV01),
+]
+
+
+@pytest.mark.parametrize(("struct", "model"), _MIRRORS, ids=lambda c: c.__name__)
+def test_the_msgspec_structs_have_the_models_fields_and_defaults(
+    struct: type[msgspec.Struct], model: type[pydantic.BaseModel]
+) -> None:
+    """A field added to, dropped from or given a default in one schema only fails here, before
+    the mutation tests above look for a line the two read apart."""
+    names, defaults = struct.__struct_fields__, struct.__struct_defaults__
+    first_default = len(names) - len(defaults)  # msgspec's defaults are the last fields'
+    mirrored = {
+        name: defaults[at - first_default] if at >= first_default else "required"
+        for at, name in enumerate(names)
+    }
+    modelled = {
+        field.alias or name: "required" if field.is_required() else field.default
+        for name, field in model.model_fields.items()
+    }
+    assert mirrored == modelled
+
+
+def test_make_measurement_is_measurements_constructor() -> None:
+    fields = dict(
+        log_version="0.2", target="llvm", task_name="dense_nopack.x86", template_key="",
+        args_json="[1]", config_index=3, costs=(0.5,), error_no=0, all_cost=1.0,
+        timestamp=2.0, tvm_version="0.8", mean_cost=0.5, spelling=None,
+    )  # fmt: skip
+    made = make_measurement(**fields)  # type: ignore[arg-type]
+    assert type(made) is Measurement
+    assert made == Measurement(**fields)  # type: ignore[arg-type]
+    assert made._asdict() == fields
+    stored = stored_measurement(
+        ("0.2", "llvm", "dense_nopack.x86", "", "[1]"), config_index=3, error_no=0,
+        all_cost=1.0, timestamp=2.0, mean_cost=0.5, spelling=None,
+    )  # fmt: skip
+    assert stored == made._replace(costs=(), tvm_version=None)
 
 
 def test_clean_v01_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:

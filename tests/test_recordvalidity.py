@@ -1,6 +1,6 @@
 """Record validity (tunelog.rules.recordvalidity): one table of records run through
-`check_values`, its quick yes `plainly_valid`, and the two parsers' paths that apply them (the
-inline copy in `records.scan_content` and the pydantic models)."""
+`check_values`, `checked` (its quick yes, else its verdict), and the two parsers' paths that
+apply them (the msgspec path of `records.scan_content` and the pydantic models)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from tunelog.records import Measurement, Rejected, parse_line, scan_line
-from tunelog.rules.recordvalidity import check_values, plainly_valid
+from tunelog.rules import recordvalidity
+from tunelog.rules.recordvalidity import check_values, checked
 
 TARGET = "llvm -keys=cpu"
 BASE: dict[str, Any] = {
@@ -77,16 +78,27 @@ def test_check_values_says_why(changes: dict[str, Any], reason: str | None) -> N
 
 
 @pytest.mark.parametrize(("changes", "reason"), CASES, ids=IDS)
-def test_plainly_valid_is_a_sure_yes(changes: dict[str, Any], reason: str | None) -> None:
+def test_checked_answers_valid_records_from_comparisons_alone(
+    changes: dict[str, Any], reason: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     record = _record(changes)
     check_values(_record({}))  # the target is known from here on
-    assert plainly_valid(record) == (reason is None)
+    asked: list[Measurement] = []
+
+    def check_values_spy(record: Measurement) -> Measurement | Rejected:
+        asked.append(record)
+        return check_values(record)
+
+    monkeypatch.setattr(recordvalidity, "check_values", check_values_spy)
+    verdict = checked(record)
+    assert _verdict(verdict) == _verdict(check_values(record))
+    assert asked == ([] if reason is None else [record])  # a valid record: no full check
 
 
 @pytest.mark.parametrize(("changes", "reason"), CASES, ids=IDS)
 def test_both_parsers_reject_alike(changes: dict[str, Any], reason: str | None) -> None:
     line = _line(changes)
-    fast = scan_line(line)  # the strict msgspec path and its inline checks
+    fast = scan_line(line)  # the strict msgspec path and `checked`
     model = parse_line(line)  # the pydantic models
     expected = _verdict(check_values(_record(changes)))
     assert _verdict(fast) == expected

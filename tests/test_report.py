@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 import tunelog
 from tests.conftest import REPO, SAMPLE_LOGS
-from tunelog import api, htmlreport
+from tunelog import api, reportfigures
 from tunelog.cli import app
 from tunelog.store import Store
 
@@ -62,7 +62,9 @@ def test_best_so_far_steps(
     layer.templates = [TemplateResult(WorkloadInfo(7, "dense_pack.x86", "", []))]
     rows = [("llvm", 7, e, c) for e, c in trials]
     noise = [("cuda", 7, 0, 0.5), ("llvm", 8, 0, 0.5)]  # another target, another workload
-    curves = htmlreport.best_so_far_curves([*noise, *rows, *noise], [layer], [frozenset({"llvm"})])
+    curves = reportfigures.best_so_far_curves(
+        [*noise, *rows, *noise], [layer], [frozenset({"llvm"})]
+    )
     assert curves == [points]
 
 

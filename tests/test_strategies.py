@@ -12,13 +12,11 @@ from tests.conftest import CORPUS, SHARED, require_shared
 from tunelog import api
 from tunelog.machines import cross_machine_warning, machine_differences
 from tunelog.store import Store
-from tunelog.strategies import (
+from tunelog.strategies import may_offer, offered_templates, strategy_note
+from tunelog.strategy_table import (
     KNOWN_TEMPLATES,
     NOT_OFFERED,
     STRATEGIES,
-    may_offer,
-    offered_templates,
-    strategy_note,
 )
 from tunelog.targets import parse_target
 

@@ -124,8 +124,8 @@ def test_workload_json_puts_the_task_name_first() -> None:
 
 
 def test_identity_fields_are_a_measurements_first_fields() -> None:
-    """The importer groups on `rec[:IDENTITY_LENGTH]`, the merge builds Measurements positionally:
-    both rely on this order."""
+    """The importer groups on `rec[:IDENTITY_LENGTH]` and `recordvalues.stored_measurement`
+    takes a stored record's identity in this order: both rely on it."""
     assert Measurement._fields[:IDENTITY_LENGTH] == IDENTITY_FIELDS
     fast = scan_line(_line("[1]"))
     assert isinstance(fast, Measurement)

@@ -33,7 +33,7 @@ _EXPORTS = {
     "watch": "tunelog.api.watching",
     "ERROR_CODES": "tunelog.errorcodes",
     "ErrorCode": "tunelog.errorcodes",
-    "diagnose": "tunelog.errorcodes",
+    "diagnose": "tunelog.failurecauses",
     "lookup_error_code": "tunelog.errorcodes",
     "TunelogError": "tunelog.exceptions",
     "Filters": "tunelog.filters",
@@ -123,8 +123,9 @@ if TYPE_CHECKING:
     from tunelog.api import diff as diff
     from tunelog.api import diff_as_dict as diff_as_dict
     from tunelog.diffing import LayerDiff
-    from tunelog.errorcodes import ERROR_CODES, ErrorCode, diagnose, lookup_error_code
+    from tunelog.errorcodes import ERROR_CODES, ErrorCode, lookup_error_code
     from tunelog.exceptions import TunelogError
+    from tunelog.failurecauses import diagnose
     from tunelog.filters import Filters
     from tunelog.layers import Layer, TemplateResult
     from tunelog.live import LayerStatus, Refresh

@@ -24,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tunelog.errorcodes import cause_of_failures, diagnose, error_name, lookup_error_code
+from tunelog.errorcodes import error_name, lookup_error_code
 from tunelog.exceptions import TargetParseError, TargetRequiredError
+from tunelog.failurecauses import cause_of_failures, diagnose
 from tunelog.layers import TargetGroup, WorkloadInfo, query
 from tunelog.layoutforms import packed_original
 from tunelog.nearest import Nearest, nearest_tuned

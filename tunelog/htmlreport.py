@@ -1,27 +1,26 @@
 """The HTML report: one self-contained page (every script and style inline, no network).
 
 Pure: it turns layers, failures and counts the API gathered into HTML text; plotly.js comes in
-as a string (the API reads it from the plotly package), and the charts are plotly.js figure
-specs written as plain JSON, so rendering never imports plotly's Python figure classes.
+as a string (the API reads it from the plotly package); the charts are the plotly.js figure
+specs of `tunelog.reportfigures`, written into the page as plain JSON.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import orjson
 
 from tunelog.errorcodes import ERROR_CODES, error_name
 from tunelog.layers import Layer
-from tunelog.rules.bestsofar import BestSoFar
-
-# Charts stay readable (and the file small) on large databases: the slowest layers are drawn,
-# every layer is in the table.
-BAR_LAYERS_SHOWN = 60
-CURVE_LAYERS_SHOWN = 30
+from tunelog.reportfigures import (
+    BAR_LAYERS_SHOWN,
+    CURVE_LAYERS_SHOWN,
+    curves_figure,
+    latency_figure,
+)
 
 
 @dataclass
@@ -57,34 +56,6 @@ class ReportData:
     verdicts: list[str | None] = field(default_factory=list)
 
 
-# -- best so far --------------------------------------------------------------------------------
-
-
-def best_so_far_curves(
-    trials: Iterable[tuple[str, int, int, float]],
-    layers: Sequence[Layer],
-    targets_of: Sequence[frozenset[str]],
-) -> list[list[tuple[int, float]]]:
-    """Per layer, its best-so-far steps over `(target, workload id, error_no, mean_cost)`.
-
-    `trials` come in import order; a trial counts for layer i when its workload is one of the
-    layer's templates and its target string is in `targets_of[i]`.
-    """
-    owner: dict[tuple[str, int], BestSoFar] = {}
-    curves = [BestSoFar() for _ in layers]
-    for layer, targets, curve in zip(layers, targets_of, curves, strict=True):
-        for template in layer.templates:
-            for target in targets:
-                owner.setdefault((target, template.workload.id), curve)
-    get = owner.get
-    for target, workload_id, error_no, mean_cost in trials:
-        found = get((target, workload_id))
-        if found is None:
-            continue
-        found.add(mean_cost, error_no)
-    return [curve.points() for curve in curves]
-
-
 # -- rendering ----------------------------------------------------------------------------------
 
 
@@ -93,8 +64,8 @@ def render(data: ReportData, plotly_js: str) -> str:
     tuned = [lay for lay in data.layers if lay.winner is not None and lay.winner.chosen]
     untuned = [lay for lay in data.layers if lay.winner is None]
     figures = {
-        "latency-chart": _latency_figure(tuned),
-        "curves-chart": _curves_figure(data.layers, data.curves),
+        "latency-chart": latency_figure(tuned),
+        "curves-chart": curves_figure(data.layers, data.curves),
     }
     body = "\n".join(
         [
@@ -160,76 +131,6 @@ def _chart_note(count: int, shown: int, which: str) -> str:
     if count <= shown:
         return ""
     return f"<p class=note>The {shown} {which} of {count} tuned layers; all are in the table.</p>"
-
-
-def _label(layer: Layer) -> str:
-    return f"{layer.family} {layer.shapes} · {layer.group.label}"
-
-
-def _slowest(layers: list[Layer], count: int) -> list[Layer]:
-    return sorted(layers, key=lambda lay: -_cost(lay))[:count]
-
-
-def _cost(layer: Layer) -> float:
-    if layer.winner is None or layer.winner.chosen is None:
-        return 0.0
-    return layer.winner.chosen.mean_cost
-
-
-# Plotly draws its toolbar (the modebar) at the top right, over the plot area: a top margin
-# this tall keeps it above the first bar's label and the curves.
-MODEBAR_ROOM = 40
-
-
-def _latency_figure(tuned: list[Layer]) -> dict[str, object]:
-    shown = _slowest(tuned, BAR_LAYERS_SHOWN)[::-1]  # plotly draws the first bar at the bottom
-    return {
-        "data": [
-            {
-                "type": "bar",
-                "orientation": "h",
-                "x": [_cost(lay) * 1e6 for lay in shown],
-                "y": [_label(lay) for lay in shown],
-                "text": [lay.winner.name if lay.winner else "" for lay in shown],
-                "hovertemplate": "%{y}<br>%{text}<br>%{x:.1f} µs<extra></extra>",
-                "marker": {"color": "#4c78a8"},
-            }
-        ],
-        "layout": {
-            "height": max(260, 24 * len(shown) + 80),
-            "margin": {"l": 360, "r": 20, "t": MODEBAR_ROOM, "b": 40},
-            "xaxis": {"title": {"text": "latency of the winning config (µs)"}},
-            "yaxis": {"automargin": True},
-        },
-    }
-
-
-def _curves_figure(layers: list[Layer], curves: list[list[tuple[int, float]]]) -> dict[str, object]:
-    with_curve = [(lay, c) for lay, c in zip(layers, curves, strict=False) if c]
-    costs = {id(lay): _cost(lay) for lay, _ in with_curve}
-    with_curve.sort(key=lambda lc: -costs[id(lc[0])])
-    traces = [
-        {
-            "type": "scatter",
-            "mode": "lines+markers",
-            "line": {"shape": "hv"},
-            "name": _label(lay),
-            "x": [trial for trial, _ in curve],
-            "y": [cost * 1e6 for _, cost in curve],
-            "hovertemplate": "trial %{x}: %{y:.1f} µs<extra>%{fullData.name}</extra>",
-        }
-        for lay, curve in with_curve[:CURVE_LAYERS_SHOWN]
-    ]
-    return {
-        "data": traces,
-        "layout": {
-            "height": 460,
-            "margin": {"l": 70, "r": 20, "t": MODEBAR_ROOM, "b": 40},
-            "xaxis": {"title": {"text": "trial (import order)"}},
-            "yaxis": {"title": {"text": "best latency so far (µs)"}, "type": "log"},
-            "showlegend": len(traces) <= 12,
-        },
-    }
 
 
 def _layers_table(layers: list[Layer], verdicts: list[str | None]) -> str:

@@ -3,7 +3,9 @@
 Pure, like `tunelog.records`, which imports this module only when a line needs it: a line the
 msgspec fast paths refuse (to say precisely what is wrong with it), `parse_line` (records as
 models), and the Python API. An import of well-formed lines never loads pydantic, which saves
-every such command a tenth of a second of start-up.
+every such command a tenth of a second of start-up. The msgspec structs of
+`tunelog.recordstructs` mirror these models for that fast path (why both exist is said there;
+`tests/test_records.py` holds them to the same fields and verdicts).
 """
 
 from __future__ import annotations

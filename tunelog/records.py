@@ -1,10 +1,12 @@
 """Parsing one log line: AutoTVM v0.2 / v0.1 records, comments, blanks, and rejections.
 
 Pure: bytes in, a `ParsedLine` or `ScannedLine` out, never an exception. Well-formed lines are
-decoded by msgspec against mirrors of the pydantic models of `tunelog.recordmodels` (the JSON
-AutoTVM writes, tvm-reference §1); every other line goes through those models, imported only
-then (a line that is plainly not JSON is named from its bytes), and is rejected with a reason
-a person can act on.
+decoded by msgspec against `tunelog.recordstructs`, mirrors of the pydantic models of
+`tunelog.recordmodels` (the JSON AutoTVM writes, tvm-reference §1; why both exist is said
+there); every other line goes through those models, imported only then (a line that is plainly
+not JSON is named from its bytes), and is rejected with a reason a person can act on. Every
+record's values pass `rules.recordvalidity.checked`; every Measurement is built by
+`recordvalues.make_measurement`.
 """
 
 from __future__ import annotations
@@ -13,14 +15,24 @@ import itertools
 import re
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-import msgspec
-
 from tunelog.ansor import SKIPPED_BY_ANSOR_READER as SKIPPED_BY_ANSOR_READER
 from tunelog.ansor import AnsorRecord, scan_ansor_line, scan_ansor_line_fast
 from tunelog.ansor import ansor_measurement as ansor_measurement
 from tunelog.linetext import UTF8_BOM as UTF8_BOM
 from tunelog.linetext import repair_line as repair_line
 from tunelog.linetext import strip_line as strip_line
+from tunelog.recordstructs import (
+    ARGS_JSON,
+    FAST_V01,
+    FAST_V02,
+    STRICT_V01,
+    STRICT_V02,
+    FastRecordV01,
+    FastRecordV02,
+    StrictRecordV01,
+    args_json,
+    valid_workload,
+)
 from tunelog.recordvalues import Blank as Blank
 from tunelog.recordvalues import Comment as Comment
 from tunelog.recordvalues import JsonValue as JsonValue
@@ -28,13 +40,11 @@ from tunelog.recordvalues import Knob as Knob
 from tunelog.recordvalues import KnobType as KnobType
 from tunelog.recordvalues import Measurement as Measurement
 from tunelog.recordvalues import Rejected as Rejected
+from tunelog.recordvalues import make_measurement
 from tunelog.recordvalues import non_json_shape as non_json_shape
 from tunelog.recordvalues import numpy_mean as numpy_mean
-from tunelog.rules.recordvalidity import FLOAT_MAX as _FLOAT_MAX
-from tunelog.rules.recordvalidity import INT64_LIMIT as _INT64_LIMIT
-from tunelog.rules.recordvalidity import VALID_TARGETS as _VALID_TARGETS
 from tunelog.rules.recordvalidity import check_values as check_values
-from tunelog.rules.recordvalidity import plainly_valid
+from tunelog.rules.recordvalidity import checked
 from tunelog.rules.workloadidentity import canonical_json as canonical_json
 from tunelog.rules.workloadidentity import workload_json as workload_json
 
@@ -120,63 +130,26 @@ def scan_line(raw: bytes) -> ScannedLine:
 def scan_content(line: bytes) -> ScannedLine:
     """`scan_line` for a line already stripped of its BOM and line end (see `strip_line`).
 
-    The usual line is decoded by a strict schema (see `_StrictRecordV02`); anything both
-    refuse takes `_scan_other`.
+    The usual line is decoded by a strict schema (`recordstructs.StrictRecordV02`); anything
+    both strict schemas refuse takes `_scan_other`.
     """
     # First, as parse_line does (no schema bounds the depth, and msgspec does not even look into
     # the first of two repeated keys): lines nested past MAX_NESTING are rejected.
     if _too_deep(line):
         return _fallback(line)  # a comment may hold any brackets
     try:
-        fast = _STRICT_V02.decode(line)
+        fast = STRICT_V02.decode(line)
     except (ValueError, RecursionError):  # msgspec.DecodeError, UnicodeDecodeError
         pass
     else:
-        # _v02_measurement and rules.recordvalidity.plainly_valid, inline for the usual line (a
-        # function call costs a tenth of the scan).
-        target, task_name, raw_args, _kwargs = fast.input
-        args_json = _ARGS_JSON.get(bytes(raw_args))
-        costs, error_no, all_cost, timestamp = fast.result
-        index = fast.config.index
-        mean = costs[0] if len(costs) == 1 else numpy_mean(costs)
-        if (
-            args_json is not None
-            and 0.0 <= mean <= _FLOAT_MAX
-            and (len(costs) == 1 or min(costs) >= 0.0)
-            and -_FLOAT_MAX <= all_cost <= _FLOAT_MAX
-            and -_FLOAT_MAX <= timestamp <= _FLOAT_MAX
-            and task_name
-            and target in _VALID_TARGETS
-            and -_INT64_LIMIT <= index < _INT64_LIMIT
-            and -_INT64_LIMIT <= error_no < _INT64_LIMIT
-        ):
-            return _new_tuple(  # type: ignore[no-any-return]
-                Measurement,  # what Measurement(...) does, without its Python-level __new__
-                (
-                    "0.2",
-                    target,
-                    task_name,
-                    "",
-                    args_json,
-                    index,
-                    costs,
-                    error_no,
-                    all_cost,
-                    timestamp,
-                    fast.tvm_version,
-                    mean,
-                    None,
-                ),
-            )
         return _v02_measurement(fast, line)
     if not _v01_layout_first(line):
         return _scan_other(line)
     try:
-        fast01 = _STRICT_V01.decode(line)
+        fast01 = STRICT_V01.decode(line)
     except (ValueError, RecursionError):
         return _scan_other(line)
-    workload = bytes(fast01.i[4])
-    if workload not in _VALID_WORKLOADS and not _valid_workload(workload):
+    if not valid_workload(bytes(fast01.i[4])):
         return _scan_other(line)
     return _v01_measurement(fast01, line)
 
@@ -189,78 +162,69 @@ def _scan_other(line: bytes) -> ScannedLine:
             if ansor is not None:
                 return ansor if isinstance(ansor, Rejected) else ansor[1]
         try:
-            fast01 = _FAST_V01.decode(line)
+            fast01 = FAST_V01.decode(line)
         except (ValueError, RecursionError):
             return _fallback(line)
         return _v01_measurement(fast01, line)
     try:
-        fast = _FAST_V02.decode(line)
+        fast = FAST_V02.decode(line)
     except (ValueError, RecursionError):
         return _fallback(line)
     return _v02_measurement(fast, line)
 
 
-def _v02_measurement(fast: _FastRecordV02, line: bytes) -> ScannedLine:
+def _v02_measurement(fast: FastRecordV02, line: bytes) -> ScannedLine:
+    """A decoded v0.2 record's Measurement, through `checked` (the usual line's path)."""
     target, task_name, raw_args, _kwargs = fast.input
-    args_json = _ARGS_JSON.get(raw_text := bytes(raw_args)) or _args_json(raw_text)
-    if args_json is None:  # not a list, or nested too deep: let the models say what is wrong
+    args = ARGS_JSON.get(raw_text := bytes(raw_args)) or args_json(raw_text)
+    if args is None:  # not a list, or nested too deep: let the models say what is wrong
         return _fallback(line)
     costs, error_no, all_cost, timestamp = fast.result
-    return _checked(
-        _new_tuple(
-            Measurement,  # what Measurement(...) does, without its Python-level __new__
-            (
-                "0.2",
-                target,
-                task_name,
-                "",
-                args_json,
-                fast.config.index,
-                costs,
-                error_no,
-                all_cost,
-                timestamp,
-                fast.tvm_version,
-                costs[0] if len(costs) == 1 else numpy_mean(costs),
-                None,
-            ),
+    return checked(
+        make_measurement(
+            log_version="0.2",
+            target=target,
+            task_name=task_name,
+            template_key="",
+            args_json=args,
+            config_index=fast.config.index,
+            costs=costs,
+            error_no=error_no,
+            all_cost=all_cost,
+            timestamp=timestamp,
+            tvm_version=fast.tvm_version,
+            mean_cost=costs[0] if len(costs) == 1 else numpy_mean(costs),
+            spelling=None,
         )
     )
 
 
-def _v01_measurement(fast: _StrictRecordV01 | _FastRecordV01, line: bytes) -> ScannedLine:
+def _v01_measurement(fast: StrictRecordV01 | FastRecordV01, line: bytes) -> ScannedLine:
+    """A decoded v0.1 record's Measurement, through `checked`."""
     if fast.v != 0.1:
         return _fallback(line)
     target, task_name, raw_args, _kwargs, _workload, config = fast.i
-    args_json = _ARGS_JSON.get(raw_text := bytes(raw_args)) or _args_json(raw_text)
-    if args_json is None:
+    args = ARGS_JSON.get(raw_text := bytes(raw_args)) or args_json(raw_text)
+    if args is None:
         return _fallback(line)
     costs, error_no, all_cost, timestamp = fast.r
-    return _checked(
-        _new_tuple(
-            Measurement,
-            (
-                "0.1",
-                target,
-                task_name,
-                config.t,
-                args_json,
-                config.i,
-                costs,
-                error_no,
-                all_cost,
-                timestamp,
-                None,
-                costs[0] if len(costs) == 1 else numpy_mean(costs),
-                None,
-            ),
+    return checked(
+        make_measurement(
+            log_version="0.1",
+            target=target,
+            task_name=task_name,
+            template_key=config.t,
+            args_json=args,
+            config_index=config.i,
+            costs=costs,
+            error_no=error_no,
+            all_cost=all_cost,
+            timestamp=timestamp,
+            tvm_version=None,
+            mean_cost=costs[0] if len(costs) == 1 else numpy_mean(costs),
+            spelling=None,
         )
     )
-
-
-def _checked(record: Measurement) -> ScannedLine:
-    """The usual record as it is (`plainly_valid`); anything else through `check_values`."""
-    return record if plainly_valid(record) else check_values(record)
 
 
 def _fallback(line: bytes) -> ScannedLine:
@@ -271,44 +235,6 @@ def _fallback(line: bytes) -> ScannedLine:
     if isinstance(validated, AnsorRecord):
         return ansor_measurement(validated)
     return validated.measurement()
-
-
-# Canonical JSON by raw argument text: the lines of one workload repeat the same text, so
-# decoding and re-encoding it once per workload instead of once per line saves a fifth of the
-# parse. Bounded, so that a file of distinct arguments cannot grow it without end.
-_ARGS_JSON: dict[bytes, str] = {}
-_ARGS_JSON_KEPT = 4096
-
-
-def _args_json(raw: bytes) -> str | None:
-    """Canonical JSON of raw argument text not yet cached; None if not a valid list."""
-    try:
-        value = msgspec.json.decode(raw)
-    except (ValueError, RecursionError):  # raw text skips UTF-8 checks inside its strings
-        return None
-    if not isinstance(value, list):
-        return None
-    canonical = canonical_json(value)
-    if len(_ARGS_JSON) >= _ARGS_JSON_KEPT:
-        _ARGS_JSON.clear()
-    _ARGS_JSON[raw] = canonical
-    return canonical
-
-
-# The raw v0.1 workload texts (the fifth item of "i") known to be valid JSON (raw text skips
-# the UTF-8 checks inside its strings); bounded.
-_VALID_WORKLOADS: set[bytes] = set()
-
-
-def _valid_workload(raw: bytes) -> bool:
-    try:
-        msgspec.json.decode(raw)
-    except (ValueError, RecursionError):
-        return False
-    if len(_VALID_WORKLOADS) >= _ARGS_JSON_KEPT:
-        _VALID_WORKLOADS.clear()
-    _VALID_WORKLOADS.add(raw)
-    return True
 
 
 # Lists and objects nested deeper than this are rejected. AutoTVM records nest 5 levels deep
@@ -333,67 +259,6 @@ def nesting_depth(line: bytes) -> int:
 def _too_deep(line: bytes) -> bool:
     # Counting brackets first: a line needs more than MAX_NESTING of them to nest that deep.
     return line.count(b"[") + line.count(b"{") > MAX_NESTING and nesting_depth(line) > MAX_NESTING
-
-
-_new_tuple: Any = tuple.__new__
-
-
-# The msgspec mirrors of the models: the same fields and strictness (ints pass as floats).
-class _FastConfigV02(msgspec.Struct, gc=False):
-    index: int
-    code_hash: str | None
-    entity: list[tuple[str, KnobType, JsonValue]]
-
-
-class _FastRecordV02(msgspec.Struct, gc=False):
-    """RecordV02's schema for msgspec: same fields, same strictness (ints pass as floats)."""
-
-    # The arguments stay raw text (still checked to be JSON): see _args_json.
-    input: tuple[str, str, msgspec.Raw, dict[str, JsonValue]]
-    config: _FastConfigV02
-    result: tuple[tuple[float, ...], int, float, float]
-    version: float | None = None
-    tvm_version: str | None = None
-
-
-_FAST_V02 = msgspec.json.Decoder(_FastRecordV02)
-
-
-class _FastConfigV01(msgspec.Struct, gc=False):
-    i: int
-    e: list[tuple[str, KnobType, JsonValue]]
-    t: str = ""
-    c: str | None = None
-
-
-class _FastRecordV01(msgspec.Struct, gc=False):
-    """RecordV01's schema for msgspec (see _FastRecordV02)."""
-
-    i: tuple[str, str, msgspec.Raw, dict[str, JsonValue], JsonValue, _FastConfigV01]
-    r: tuple[tuple[float, ...], int, float, float]
-    v: float
-
-
-_FAST_V01 = msgspec.json.Decoder(_FastRecordV01)
-
-
-# The same layouts refusing any other key (`scan_content` tries them first): a v0.2 line fails
-# the v0.1 schema at its first key and the other way round, so no byte test picks the layout.
-# v0.1's workload stays raw text (each distinct text checked once, see _valid_workload).
-class _StrictRecordV02(_FastRecordV02, forbid_unknown_fields=True):
-    """_FastRecordV02 refusing any other key."""
-
-
-_STRICT_V02 = msgspec.json.Decoder(_StrictRecordV02)
-
-
-class _StrictRecordV01(msgspec.Struct, gc=False, forbid_unknown_fields=True):
-    i: tuple[str, str, msgspec.Raw, dict[str, JsonValue], msgspec.Raw, _FastConfigV01]
-    r: tuple[tuple[float, ...], int, float, float]
-    v: float
-
-
-_STRICT_V01 = msgspec.json.Decoder(_StrictRecordV01)
 
 
 def __getattr__(name: str) -> Any:

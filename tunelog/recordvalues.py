@@ -1,10 +1,11 @@
-"""A record's values, whatever parser read it: the normalised `Measurement`, the kinds of
+"""A record's values, whatever parser read it: the normalised `Measurement` and its one
+constructor for the paths that build one per line (`make_measurement`), the kinds of
 line that are not records (the value checks a schema cannot express:
 `tunelog.rules.recordvalidity`; canonical JSON and the workload identity:
 `tunelog.rules.workloadidentity`).
 
-Pure and below both record parsers (`tunelog.records`, the msgspec fast paths, and
-`tunelog.recordmodels`, the pydantic models), which share these.
+Pure and below both record parsers (`tunelog.records` with the msgspec structs of
+`tunelog.recordstructs`, and `tunelog.recordmodels`, the pydantic models), which share these.
 """
 
 from __future__ import annotations
@@ -117,6 +118,84 @@ class Measurement(NamedTuple):
     def workload_json(self) -> str:
         """`[task_name, *args]` as compact JSON, the form golden files and TVM use."""
         return workload_json(self.task_name, self.args_json)
+
+
+_new_tuple: Any = tuple.__new__
+
+
+def make_measurement(
+    *,
+    log_version: str,
+    target: str,
+    task_name: str,
+    template_key: str,
+    args_json: str,
+    config_index: int,
+    costs: tuple[float, ...],
+    error_no: int,
+    all_cost: float,
+    timestamp: float,
+    tvm_version: str | None,
+    mean_cost: float,
+    spelling: str | None,
+) -> Measurement:
+    """`Measurement(...)` for the paths that build one per line (the parsers' fast paths, a
+    merge, a removal's replay): the same tuple without the NamedTuple's Python-level `__new__`.
+
+    Every field is named, so this body is the one place outside the class that knows the
+    field order (`tests/test_values.py` holds the two constructors equal).
+    """
+    return _new_tuple(  # type: ignore[no-any-return]
+        Measurement,
+        (
+            log_version,
+            target,
+            task_name,
+            template_key,
+            args_json,
+            config_index,
+            costs,
+            error_no,
+            all_cost,
+            timestamp,
+            tvm_version,
+            mean_cost,
+            spelling,
+        ),
+    )
+
+
+def stored_measurement(
+    identity: tuple[str, str, str, str, str],
+    *,
+    config_index: int,
+    error_no: int,
+    all_cost: float,
+    timestamp: float,
+    mean_cost: float,
+    spelling: str | None,
+) -> Measurement:
+    """A record read back from a store, as a merge or a removal's replay hands it on.
+
+    `identity` is its (target, workload) in `IDENTITY_FIELDS` order (`rules.workloadidentity`);
+    the costs and the TVM version are not stored (the import's writer reads the mean).
+    """
+    log_version, target, task_name, template_key, args_json = identity
+    return make_measurement(
+        log_version=log_version,
+        target=target,
+        task_name=task_name,
+        template_key=template_key,
+        args_json=args_json,
+        config_index=config_index,
+        costs=(),
+        error_no=error_no,
+        all_cost=all_cost,
+        timestamp=timestamp,
+        tvm_version=None,
+        mean_cost=mean_cost,
+        spelling=spelling,
+    )
 
 
 _BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")

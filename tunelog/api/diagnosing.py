@@ -45,7 +45,7 @@ def errors(store: Store, filters: Filters | None = None) -> list[ErrorSummary]:
 
 
 def _diagnosis(layer: Layer, template: TemplateResult) -> list[str]:
-    from tunelog.errorcodes import cause_of_failures, diagnose
+    from tunelog.failurecauses import cause_of_failures, diagnose
 
     cause = cause_of_failures(template.errors)
     all_costs: list[float] = []

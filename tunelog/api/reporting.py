@@ -65,6 +65,7 @@ def _report_data(store: Store, filters: Filters) -> htmlreport.ReportData:
     import datetime
 
     from tunelog import htmlreport as page
+    from tunelog.reportfigures import best_so_far_curves
 
     found = layers(store, filters)
     stats = store.stats()
@@ -89,7 +90,7 @@ def _report_data(store: Store, filters: Filters) -> htmlreport.ReportData:
         # --for-target: the answering records may come from any target sharing a key.
         sharing = frozenset(t for t in all_targets if set(parse_target(t).keys) & set(query.keys))
         targets_of = [sharing for _ in found]
-    curves = page.best_so_far_curves(store.trials_in_import_order(), found, targets_of)
+    curves = best_so_far_curves(store.trials_in_import_order(), found, targets_of)
     return page.ReportData(
         database=store.path,
         generated=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),

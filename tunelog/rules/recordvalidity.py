@@ -1,12 +1,11 @@
 """Record validity: the value checks a schema cannot express, one home for every parser.
 
 The schemas (the pydantic models of `tunelog.recordmodels`, their msgspec mirrors in
-`tunelog.records`, `tunelog.ansor.parse_ansor`) say which fields a line holds and of what type;
-what is left is here. `check_values` says why a record is rejected; `plainly_valid` is its
-quick yes for the usual record (a cached target, every number in range), which the parsers try
-first. `records.scan_content` repeats `plainly_valid` inline for the usual v0.2 line (a function
-call there costs a tenth of the scan); `tests/test_recordvalidity.py` runs one table of records
-through all three.
+`tunelog.recordstructs`, `tunelog.ansor.parse_ansor`) say which fields a line holds and of what
+type; what is left is here. `check_values` says why a record is rejected; `checked` is what the
+parsers call: its quick yes for the usual record (a cached target, every number in range, from
+comparisons alone), else `check_values`' verdict. `tests/test_recordvalidity.py` runs one table
+of records through both and through both parsers.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ __all__ = [
     "VALID_TARGETS",
     "VALID_TARGETS_KEPT",
     "check_values",
-    "plainly_valid",
+    "checked",
 ]
 
 # SQLite stores integers in 64 bits; TVM would load a larger config index or error number, but
@@ -37,11 +36,14 @@ VALID_TARGETS_KEPT = 4096
 FLOAT_MAX = sys.float_info.max
 
 
-def plainly_valid(record: Measurement) -> bool:
-    """Whether `check_values` surely accepts the record, from comparisons alone (its target
-    parsed before); False is no verdict: ask `check_values`."""
+def checked(record: Measurement) -> Measurement | Rejected:
+    """The record, or why it is rejected: `check_values`' verdict, answered from comparisons
+    alone when the record is plainly valid (its target parsed before, every number in range).
+
+    The parsers call this once per record line (the quick yes keeps `check_values` off the hot
+    path)."""
     _, target, task_name, _, _, index, costs, error_no, all_cost, timestamp, _, mean, _ = record
-    return bool(
+    if (
         0.0 <= mean <= FLOAT_MAX
         and (len(costs) == 1 or min(costs) >= 0.0)
         and -FLOAT_MAX <= all_cost <= FLOAT_MAX
@@ -50,7 +52,9 @@ def plainly_valid(record: Measurement) -> bool:
         and target in VALID_TARGETS
         and -INT64_LIMIT <= index < INT64_LIMIT
         and -INT64_LIMIT <= error_no < INT64_LIMIT
-    )
+    ):
+        return record
+    return check_values(record)
 
 
 def check_values(record: Measurement) -> Measurement | Rejected:

@@ -340,25 +340,24 @@ def feed_held_records(
 
     `targets`, `workloads` (version first) and `spellings` are `conn`'s, by id. The lines are
     not parsed again: the stored rows hold what the writer needs."""
-    from tunelog.records import Measurement
+    from tunelog.recordvalues import stored_measurement
     from tunelog.store.holdings import held_records
 
-    new = tuple.__new__  # what Measurement(...) does, without its Python-level __new__
     block_of = LineReader(conn).block_of
     first = end = 0  # the block read last: a file's lines are mostly consecutive records
     lines: list[bytes] = []
     add = writer.add
-    # (log version, target, task name, template key, args): a Measurement's first fields.
-    prefixes: dict[tuple[int, int], tuple[str, ...]] = {}
     rows = held_records(conn, source_id)
     for _seq, line, rid, target_id, workload_id, index, error_no, mean, all_cost, stamp in rows:
-        prefix = prefixes.get((target_id, workload_id))
-        if prefix is None:
-            version, *rest = workloads[workload_id]
-            prefix = prefixes[(target_id, workload_id)] = (version, targets[target_id], *rest)
-        rec = new(
-            Measurement,
-            (*prefix, index, (), error_no, all_cost, stamp, None, mean, spellings[workload_id]),
+        version, task, key, args = workloads[workload_id]
+        rec = stored_measurement(
+            (version, targets[target_id], task, key, args),
+            config_index=index,
+            error_no=error_no,
+            all_cost=all_cost,
+            timestamp=stamp,
+            mean_cost=mean,
+            spelling=spellings[workload_id],
         )
         if not first <= rid < end:
             first, end, lines = block_of(rid)

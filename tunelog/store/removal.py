@@ -11,7 +11,8 @@ by import order), owned by it, in its trial runs. So every import that came afte
 holding such a record is replayed: holdings runs are inserted in import order (a rowid table),
 and from that first run on, each import's record lines are deleted and imported again through
 the importer's `ImportWriter` from their stored lines (nothing is parsed), into the same
-sources. When the removed file shared nothing it stored first, nothing is replayed.
+sources (`tunelog.store.replaying`). When the removed file shared nothing it stored first,
+nothing is replayed.
 
 Runs inside the caller's write transaction.
 """
@@ -21,12 +22,12 @@ from __future__ import annotations
 import bisect
 import math
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from tunelog.selection import HistoryBest
 from tunelog.store.holdings import held_only_by, intervals
+from tunelog.store.replaying import capture_replay, replay
 from tunelog.store.schema import fill_top_configs, fill_trial_runs
 
 Ranges = list[tuple[int, int]]  # sorted, disjoint [first, end) record id ranges
@@ -61,7 +62,7 @@ def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[
     conn.execute("DELETE FROM removal_groups")
     replayed: list[int] = []
     if replay_from is not None:
-        replayed = _capture_replay(conn, removed_ids, replay_from)
+        replayed = capture_replay(conn, removed_ids, replay_from)
         # Every record of the replayed imports goes, to be stored again in their order.
         doomed = _union(gone, _ranges_of_runs(conn, f"rowid >= {replay_from:d}"))
         kept = _ranges_of_runs(conn, f"rowid < {replay_from:d} AND source_id NOT IN ({ids})")
@@ -77,7 +78,7 @@ def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[
     _recompute_slots(conn)
     _recount_trial_runs(conn, affected)
     if replayed:
-        _replay(conn)
+        replay(conn)
     _drop_empty_blocks(conn, affected)  # after the replay: it reads the lines from them
     _recount_sources(conn, replayed)
     conn.execute("DELETE FROM workloads WHERE id NOT IN (SELECT workload_id FROM tallies)")
@@ -201,91 +202,6 @@ def _drop_empty_blocks(conn: sqlite3.Connection, affected: Sequence[int]) -> Non
         is None
     ]
     conn.executemany("DELETE FROM blocks WHERE id = ?", empty)
-
-
-# -- replaying later imports ----------------------------------------------------------------------
-
-
-def _capture_replay(
-    conn: sqlite3.Connection, removed_ids: Sequence[int], from_rowid: int
-) -> list[int]:
-    """Copy what the imports to replay need into `temp.replay_lines`: every record line of each
-    remaining run from `from_rowid` on, numbered by import (consecutive runs of one source are
-    one import), with its record's columns and id (its line stays in its block meanwhile).
-    Returns the sources replayed."""
-    conn.execute(
-        """CREATE TEMP TABLE IF NOT EXISTS replay_lines (
-               step INTEGER, seq INTEGER, line INTEGER, record_id INTEGER, version TEXT,
-               target TEXT, task_name TEXT, template_key TEXT, args TEXT, spelling TEXT,
-               config_index INTEGER, error_no INTEGER, mean_cost REAL, all_cost REAL,
-               timestamp REAL)"""
-    )
-    conn.execute("DELETE FROM temp.replay_lines")
-    removed = set(removed_ids)
-    runs = [
-        (int(s), int(seq), int(line), int(rid), int(n))
-        for s, seq, line, rid, n in conn.execute(
-            """SELECT source_id, seq, line, record_id, count FROM holdings WHERE rowid >= ?
-               ORDER BY rowid""",
-            (from_rowid,),
-        )
-        if int(s) not in removed
-    ]
-    steps: list[tuple[int, int]] = []  # (step, source), in import order
-    for source_id, seq, line, first, count in runs:
-        if not steps or steps[-1][1] != source_id:
-            steps.append((len(steps) + 1, source_id))
-        conn.execute(
-            """INSERT INTO temp.replay_lines
-               SELECT ?, ? + r.id - ?, ? + r.id - ?, r.id, w.version, t.target, w.task_name,
-                      w.template_key, w.args, w.spelling, r.config_index, r.error_no,
-                      r.mean_cost, r.all_cost, r.timestamp
-               FROM records r JOIN targets t ON t.id = r.target_id
-               JOIN workloads w ON w.id = r.workload_id
-               WHERE r.id >= ? AND r.id < ?""",
-            (steps[-1][0], seq, first, line, first, first, first + count),
-        )
-    conn.execute("CREATE INDEX IF NOT EXISTS temp.replay_order ON replay_lines (step, seq)")
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS replay_steps (step INTEGER, source_id INTEGER)")
-    conn.execute("DELETE FROM temp.replay_steps")
-    conn.executemany("INSERT INTO temp.replay_steps VALUES (?, ?)", steps)
-    return sorted({source_id for _, source_id in steps})
-
-
-def _replay(conn: sqlite3.Connection) -> None:
-    """Import each captured import again, in order, into its source."""
-    from tunelog.models import FileReport
-    from tunelog.records import Measurement
-    from tunelog.store.codec import LineReader
-    from tunelog.store.importer import ImportWriter
-
-    new = tuple.__new__  # as merging.feed_held_records: a Measurement without parsing
-    block_of = LineReader(conn).block_of
-    first = end = 0  # the block read last
-    lines: list[bytes] = []
-    steps = conn.execute("SELECT step, source_id FROM temp.replay_steps ORDER BY step").fetchall()
-    for step, source_id in steps:
-        (path,) = conn.execute("SELECT path FROM sources WHERE id = ?", (source_id,)).fetchone()
-        writer = ImportWriter(conn, FileReport(path=path), repair=False, source_id=source_id)
-        for line, rid, version, target, task, key, args, spelling, *measured in _lines(conn, step):
-            index, error_no, mean, all_cost, stamp = measured
-            fields = (version, target, task, key, args, index, (), error_no, all_cost, stamp)
-            rec = new(Measurement, (*fields, None, mean, spelling))
-            if not first <= rid < end:
-                first, end, lines = block_of(rid)
-            writer.add(line, rec, lines[rid - first])
-        writer.finish()
-
-
-def _lines(conn: sqlite3.Connection, step: int) -> Iterator[Any]:
-    rows = conn.execute(
-        """SELECT line, record_id, version, target, task_name, template_key, args, spelling,
-                  config_index, error_no, mean_cost, all_cost, timestamp
-           FROM temp.replay_lines WHERE step = ? ORDER BY seq""",
-        (step,),
-    )
-    while batch := rows.fetchmany(2048):
-        yield from batch
 
 
 def _recount_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> None:
