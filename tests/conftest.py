@@ -5,9 +5,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
+import typer
+import typer.testing
+from typer.testing import CliRunner, Result
 
 from tunelog.importreport import FileReport
 from tunelog.records import TuningRecord, parse_line
@@ -15,7 +18,7 @@ from tunelog.selection import HistoryBest, history_best
 from tunelog.store import Store
 
 if TYPE_CHECKING:
-    from typer.testing import Result
+    from typer._click import Command
 
 Ref = TypeVar("Ref")
 
@@ -69,7 +72,38 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return str(tmp_path / "cli.db")
 
 
-_COMMAND: list[object] = []  # the click command of tunelog's app, built on first use
+class SharedRunner(CliRunner):
+    """typer's CliRunner (a Result's `stdout` and `stderr` apart, `output` both, as a terminal
+    shows them), building each app's click command once: typer builds it again on every call,
+    ~10 ms for tunelog's 19 commands. Every in-process CLI test runs through `runner`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._commands: dict[typer.Typer, Command] = {}  # kept alive: its id stays its own
+
+    def _command(self, app: typer.Typer) -> Command:
+        if app not in self._commands:
+            self._commands[app] = typer.main.get_command(app)
+        return self._commands[app]
+
+    def invoke(  # typer's own signature
+        self,
+        app: typer.Typer,
+        args: str | Sequence[str] | None = None,
+        input: bytes | str | None = None,
+        env: Mapping[str, str | None] | None = None,
+        catch_exceptions: bool = True,
+        color: bool = False,
+        **extra: Any,
+    ) -> Result:
+        """`app` run with `args` as typer's CliRunner runs it, from the command built once."""
+        from unittest import mock
+
+        with mock.patch.object(typer.testing, "_get_command", self._command):
+            return super().invoke(app, args, input, env, catch_exceptions, color, **extra)
+
+
+runner = SharedRunner()
 
 
 def invoke(
@@ -77,21 +111,10 @@ def invoke(
     input: str | bytes | None = None,
     env: Mapping[str, str | None] | None = None,
 ) -> Result:
-    """`tunelog ARGS` in-process through typer's CliRunner: every in-process CLI test comes here.
-
-    typer rebuilds the click command on every call (~10 ms); it is built once instead.
-    """
-    from unittest import mock
-
-    import typer.main
-    import typer.testing
-
+    """`tunelog ARGS` in-process through the shared runner."""
     from tunelog.cli import app
 
-    if not _COMMAND:
-        _COMMAND.append(typer.main.get_command(app))
-    with mock.patch.object(typer.testing, "_get_command", lambda _app: _COMMAND[0]):
-        return typer.testing.CliRunner().invoke(app, list(args), input=input, env=env)
+    return runner.invoke(app, list(args), input=input, env=env)
 
 
 def run(*args: str, stdin: str | None = None, columns: int | None = None) -> tuple[int, str, str]:

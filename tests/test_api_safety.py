@@ -6,10 +6,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS
+from tests.conftest import SAMPLE_LOGS, runner
 from tunelog.cli import app
 from tunelog.exceptions import (
     DatabaseAccessError,
@@ -85,7 +84,7 @@ def test_merge_into_a_path_creates_the_database(tmp_path: Path) -> None:
 def test_the_cli_prints_the_domain_error_of_a_failed_merge(tmp_path: Path) -> None:
     target = tmp_path / "all.db"
     other = _not_a_database(tmp_path)
-    result = CliRunner().invoke(app, ["--db", str(target), "merge", str(other)])
+    result = runner.invoke(app, ["--db", str(target), "merge", str(other)])
     assert result.exit_code == 1
     assert result.stderr.startswith(f"Error: {other} is not a tunelog database")
     assert not target.exists()

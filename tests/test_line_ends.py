@@ -18,17 +18,15 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import DATA, SAMPLE_LOGS, database_contents
+from tests.conftest import DATA, SAMPLE_LOGS, database_contents, runner
 from tunelog import linesplit
 from tunelog.cli import app
 from tunelog.linesplit import OverlongLine, split_lines
 from tunelog.models import FileReport
 from tunelog.store import Store
 
-runner = CliRunner()
 X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 X86_CONTENT = [line.rstrip(b"\n") for line in X86.read_bytes().splitlines(keepends=True)]
 CAP = 4000  # the line limit in these tests (a record of the sample log is ~600 bytes)

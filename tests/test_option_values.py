@@ -7,16 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS
+from tests.conftest import SAMPLE_LOGS, runner
 from tunelog import api, optionvalues
 from tunelog.cli import app
 from tunelog.exceptions import InvalidValueError
 from tunelog.store import Store
 
-runner = CliRunner()
 X86 = str(SAMPLE_LOGS / "x86_mini_llvm.log")
 SOURCE_ID = "a source id is ASCII digits from 0 to 9223372036854775807"
 PERCENT = "must be a finite number of percent >= 0"

@@ -11,14 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import SAMPLE_LOGS
+from tests.conftest import SAMPLE_LOGS, runner
 from tunelog.cli import app
 from tunelog.exceptions import OutputIsDatabaseError
 from tunelog.exporting import write_lines_atomically
 
-runner = CliRunner()
 X86 = str(SAMPLE_LOGS / "x86_mini_llvm.log")
 
 

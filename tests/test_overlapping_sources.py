@@ -14,12 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import CORPUS, require_shared
+from tests.conftest import CORPUS, require_shared, runner
 from tunelog.cli import app
-
-runner = CliRunner()
 
 
 def cli(db: Path, *args: str) -> str:

@@ -7,10 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import CORPUS, REPO, SAMPLE_LOGS, assert_tallies_match_records, require_shared
+from tests.conftest import (
+    CORPUS,
+    REPO,
+    SAMPLE_LOGS,
+    assert_tallies_match_records,
+    require_shared,
+    runner,
+)
 from tunelog import api
 from tunelog.exceptions import UnknownSourceError
 from tunelog.store import Store
@@ -173,7 +179,6 @@ def test_an_unknown_source_is_one_error_line(tmp_path: Path) -> None:
     from tunelog.cli import app
 
     db = str(tmp_path / "e.db")
-    runner = CliRunner()
     runner.invoke(app, ["--db", db, "import", str(X86)])
     result = runner.invoke(app, ["--db", db, "workloads", "--source", "9"])
     assert (result.exit_code, result.stdout) == (1, "")

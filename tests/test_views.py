@@ -8,13 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import CORPUS, SAMPLE_LOGS
+from tests.conftest import CORPUS, SAMPLE_LOGS, runner
 from tunelog.cli import app
 from tunelog.targets import parse_target
-
-runner = CliRunner()
 
 # Sample logs, and corpus logs with several targets per file, v0.1 records and failures.
 CORPUS_LOGS = [
