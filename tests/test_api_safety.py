@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS, runner
+from tests.conftest import X86, runner
 from tunelog.cli import app
 from tunelog.exceptions import (
     DatabaseAccessError,
@@ -18,8 +18,6 @@ from tunelog.exceptions import (
     TunelogError,
 )
 from tunelog.store import Store
-
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 
 
 def _not_a_database(tmp_path: Path) -> Path:

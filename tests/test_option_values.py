@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS, runner
+from tests.conftest import SAMPLE_LOGS, cli_import, runner
 from tunelog import api, optionvalues
 from tunelog.cli import app
 from tunelog.exceptions import InvalidValueError
@@ -26,7 +26,7 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A database holding the x86 sample log as source #1."""
     monkeypatch.delenv("COLUMNS", raising=False)
     path = str(tmp_path / "values.db")
-    assert runner.invoke(app, ["--db", path, "import", X86]).exit_code == 0
+    cli_import(path, X86)
     return path
 
 

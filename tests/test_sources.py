@@ -11,8 +11,10 @@ import pytest
 import tunelog
 from tests.conftest import (
     CORPUS,
+    EDGE,
     REPO,
     SAMPLE_LOGS,
+    X86,
     assert_tallies_match_records,
     require_shared,
     runner,
@@ -21,8 +23,6 @@ from tunelog import api
 from tunelog.exceptions import UnknownSourceError
 from tunelog.store import Store
 
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
-EDGE = SAMPLE_LOGS / "edge_cases.log"
 SHORT = SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz"
 
 
