@@ -157,6 +157,13 @@ def test_stats_and_sources_load_no_workloads_or_selection(small_db: str) -> None
         assert not loaded & {"tunelog.workloads", "tunelog.selection", "json"}
 
 
+def test_best_shows_the_stored_shapes_without_the_argument_readers(small_db: str) -> None:
+    """An AutoTVM row's shapes were stored at import: `tunelog.workloads` reads arguments."""
+    loaded = _modules_of_command("--db", small_db, "best")
+    assert "tunelog.cli.queries" in loaded
+    assert "tunelog.workloads" not in loaded
+
+
 @pytest.mark.parametrize("command", ["stats", "best", "workloads", "sources"])
 def test_read_commands_create_no_import_report_types(small_db: str, command: str) -> None:
     assert "tunelog.importreport" not in _modules_of_command("--db", small_db, command)

@@ -80,6 +80,16 @@ def _best_rows(store: Store, filters: Filters, knobs: bool) -> Iterator[BestRow]
         yield row
 
 
+def _args_text(row: BestRow) -> str:
+    """The row's arguments as `workloads` shows them: stored at import; for a row that carries
+    none (auto_scheduler's), read from its arguments, the argument readers loaded only then."""
+    if row.shapes is not None:
+        return row.shapes
+    from tunelog.workloads import short_args
+
+    return short_args(row.task_name, row.args)
+
+
 def _best_headers(knobs: bool) -> list[Column]:
     headers = [
         Column("target", rank=3),  # long; `slots` says what it answers for
@@ -96,15 +106,13 @@ def _best_headers(knobs: bool) -> list[Column]:
 
 def _best_row(row: BestRow, knobs: bool, notes: list[str]) -> list[Any]:
     """The row's cells; its warnings added to `notes`."""
-    from tunelog.workloads import short_args
-
     notes += [f"{','.join(row.slots)} {row.task_name}: {w}" for w in row.warnings]
     template = _template_text(row.task_name, row.template_key)
     cells: list[Any] = [
         row.target,
         ",".join(row.slots),
         template,
-        short_args(row.task_name, row.args) if row.shapes is None else row.shapes,
+        _args_text(row),
         row.config_index,
         format_seconds(row.mean_cost),
         row.trials,
