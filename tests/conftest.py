@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
+import typer
+import typer.testing
+from typer.testing import CliRunner, Result
 
+import tunelog
 from tunelog.importreport import FileReport
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest, history_best
 from tunelog.store import Store
 
 if TYPE_CHECKING:
-    from typer.testing import Result
+    from typer._click import Command
 
 Ref = TypeVar("Ref")
 
@@ -25,6 +31,13 @@ CORPUS = SHARED / "corpus"
 GOLDEN = SHARED / "golden"
 SAMPLE_LOGS = REPO / "sample_logs"
 DATA = Path(__file__).resolve().parent / "data"
+X86 = SAMPLE_LOGS / "x86_mini_llvm.log"  # 200 records, one per line
+EDGE = SAMPLE_LOGS / "edge_cases.log"  # 19 lines: records, a duplicate, comments, rejects
+X86_LINES = X86.read_bytes().splitlines(keepends=True)
+EDGE_LINES = EDGE.read_bytes().splitlines(keepends=True)
+SHORT_LINES = gzip.decompress(
+    (SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz").read_bytes()
+).splitlines(keepends=True)
 
 
 def require_shared() -> None:
@@ -69,7 +82,38 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return str(tmp_path / "cli.db")
 
 
-_COMMAND: list[object] = []  # the click command of tunelog's app, built on first use
+class SharedRunner(CliRunner):
+    """typer's CliRunner (a Result's `stdout` and `stderr` apart, `output` both, as a terminal
+    shows them), building each app's click command once: typer builds it again on every call,
+    ~10 ms for tunelog's 19 commands. Every in-process CLI test runs through `runner`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._commands: dict[typer.Typer, Command] = {}  # kept alive: its id stays its own
+
+    def _command(self, app: typer.Typer) -> Command:
+        if app not in self._commands:
+            self._commands[app] = typer.main.get_command(app)
+        return self._commands[app]
+
+    def invoke(  # typer's own signature
+        self,
+        app: typer.Typer,
+        args: str | Sequence[str] | None = None,
+        input: bytes | str | None = None,
+        env: Mapping[str, str | None] | None = None,
+        catch_exceptions: bool = True,
+        color: bool = False,
+        **extra: Any,
+    ) -> Result:
+        """`app` run with `args` as typer's CliRunner runs it, from the command built once."""
+        from unittest import mock
+
+        with mock.patch.object(typer.testing, "_get_command", self._command):
+            return super().invoke(app, args, input, env, catch_exceptions, color, **extra)
+
+
+runner = SharedRunner()
 
 
 def invoke(
@@ -77,21 +121,10 @@ def invoke(
     input: str | bytes | None = None,
     env: Mapping[str, str | None] | None = None,
 ) -> Result:
-    """`tunelog ARGS` in-process through typer's CliRunner: every in-process CLI test comes here.
-
-    typer rebuilds the click command on every call (~10 ms); it is built once instead.
-    """
-    from unittest import mock
-
-    import typer.main
-    import typer.testing
-
+    """`tunelog ARGS` in-process through the shared runner."""
     from tunelog.cli import app
 
-    if not _COMMAND:
-        _COMMAND.append(typer.main.get_command(app))
-    with mock.patch.object(typer.testing, "_get_command", lambda _app: _COMMAND[0]):
-        return typer.testing.CliRunner().invoke(app, list(args), input=input, env=env)
+    return runner.invoke(app, list(args), input=input, env=env)
 
 
 def run(*args: str, stdin: str | None = None, columns: int | None = None) -> tuple[int, str, str]:
@@ -105,6 +138,46 @@ def run(*args: str, stdin: str | None = None, columns: int | None = None) -> tup
     return result.exit_code, result.stdout, result.stderr
 
 
+def run_db(
+    db: str | Path, *args: str, stdin: str | None = None, columns: int | None = None
+) -> tuple[int, str, str]:
+    """`tunelog --db DB ARGS` in-process, as `run`: (exit code, stdout, stderr)."""
+    return run("--db", str(db), *args, stdin=stdin, columns=columns)
+
+
+def stdout_of(db: str | Path, *args: str) -> str:
+    """stdout of `tunelog --db DB ARGS`, which must succeed (else the test fails with its
+    stderr); an export to `-` gives the bytes it wrote."""
+    code, out, err = run_db(db, *args)
+    assert code == 0, (args, err)
+    return out
+
+
+def cli_json(db: str | Path, *args: str) -> Any:
+    """What `tunelog --db DB ARGS --json` prints, parsed; the command must succeed."""
+    return json.loads(stdout_of(db, *args, "--json"))
+
+
+def cli_import(db: str | Path, *logs: str | Path) -> None:
+    """`tunelog --db DB import LOGS`, which must succeed: a database for a CLI test."""
+    stdout_of(db, "import", *map(str, logs))
+
+
+def make_db(path: Path, *logs: Path, label: str | None = None) -> Path:
+    """A database with these logs imported through the API, in one import, in order."""
+    with Store(path) as store:
+        tunelog.import_paths(store, [str(log) for log in logs], label=label)
+    return path
+
+
+def one_shot(directory: Path, *logs: Path, **options: Any) -> dict[str, list[tuple[object, ...]]]:
+    """What a database holds after one import of the files as they are now (`database_contents`
+    of `directory/one-shot.db`): what imports made piece by piece must equal."""
+    with Store(directory / "one-shot.db") as fresh:
+        tunelog.import_paths(fresh, [str(log) for log in logs], **options)
+        return database_contents(fresh.conn)
+
+
 class ImportedOnce:
     """Logs imported once into a database of their own, for every test of a module that only
     reads them: a golden or corpus log is imported once per module, not once per test."""
@@ -115,8 +188,6 @@ class ImportedOnce:
 
     def _made_for(self, logs: tuple[Path, ...]) -> tuple[Path, list[FileReport]]:
         if logs not in self._made:
-            import tunelog
-
             path = self.directory / f"{len(self._made)}.db"
             with Store(path) as opened:
                 reports = tunelog.import_paths(opened, [str(log) for log in logs])

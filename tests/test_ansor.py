@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import tunelog
+from tests.conftest import runner
 from tunelog import ansor
 from tunelog.ansor import AnsorRecord
 from tunelog.cli import app
@@ -249,14 +249,14 @@ def test_a_mixed_file_imports_both_and_exports_one_format_at_a_time(tmp_path: Pa
 def test_cli_export_of_a_mixed_database_says_to_pick_a_format(tmp_path: Path) -> None:
     _import(tmp_path, AUTOTVM, ansor_line()).close()
     db = str(tmp_path / "a.db")
-    result = CliRunner().invoke(app, ["--db", db, "export", str(tmp_path / "out.log")])
+    result = runner.invoke(app, ["--db", db, "export", str(tmp_path / "out.log")])
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == (
         "Error: the database holds AutoTVM and auto_scheduler records, which TVM loads with "
         "different readers (each aborts on the other's lines): pass --format autotvm or "
         "--format auto_scheduler, one file each\n"
     )
-    result = CliRunner().invoke(app, ["--db", db, "export", "--format", "ansor", "-"])
+    result = runner.invoke(app, ["--db", db, "export", "--format", "ansor", "-"])
     assert result.exit_code == 2
 
 

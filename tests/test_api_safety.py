@@ -6,10 +6,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS
+from tests.conftest import X86, runner
 from tunelog.cli import app
 from tunelog.exceptions import (
     DatabaseAccessError,
@@ -19,8 +18,6 @@ from tunelog.exceptions import (
     TunelogError,
 )
 from tunelog.store import Store
-
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 
 
 def _not_a_database(tmp_path: Path) -> Path:
@@ -85,7 +82,7 @@ def test_merge_into_a_path_creates_the_database(tmp_path: Path) -> None:
 def test_the_cli_prints_the_domain_error_of_a_failed_merge(tmp_path: Path) -> None:
     target = tmp_path / "all.db"
     other = _not_a_database(tmp_path)
-    result = CliRunner().invoke(app, ["--db", str(target), "merge", str(other)])
+    result = runner.invoke(app, ["--db", str(target), "merge", str(other)])
     assert result.exit_code == 1
     assert result.stderr.startswith(f"Error: {other} is not a tunelog database")
     assert not target.exists()

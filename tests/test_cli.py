@@ -6,13 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import REPO, run, write_distinct_copies
+from tests.conftest import REPO, run, runner, write_distinct_copies
 from tunelog.cli import app, format_seconds
-
-runner = CliRunner()
-
 
 IMPORT_TABLE = """\
 file                                        lines    new    dup    comments    blank    rejected    note

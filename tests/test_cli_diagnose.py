@@ -5,11 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
 from tests.conftest import REPO, run
 
-runner = CliRunner()
 FIXTURES = "tests/data/diagnose"
 
 

@@ -15,17 +15,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from tabulate import tabulate
-from typer.testing import CliRunner
 
-from tests.conftest import REPO, SAMPLE_LOGS, run, write_mixed_version_log
+from tests.conftest import EDGE, REPO, X86, run, runner, write_mixed_version_log
 from tunelog.cli import app, app_for, hoist_global_options
 from tunelog.discovery import looks_like_log
 from tunelog.tables import Column, fit_table, simple_table
-
-runner = CliRunner()
-EDGE = SAMPLE_LOGS / "edge_cases.log"
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
-
 
 # -- directory import -------------------------------------------------------------------------
 

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from tests.conftest import CORPUS, SAMPLE_LOGS
+from tests.conftest import CORPUS, SAMPLE_LOGS, runner
 from tunelog import api
 from tunelog.cli import app
 from tunelog.convergence import (
@@ -30,7 +29,6 @@ from tunelog.store import Store
 from tunelog.store.codec import improvements_text
 
 FAILED = 1e9
-runner = CliRunner()
 
 
 def test_best_so_far_matches_a_hand_computation() -> None:

@@ -9,12 +9,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
+from tests.conftest import runner
 from tests.test_ansor import ansor_line
 from tunelog.cli import app
-
-runner = CliRunner()
 
 CUDA = "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32"
 ARGS = [

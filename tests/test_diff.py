@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 import tunelog
-from tests.conftest import REPO, SAMPLE_LOGS, invoke, run
-from tests.test_merge import make_db, write_rescaled
+from tests.conftest import REPO, SAMPLE_LOGS, X86, invoke, make_db, run
+from tests.test_merge import write_rescaled
 from tunelog.exceptions import UnknownSourceError
 
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 SHORT = SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz"
 
 

@@ -6,11 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.conftest import runner
 from tunelog.cli import app, shown
-
-runner = CliRunner()
 
 TITLE = "\x1b]0;pwned\x07"  # sets the terminal's title
 CLEAR = "\x1b[2J"  # clears the screen

@@ -12,7 +12,9 @@ import pytest
 import tunelog
 from tests.conftest import (
     CORPUS,
+    EDGE,
     SAMPLE_LOGS,
+    X86,
     autotvm_history,
     require_shared,
     undo_migrations,
@@ -23,9 +25,6 @@ from tunelog.exceptions import NothingToExportError, OutputExistsError
 from tunelog.records import TuningRecord, parse_line
 from tunelog.store import Filters, Store, exports
 from tunelog.targets import parse_target
-
-EDGE = SAMPLE_LOGS / "edge_cases.log"
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 
 
 def _records(paths: list[Path]) -> list[TuningRecord]:

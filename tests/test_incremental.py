@@ -12,23 +12,17 @@ from typing import Any
 import pytest
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS, assert_tallies_match_records, database_contents
+from tests.conftest import (
+    EDGE_LINES,
+    SHORT_LINES,
+    X86_LINES,
+    assert_tallies_match_records,
+    database_contents,
+    one_shot,
+)
 from tunelog.inputs import LogInput, OpenedLog
 from tunelog.models import FileReport
 from tunelog.store import Store, importer, resume
-
-X86_LINES = (SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
-EDGE_LINES = (SAMPLE_LOGS / "edge_cases.log").read_bytes().splitlines(keepends=True)
-SHORT_LINES = gzip.decompress(
-    (SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz").read_bytes()
-).splitlines(keepends=True)
-
-
-def one_shot(tmp_path: Path, log: Path, **options: Any) -> dict[str, list[tuple[object, ...]]]:
-    """The database a single import of the file as it is now gives."""
-    with Store(tmp_path / "one-shot.db") as fresh:
-        tunelog.import_paths(fresh, [str(log)], **options)
-        return database_contents(fresh.conn)
 
 
 def import_one(store: Store, log: Path, **options: Any) -> FileReport:

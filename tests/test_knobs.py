@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from tests.conftest import DATA
+from tests.conftest import DATA, runner
 from tunelog.cli import app
 from tunelog.knobs import KnobTrial, coverage, implied_layouts, knob_values
 
-runner = CliRunner()
 BLOCKS_LOG = DATA / "nchwc_blocks.log"
 TARGET = "llvm -keys=cpu -mcpu=skylake-avx512"
 ARGS = [

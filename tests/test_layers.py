@@ -12,7 +12,9 @@ import pytest
 import tunelog
 from tests.conftest import (
     CORPUS,
+    EDGE,
     SAMPLE_LOGS,
+    X86,
     ImportedOnce,
     autotvm_history,
     corpus_log_for,
@@ -26,9 +28,6 @@ from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest
 from tunelog.store import Store
 from tunelog.targets import parse_target
-
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
-EDGE = SAMPLE_LOGS / "edge_cases.log"
 
 
 def _layers_of(tmp_path: Path, *paths: Path) -> list[Layer]:

@@ -13,23 +13,19 @@ import shutil
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import DATA, SAMPLE_LOGS, database_contents
+from tests.conftest import DATA, X86, database_contents, one_shot, runner
 from tunelog import linesplit
 from tunelog.cli import app
 from tunelog.linesplit import OverlongLine, split_lines
 from tunelog.models import FileReport
 from tunelog.store import Store
 
-runner = CliRunner()
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 X86_CONTENT = [line.rstrip(b"\n") for line in X86.read_bytes().splitlines(keepends=True)]
 CAP = 4000  # the line limit in these tests (a record of the sample log is ~600 bytes)
 
@@ -130,12 +126,6 @@ def test_a_cr_only_log_exports_what_the_lf_log_exports(tmp_path: Path) -> None:
 
 
 # -- growing files with every kind of line end ------------------------------------------------
-
-
-def one_shot(tmp_path: Path, log: Path, **options: Any) -> dict[str, list[tuple[object, ...]]]:
-    with Store(tmp_path / "one-shot.db") as fresh:
-        tunelog.import_paths(fresh, [str(log)], **options)
-        return database_contents(fresh.conn)
 
 
 @pytest.mark.slow

@@ -25,7 +25,16 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import tunelog
-from tests.conftest import CORPUS, SAMPLE_LOGS, assert_tallies_match_records, require_shared, run
+from tests.conftest import (
+    CORPUS,
+    EDGE,
+    SAMPLE_LOGS,
+    X86,
+    assert_tallies_match_records,
+    make_db,
+    require_shared,
+)
+from tests.conftest import run_db as run_cli
 from tests.test_reliability import finish, make_log, size, start, wal_of
 from tests.test_store import _write_schema_1_database
 from tunelog.exceptions import (
@@ -39,20 +48,11 @@ from tunelog.selection import history_best
 from tunelog.store import MIGRATIONS, LineReader, Store
 from tunelog.store.schema import TOP_CONFIGS_KEPT
 
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
-EDGE = SAMPLE_LOGS / "edge_cases.log"
 SHORT = SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz"
 _COST = re.compile(rb'"result": \[\[([0-9.e-]+)\]')
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-def make_db(path: Path, *logs: Path, label: str | None = None) -> Path:
-    """A database with these logs imported, in order."""
-    with Store(path) as store:
-        tunelog.import_paths(store, [str(log) for log in logs], label=label)
-    return path
 
 
 def write_rescaled(path: Path, source: Path, factor: float) -> Path:
@@ -374,10 +374,6 @@ def test_refused_databases_leave_the_target_unchanged(
 def test_a_database_is_not_merged_into_itself(tmp_path: Path) -> None:
     with Store(make_db(tmp_path / "a.db", X86)) as store, pytest.raises(SameDatabaseError):
         tunelog.merge(store, [str(tmp_path / "." / "a.db")])
-
-
-def run_cli(db: Path, *args: str) -> tuple[int, str, str]:
-    return run("--db", str(db), *args)
 
 
 def test_cli_refuses_a_newer_database_with_one_error_line(tmp_path: Path) -> None:

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import CORPUS, DATA, SAMPLE_LOGS, require_shared
+from tests.conftest import CORPUS, DATA, SAMPLE_LOGS, require_shared, runner
 from tunelog.api import export_metaschedule
 from tunelog.cli import app
 from tunelog.msmodule import decode, structural_identity
@@ -126,7 +125,6 @@ def test_cli_export_metaschedule_warns_that_the_target_is_ignored(
     tmp_path: Path, command: list[str]
 ) -> None:
     db = str(tmp_path / "ms.db")
-    runner = CliRunner()
     assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
     out = str(tmp_path / "pruned")
     result = runner.invoke(app, ["--db", db, *command, out])
@@ -146,7 +144,6 @@ def test_a_log_export_leaves_metaschedule_records_out_and_says_where_they_go(
 ) -> None:
     db, out = str(tmp_path / "mixed.db"), tmp_path / "mixed.log"
     x86 = SAMPLE_LOGS / "x86_mini_llvm.log"
-    runner = CliRunner()
     assert runner.invoke(app, ["--db", db, "import", str(x86), str(GMM)]).exit_code == 0
     result = runner.invoke(app, ["--db", db, "export", str(out)])
     assert result.exit_code == 0, result.stderr
@@ -160,7 +157,6 @@ def test_a_log_export_leaves_metaschedule_records_out_and_says_where_they_go(
 
 def test_a_log_export_of_only_metaschedule_records_is_refused(tmp_path: Path) -> None:
     db = str(tmp_path / "ms.db")
-    runner = CliRunner()
     assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
     result = runner.invoke(app, ["--db", db, "export", str(tmp_path / "x.log")])
     assert (result.exit_code, result.stdout) == (1, "")
@@ -244,7 +240,7 @@ def test_a_node_reference_that_is_no_index_is_read_as_none_not_a_crash(
 ) -> None:
     # "²".isdigit() is True, int("²") raises: found by review as a traceback of `import DIR`.
     database = _database(tmp_path / "db", [_graph("0.27.0", root=root)], [_record(0, [0.004])])
-    result = CliRunner().invoke(app, ["--db", str(tmp_path / "t.db"), "import", str(database)])
+    result = runner.invoke(app, ["--db", str(tmp_path / "t.db"), "import", str(database)])
     assert result.exit_code == 0, result.output
     assert result.exception is None
 
@@ -278,7 +274,6 @@ def test_cli_export_metaschedule_takes_top_k_and_filters(tmp_path: Path) -> None
         tmp_path / "a", ["QUFB"], [_record(0, [0.004]), _record(0, [0.002], trace=other)]
     )
     second = _database(tmp_path / "b", ["QkJC"], [_record(0, [0.001], target=CUDA)])
-    runner = CliRunner()
     assert runner.invoke(app, ["--db", db, "import", str(first), str(second)]).exit_code == 0
     out = tmp_path / "out"
     result = runner.invoke(
@@ -301,7 +296,6 @@ def test_databases_of_two_tvm_releases_warn_on_import_and_refuse_to_export(tmp_p
     db = str(tmp_path / "ms.db")
     old = _database(tmp_path / "old", [_graph("0.26.0")], [_record(0, [0.002])])
     new = _database(tmp_path / "new", [_graph("0.27.0.post1")], [_record(0, [0.001])])
-    runner = CliRunner()
     result = runner.invoke(app, ["--db", db, "import", str(old), str(new)])
     assert result.exit_code == 0
     assert result.stderr.endswith(
@@ -340,7 +334,7 @@ def test_records_without_their_workload_file_give_one_message(tmp_path: Path) ->
     directory.mkdir()
     records = directory / "database_tuning_record.json"
     records.write_text("".join(_record(0, [0.001]) + "\n" for _ in range(3)))
-    result = CliRunner().invoke(app, ["--db", str(tmp_path / "ms.db"), "import", str(directory)])
+    result = runner.invoke(app, ["--db", str(tmp_path / "ms.db"), "import", str(directory)])
     assert result.exit_code == 0
     assert result.stderr == (
         f"{records}: MetaSchedule records without their workload file: none of the 3 line(s) "
@@ -367,7 +361,6 @@ def test_watch_on_a_work_dir_reads_the_database_and_skips_its_text_logs(tmp_path
 
 def test_workloads_show_the_function_its_shapes_and_gflops(tmp_path: Path) -> None:
     db = str(tmp_path / "ms.db")
-    runner = CliRunner()
     assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
     result = runner.invoke(app, ["--db", db, "workloads", "--json"])
     (layer,) = json.loads(result.stdout)
@@ -383,7 +376,6 @@ def _hand_mean(directory: Path) -> float:
 
 def test_knobs_are_the_sampling_decisions_of_the_traces(tmp_path: Path) -> None:
     db = str(tmp_path / "ms.db")
-    runner = CliRunner()
     assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
     result = runner.invoke(app, ["--db", db, "knobs", "main", "--json"])
     (entry,) = json.loads(result.stdout)
@@ -414,7 +406,6 @@ def test_failed_runs_are_named_for_what_they_are(tmp_path: Path) -> None:
         _record(0, [0.001], trace=[[["EnterPostproc", [], [], []], ["GetSBlock", [], [], []]], []]),
     ]
     db = str(tmp_path / "ms.db")
-    runner = CliRunner()
     database = _database(tmp_path / "db", ["QUFB"], records)
     assert runner.invoke(app, ["--db", db, "import", str(database)]).exit_code == 0
     result = runner.invoke(app, ["--db", db, "errors", "--json"])

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import tunelog
-from tests.conftest import DATA
+from tests.conftest import DATA, runner
 from tunelog.api import export_metaschedule
 from tunelog.exceptions import MixedTvmVersionsError
 from tunelog.filters import Filters
@@ -191,11 +191,8 @@ def test_this_tvm_cannot_read_the_other_releases_database() -> None:
 
 
 def test_merging_a_database_of_another_release_warns(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
     from tunelog.cli import app
 
-    runner = CliRunner()
     old, new = str(tmp_path / "old.db"), str(tmp_path / "new.db")
     assert runner.invoke(app, ["--db", old, "import", str(OTHER_RELEASE)]).exit_code == 0
     assert runner.invoke(app, ["--db", new, "import", str(REAL / "no_rules")]).exit_code == 0

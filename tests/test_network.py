@@ -6,9 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import CORPUS, DATA, REPO, SAMPLE_LOGS, require_shared
+from tests.conftest import CORPUS, DATA, REPO, SAMPLE_LOGS, require_shared, runner
 from tunelog import api
 from tunelog.cli import app
 from tunelog.network import read_graph_log
@@ -75,7 +74,6 @@ def test_network_command_prints_totals(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(REPO)
     monkeypatch.delenv("COLUMNS", raising=False)
     db = str(tmp_path / "k.db")
-    runner = CliRunner()
     runner.invoke(app, ["--db", db, "import", str(KERNEL)])
     result = runner.invoke(app, ["--db", db, "network", str(GRAPH)])
     assert result.exit_code == 0
@@ -110,7 +108,6 @@ def test_network_totals_command_says_occurrences_are_unknown(
     monkeypatch.chdir(REPO)
     monkeypatch.delenv("COLUMNS", raising=False)
     db = str(tmp_path / "k.db")
-    runner = CliRunner()
     runner.invoke(app, ["--db", db, "import", str(KERNEL)])
     result = runner.invoke(app, ["--db", db, "network"])
     assert result.exit_code == 0
@@ -165,7 +162,7 @@ def test_a_graph_log_is_read_as_an_import_reads_a_log(
 
 
 def test_a_graph_log_from_stdin(tmp_path: Path) -> None:
-    result = CliRunner().invoke(
+    result = runner.invoke(
         app, ["--db", str(tmp_path / "none.db"), "network", "--json", "-"], input=GRAPH.read_bytes()
     )
     assert result.exit_code == 0, result.output

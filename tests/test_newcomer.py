@@ -12,17 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, REPO, SAMPLE_LOGS, require_shared
-from tests.conftest import run as run_tunelog
+from tests.conftest import run_db as run
 
 TLCBENCH = CORPUS / "tlc-pack__TLCBench" / "saved_logs" / "2020_01_11" / "autotvm"
 CORPUS_LOGS = [
     TLCBENCH / "t4" / "bert-B1-float32.kernel.log",
     TLCBENCH / "platinum-8124m" / "bert-B1-float32.kernel.log",
 ]
-
-
-def run(db: str, *args: str, columns: int | None = None) -> tuple[int, str, str]:
-    return run_tunelog("--db", db, *args, columns=columns)
 
 
 @pytest.fixture

@@ -7,16 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS
+from tests.conftest import SAMPLE_LOGS, cli_import, runner
 from tunelog import api, optionvalues
 from tunelog.cli import app
 from tunelog.exceptions import InvalidValueError
 from tunelog.store import Store
 
-runner = CliRunner()
 X86 = str(SAMPLE_LOGS / "x86_mini_llvm.log")
 SOURCE_ID = "a source id is ASCII digits from 0 to 9223372036854775807"
 PERCENT = "must be a finite number of percent >= 0"
@@ -28,7 +26,7 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A database holding the x86 sample log as source #1."""
     monkeypatch.delenv("COLUMNS", raising=False)
     path = str(tmp_path / "values.db")
-    assert runner.invoke(app, ["--db", path, "import", X86]).exit_code == 0
+    cli_import(path, X86)
     return path
 
 

@@ -11,14 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import SAMPLE_LOGS
+from tests.conftest import SAMPLE_LOGS, cli_import, runner
 from tunelog.cli import app
 from tunelog.exceptions import OutputIsDatabaseError
 from tunelog.exporting import write_lines_atomically
 
-runner = CliRunner()
 X86 = str(SAMPLE_LOGS / "x86_mini_llvm.log")
 
 
@@ -26,7 +24,7 @@ X86 = str(SAMPLE_LOGS / "x86_mini_llvm.log")
 def db(tmp_path: Path) -> Path:
     """A database of the x86 sample log, with its -wal and -shm files."""
     path = tmp_path / "e.db"
-    assert runner.invoke(app, ["--db", str(path), "import", X86]).exit_code == 0
+    cli_import(path, X86)
     (tmp_path / "e.db-wal").touch()
     (tmp_path / "e.db-shm").touch()
     return path

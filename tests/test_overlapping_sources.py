@@ -14,19 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import CORPUS, require_shared
+from tests.conftest import CORPUS, require_shared, runner
+from tests.conftest import stdout_of as cli
 from tunelog.cli import app
-
-runner = CliRunner()
-
-
-def cli(db: Path, *args: str) -> str:
-    """stdout of a command that must succeed (export: the bytes written)."""
-    result = runner.invoke(app, ["--db", str(db), *args])
-    assert result.exit_code == 0, (args, result.stderr)
-    return result.stdout
 
 
 def _prefix(lines: list[bytes], count: int) -> list[bytes]:

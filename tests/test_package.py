@@ -62,12 +62,16 @@ def test_importing_well_formed_logs_loads_no_pydantic(tmp_path: Path) -> None:
     """v0.2 and v0.1 lines, comments and blanks take the msgspec paths (pydantic costs start-up)."""
     v01 = tmp_path / "v01.log"
     v01.write_text("# a comment\n\n" + _V01_LINE + "\n")
-    code = (
-        "from tunelog.cli import app\n"
-        "from typer.testing import CliRunner\n"
-        f"result = CliRunner().invoke(app, ['--db', {str(tmp_path / 't.db')!r}, 'import', "
-        f"{str(_SAMPLE)!r}, {str(v01)!r}])\n"
-        "assert result.exit_code == 0, result.output"
+    argv = ["tunelog", "--db", str(tmp_path / "t.db"), "import", str(_SAMPLE), str(v01)]
+    code = (  # the console script, as a user runs it; its table to stderr, not among the names
+        "import contextlib, sys\n"
+        "from tunelog.cli.startup import run\n"
+        f"sys.argv = {argv!r}\n"
+        "try:\n"
+        "    with contextlib.redirect_stdout(sys.stderr):\n"
+        "        run()\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code in (0, None), exit.code"
     )
     loaded = _modules_after(code)
     assert "tunelog.store.importer" in loaded
@@ -151,6 +155,13 @@ def test_stats_and_sources_load_no_workloads_or_selection(small_db: str) -> None
     for command in ("stats", "sources"):
         loaded = _modules_of_command("--db", small_db, command)
         assert not loaded & {"tunelog.workloads", "tunelog.selection", "json"}
+
+
+def test_best_shows_the_stored_shapes_without_the_argument_readers(small_db: str) -> None:
+    """An AutoTVM row's shapes were stored at import: `tunelog.workloads` reads arguments."""
+    loaded = _modules_of_command("--db", small_db, "best")
+    assert "tunelog.cli.queries" in loaded
+    assert "tunelog.workloads" not in loaded
 
 
 @pytest.mark.parametrize("command", ["stats", "best", "workloads", "sources"])

@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import SAMPLE_LOGS
+from tests.conftest import SAMPLE_LOGS, runner
 from tunelog.cli import app
 from tunelog.recordfields import FIELDS, field_name
 
-runner = CliRunner()
 LINES = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()
 VALID = LINES[0]
 TIMED_OUT = next(line for line in LINES if '"result": [[1000000000.0], 6, 10.0' in line)

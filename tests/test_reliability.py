@@ -25,14 +25,13 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, SAMPLE_LOGS, assert_tallies_match_records, run
+from tests.conftest import REPO, X86, assert_tallies_match_records, run
 from tunelog.api import import_paths
 from tunelog.exceptions import NewerSchemaError
 from tunelog.store import MIGRATIONS, LineReader, Store
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals and FIFOs")
 
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 X86_LINES = 200
 BIG_LINES = 60_000  # imports in about two seconds: long enough to be killed mid-way
 JOB_LINES = 6_000

@@ -16,15 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import REPO, SAMPLE_LOGS
+from tests.conftest import REPO, SAMPLE_LOGS, runner
 from tunelog import api, reportfigures
 from tunelog.cli import app
 from tunelog.store import Store
 
-runner = CliRunner()
 CHROMIUM = Path("/usr/bin/chromium")
 
 

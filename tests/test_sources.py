@@ -7,16 +7,22 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import CORPUS, REPO, SAMPLE_LOGS, assert_tallies_match_records, require_shared
+from tests.conftest import (
+    CORPUS,
+    EDGE,
+    REPO,
+    SAMPLE_LOGS,
+    X86,
+    assert_tallies_match_records,
+    require_shared,
+    runner,
+)
 from tunelog import api
 from tunelog.exceptions import UnknownSourceError
 from tunelog.store import Store
 
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
-EDGE = SAMPLE_LOGS / "edge_cases.log"
 SHORT = SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz"
 
 
@@ -173,7 +179,6 @@ def test_an_unknown_source_is_one_error_line(tmp_path: Path) -> None:
     from tunelog.cli import app
 
     db = str(tmp_path / "e.db")
-    runner = CliRunner()
     runner.invoke(app, ["--db", db, "import", str(X86)])
     result = runner.invoke(app, ["--db", db, "workloads", "--source", "9"])
     assert (result.exit_code, result.stdout) == (1, "")

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 
 import tunelog
 from tests.conftest import (
+    EDGE,
     SAMPLE_LOGS,
+    X86,
     assert_tallies_match_records,
     undo_migrations,
     write_distinct_copies,
@@ -32,9 +34,6 @@ from tunelog.rules.bestrecord import OFFER_SLOT_SQL
 from tunelog.rules.slots import Slot
 from tunelog.selection import HistoryBest
 from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec, importer
-
-EDGE = SAMPLE_LOGS / "edge_cases.log"
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
 
 
 def test_schema_after_migrations(store: Store) -> None:

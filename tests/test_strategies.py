@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import tunelog
-from tests.conftest import CORPUS, SHARED, require_shared
+from tests.conftest import CORPUS, SHARED, require_shared, runner
 from tunelog import api
 from tunelog.machines import cross_machine_warning, machine_differences
 from tunelog.store import Store
@@ -377,14 +377,11 @@ BOXES_WARNING = (
 
 
 def test_untuned_lists_a_layer_answered_only_by_another_box(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
     from tunelog.cli import app
 
     log = tmp_path / "boxes.log"
     log.write_text(_dense_record(BOX_A, 2.88e-5, 1) + "\n" + _dense_record(BOX_B, 2.877e-4, 2))
     db = str(tmp_path / "cli.db")
-    runner = CliRunner()
     runner.invoke(app, ["--db", db, "import", str(log)])
     result = runner.invoke(app, ["--db", db, "untuned"])
     assert (result.exit_code, result.stdout, result.stderr) == (0, UNTUNED_BOXES, BOXES_WARNING)

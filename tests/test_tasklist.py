@@ -8,9 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import DATA, REPO, require_shared
+from tests.conftest import DATA, REPO, require_shared, runner
 from tunelog import api
 from tunelog.cli import app
 from tunelog.store import Store
@@ -99,7 +98,6 @@ def test_tasks_command_prints_what_is_left_as_json_for_a_script(
     db = str(tmp_path / "cli.db")
     tasks = tmp_path / "tasks.json"
     tasks.write_text(json.dumps([as_json_list(t) for t in resnet18_tasks()]))
-    runner = CliRunner()
     runner.invoke(app, ["--db", db, "import", str(FIXTURES / "partial224.log")])
     args = ["--db", db, "tasks", str(tasks), "--target", X86, "--need-trials", "3", "--json"]
     result = runner.invoke(app, args)

@@ -11,18 +11,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS
+from tests.conftest import EDGE, X86, runner
 from tunelog.api import importing
 from tunelog.cli import app
 from tunelog.inputs import LogInput
 from tunelog.store import Store
-
-runner = CliRunner()
-X86 = SAMPLE_LOGS / "x86_mini_llvm.log"
-EDGE = SAMPLE_LOGS / "edge_cases.log"
 
 
 @pytest.fixture

@@ -8,13 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.conftest import CORPUS, SAMPLE_LOGS
+from tests.conftest import CORPUS, SAMPLE_LOGS, cli_import, cli_json, runner
 from tunelog.cli import app
 from tunelog.targets import parse_target
-
-runner = CliRunner()
 
 # Sample logs, and corpus logs with several targets per file, v0.1 records and failures.
 CORPUS_LOGS = [
@@ -38,15 +35,8 @@ def _inputs() -> list[Any]:
 @pytest.fixture(params=_inputs())
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     path = tmp_path / "views.db"
-    result = runner.invoke(app, ["--db", str(path), "import", *request.param])
-    assert result.exit_code == 0, result.stderr
+    cli_import(path, *request.param)
     return path
-
-
-def cli_json(db: Path, *args: str) -> Any:
-    result = runner.invoke(app, ["--db", str(db), *args, "--json"])
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def view(db: Path, name: str) -> list[dict[str, Any]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import pty
@@ -18,28 +17,18 @@ import pytest
 
 import tunelog
 from tests.conftest import (
+    EDGE_LINES,
     REPO,
-    SAMPLE_LOGS,
+    SHORT_LINES,
+    X86_LINES,
     assert_tallies_match_records,
     database_contents,
+    one_shot,
     run,
 )
 from tunelog.api import watching as live
 from tunelog.live import Refresh
 from tunelog.store import Store, importer
-
-X86_LINES = (SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
-EDGE_LINES = (SAMPLE_LOGS / "edge_cases.log").read_bytes().splitlines(keepends=True)
-SHORT_LINES = gzip.decompress(
-    (SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz").read_bytes()
-).splitlines(keepends=True)
-
-
-def one_shot(tmp_path: Path, *logs: Path) -> dict[str, list[tuple[object, ...]]]:
-    """The database one import of the files as they are now gives."""
-    with Store(tmp_path / "one-shot.db") as fresh:
-        tunelog.import_paths(fresh, [str(log) for log in logs])
-        return database_contents(fresh.conn)
 
 
 def slow_writer(log: Path, lines: list[bytes], *, pause: float) -> threading.Thread:

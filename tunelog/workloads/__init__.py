@@ -12,14 +12,15 @@ One module per idea, each with its rule in its docstring:
 * `layerkey`: `layer_key`, one operator call across templates (tvm-reference §5);
 * `facts`: `layer_facts`, what relay's strategy conditions test;
 * `shorttext`: `short_args` and `call_fields`, text for people;
-* `flopcount`: `flops` and `gflops` (tvm-reference §7).
+* `flopcount`: `flops` (tvm-reference §7); `gflops`, re-exported, is `rules.throughput`'s.
 
 The canonical JSON of a fallback key is `rules.workloadidentity.sorted_json`.
 """
 
+from tunelog.rules.throughput import gflops
 from tunelog.workloads.facts import layer_facts, layer_key_and_facts
 from tunelog.workloads.families import _name_info, operator_family
-from tunelog.workloads.flopcount import flops, gflops
+from tunelog.workloads.flopcount import flops
 from tunelog.workloads.layerkey import layer_key
 from tunelog.workloads.shorttext import call_fields, short_args
 

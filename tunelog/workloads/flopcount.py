@@ -1,4 +1,4 @@
-"""FLOPs of a task's call (`flops`, tvm-reference §7) and GFLOPS.
+"""FLOPs of a task's call (`flops`, tvm-reference §7); GFLOPS is `rules.throughput.gflops`.
 
 What TVM's compute definitions give, read from the args: a convolution (any rank, grouped,
 depthwise, winograd, VTA-packed) is `2 * N * prod(output spatial) * prod(kernel shape)`, i.e.
@@ -127,18 +127,3 @@ def flops(task_name: str, template_key: str, args: list[Any]) -> int | None:
     if isinstance(call, _Matmul):
         return _matmul_flops(call, info.vta)
     return None
-
-
-def gflops(flop: int | None, mean_cost_seconds: float) -> float | None:
-    """GFLOPS as AutoTVM prints it: flop / mean cost / 1e9; None when either is unusable."""
-    if flop is None:
-        return None
-    try:
-        # Kept on purpose, and precise: float() of an int past ~1.8e308 raises OverflowError and
-        # nothing else; a pre-check would have to redo float()'s rounding at that boundary.
-        count, cost = float(flop), float(mean_cost_seconds)
-    except OverflowError:
-        return None
-    if not math.isfinite(cost) or cost <= 0:
-        return None
-    return count / cost / 1e9
