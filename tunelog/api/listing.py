@@ -48,7 +48,7 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
 
 def each_layer(store: Store, filters: Filters | None) -> Iterator[Layer]:
     """`layers` unsorted, one at a time: a caller that keeps a few need not hold them all."""
-    from tunelog.layers import LayerIndex, TargetGroup
+    from tunelog.layers import TargetGroup, layers_of
 
     if filters is not None and filters.selects_sources:
         yield from layers(store, filters)
@@ -58,7 +58,7 @@ def each_layer(store: Store, filters: Filters | None) -> Iterator[Layer]:
     if target is not None:
         for_group = TargetGroup(target.keys, target.model, (target.raw,))
     pairs = store.selected_pairs(filters) if filters is not None else None
-    for lay in LayerIndex(*store.layer_inputs()).layers(for_group):
+    for lay in layers_of(store.layer_candidates(for_group)):
         if _matches(lay, filters) and _has_selected_records(lay, pairs):
             yield lay
 

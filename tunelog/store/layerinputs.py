@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
+from tunelog.rules.slots import FIRST_HELD_RANK_SQL
 from tunelog.store.connection import Connection
 
 if TYPE_CHECKING:
-    from tunelog.layers import SlotWinner, Tally, WorkloadInfo
+    from tunelog.layers import Candidate, SlotWinner, Tally, TargetGroup, WorkloadInfo
 
 SlotKey = tuple[str, str, int]
 
@@ -58,3 +60,160 @@ class LayerInputs(Connection):
             )
         }
         return targets, workloads, tallies, slots
+
+    def layer_candidates(
+        self, for_group: TargetGroup | None = None
+    ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
+        """Each (target group, layer key) with records, and its candidate templates, in the
+        order `workloads` lists layers: `layers.layers_of`'s input, read one layer at a time.
+
+        A layer's place is its first (workload id, target id) among the group's tallies; its
+        candidates are the workloads of its layer key (in id order) tuned on the group or
+        answered for it by a slot the group's query asks. `for_group`: that group's layers
+        only (a target the log may never have seen), in the order of their first workload.
+        """
+        from tunelog.layers import group_targets
+        from tunelog.store.workloadfacts import FACT_COLUMNS
+
+        targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
+        by_target = group_targets(targets)
+        if for_group is None:
+            numbers: dict[tuple[tuple[str, ...], str], int] = {}
+            groups: list[TargetGroup] = []
+            members: list[tuple[int, int]] = []
+            for target_id, group in by_target.items():
+                number = numbers.setdefault((group.keys, group.model), len(groups))
+                if number == len(groups):
+                    groups.append(group)
+                members.append((target_id, number))
+        else:
+            wanted = (for_group.keys, for_group.model)
+            groups = [for_group]
+            members = [(i, 0) for i, g in by_target.items() if (g.keys, g.model) == wanted]
+        with self.snapshot():
+            self._fill_layer_groups(groups, members)
+            sql = LAYER_ROWS_SQL.format(
+                places=GROUP_PLACES_SQL if for_group is None else FIRST_WORKLOAD_PLACES_SQL,
+                first_held=FIRST_HELD_RANK_SQL.format(
+                    asked="temp.layer_asks", query="m.group_no", workload="m.workload_id"
+                ),
+            )
+            workloads = {
+                int(row[0]): row[1:]
+                for row in self.conn.execute(
+                    "SELECT id, task_name, template_key, args, version, spelling, "
+                    f"{FACT_COLUMNS} FROM workloads"
+                )
+            }  # kept apart: the sort of LAYER_ROWS_SQL's rows is faster without their text
+            rows = self.conn.execute(sql, (max((i for i, _ in targets), default=0) + 1,))
+            yield from _layer_candidates(rows, groups, workloads)
+
+    def _fill_layer_groups(
+        self, groups: Sequence[TargetGroup], members: Sequence[tuple[int, int]]
+    ) -> None:
+        """The temporary tables `LAYER_ROWS_SQL` reads: each target's group, each group's query."""
+        from tunelog.rules.slots import asked_rows, query_slots
+
+        self.conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS layer_groups "
+            "(target_id INTEGER PRIMARY KEY, group_no INTEGER NOT NULL)"
+        )
+        self.conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS layer_asks (query INTEGER NOT NULL, "
+            "rank INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, "
+            "PRIMARY KEY (query, rank)) WITHOUT ROWID"
+        )
+        self.conn.execute("DELETE FROM temp.layer_groups")
+        self.conn.execute("DELETE FROM temp.layer_asks")
+        self.conn.executemany("INSERT INTO temp.layer_groups VALUES (?, ?)", members)
+        for number, group in enumerate(groups):
+            self.conn.executemany(
+                "INSERT INTO temp.layer_asks VALUES (?, ?, ?, ?)",
+                asked_rows(number, query_slots(group.keys, group.model)),
+            )
+
+
+# Per (group, workload, error number): its tallies on the group's targets summed, and the first
+# target that has it (a template's errors are listed in the order its targets' tallies come).
+# A layer's place: its first (workload id, target id) on the group, as one number (? is one
+# more than the largest target id); with a query target, its first workload's id.
+GROUP_PLACES_SQL = """
+    SELECT gt.group_no, w.layer_key, min(gt.workload_id * ? + gt.first_target) AS place
+    FROM group_tallies gt JOIN workloads w ON w.id = gt.workload_id
+    GROUP BY gt.group_no, w.layer_key"""
+FIRST_WORKLOAD_PLACES_SQL = """
+    SELECT 0 AS group_no, layer_key, min(id) + 0 * ? AS place FROM workloads GROUP BY layer_key"""
+
+LAYER_ROWS_SQL = """
+WITH group_tallies AS MATERIALIZED (
+    SELECT g.group_no, c.workload_id, c.error_no, sum(c.records) AS records,
+           min(c.min_all_cost) AS low, max(c.max_all_cost) AS high,
+           min(c.target_id) AS first_target
+    FROM tallies c JOIN temp.layer_groups g ON g.target_id = c.target_id
+    GROUP BY g.group_no, c.workload_id, c.error_no),
+places AS MATERIALIZED ({places}),
+members AS (
+    SELECT p.place, p.group_no, w.id AS workload_id
+    FROM places p JOIN workloads w ON w.layer_key = p.layer_key)
+SELECT m.place, m.group_no, m.workload_id, gt.error_no, gt.records, gt.low, gt.high,
+       s.record_id, s.mean_cost, r.config_index, src.path, r.line, t.target, w.layer_key
+FROM members m
+LEFT JOIN group_tallies gt ON gt.group_no = m.group_no AND gt.workload_id = m.workload_id
+LEFT JOIN temp.layer_asks q ON q.query = m.group_no AND q.rank = {first_held}
+LEFT JOIN slots s ON s.kind = q.kind AND s.name = q.name AND s.workload_id = m.workload_id
+LEFT JOIN records r ON r.id = s.record_id
+LEFT JOIN sources src ON src.id = r.source_id
+LEFT JOIN targets t ON t.id = r.target_id
+JOIN workloads w ON w.id = m.workload_id
+WHERE gt.workload_id IS NOT NULL OR s.workload_id IS NOT NULL
+ORDER BY m.place, m.workload_id, gt.first_target, gt.error_no"""
+
+
+def _layer_candidates(
+    rows: Iterable[Sequence[Any]],
+    groups: Sequence[TargetGroup],
+    workloads: dict[int, Sequence[Any]],
+) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
+    """`LAYER_ROWS_SQL`'s rows (one per candidate and error number) as layers of candidates;
+    `workloads`: each workload's columns by id, each read into a `WorkloadInfo` when first met."""
+    import json  # not orjson: the layer listings load it only for --json
+
+    from tunelog.layers import SlotWinner, TemplateResult, WorkloadInfo
+    from tunelog.store.workloadfacts import FactsReader
+
+    decoded = FactsReader()
+    infos: dict[int, WorkloadInfo] = {}
+    place = None
+    group = groups[0] if groups else None
+    layer_key = ""
+    candidates: list[Candidate] = []
+    workload_id = -1
+    tuned: TemplateResult | None = None
+    for (
+        row_place, group_no, row_workload, error_no, records, low, high,
+        record_id, mean, config_index, path, line, target, row_key,
+    ) in rows:  # fmt: skip
+        if row_place != place:
+            if candidates and group is not None:
+                yield group, layer_key, candidates
+            place, group, layer_key = row_place, groups[group_no], str(row_key)
+            candidates, workload_id = [], -1
+        if row_workload != workload_id:
+            workload_id = row_workload
+            info = infos.get(workload_id)
+            if info is None:
+                task, template_key, args, version, spelling, *facts = workloads.pop(workload_id)
+                info = infos[workload_id] = WorkloadInfo(
+                    workload_id, task, template_key, json.loads(args), version, spelling,
+                    decoded(facts),
+                )  # fmt: skip
+            tuned = None if error_no is None else TemplateResult(info)
+            answer = None
+            if record_id is not None:
+                answer = SlotWinner(record_id, mean, config_index, path, line, target)
+            candidates.append((info, tuned, answer))
+        if tuned is not None:
+            tuned.errors[error_no] = records
+            tuned.all_cost_range[error_no] = (low, high)
+    if candidates and group is not None:
+        yield group, layer_key, candidates
