@@ -66,25 +66,35 @@ class WorkloadInfo:
     id: int
     task_name: str
     template_key: str
-    args: list[object]
+    # The arguments as stored (canonical JSON): most listings never need them decoded.
+    args_json: str
     version: str = "0.2"
     # The workload as the log spells it, when its identity normalises it (auto_scheduler).
     spelling: str | None = None
     # Its facts as the database stored them (None: computed from the arguments when needed).
     stored: WorkloadFacts | None = None
 
+    @property
+    def args(self) -> list[object]:
+        """The arguments, decoded (a new list each time)."""
+        import json  # not orjson: the listings need it only for --json
+
+        args: list[object] = json.loads(self.args_json)
+        return args
+
 
 def workload_facts(workload: WorkloadInfo) -> WorkloadFacts:
     """The workload's facts, as stored or else read from its arguments."""
     if workload.stored is not None:
         return workload.stored
-    key, facts = layer_key_and_facts(workload.task_name, workload.template_key, workload.args)
+    args = workload.args  # decoded once
+    key, facts = layer_key_and_facts(workload.task_name, workload.template_key, args)
     return WorkloadFacts(
         layer_key=key,
         facts=facts,
         family=operator_family(workload.task_name, workload.template_key),
-        shapes=_shapes(workload),
-        flops=flops(workload.task_name, workload.template_key, workload.args),
+        shapes=_shapes(workload, args),
+        flops=flops(workload.task_name, workload.template_key, args),
     )
 
 
@@ -309,13 +319,13 @@ def build_layer(
     )
 
 
-def _shapes(workload: WorkloadInfo) -> str:
+def _shapes(workload: WorkloadInfo, args: list[object]) -> str:
     """Short text of a workload's arguments; an auto_scheduler key's items after its hash."""
     if workload.version == ANSOR_VERSION and workload.spelling is not None:
         from tunelog.ansor import ansor_shapes
 
         return ansor_shapes(workload.spelling)
-    return short_args(workload.task_name, workload.args)
+    return short_args(workload.task_name, args)
 
 
 def _machine_warnings(group: TargetGroup, winner: TemplateResult | None) -> list[str]:

@@ -221,10 +221,9 @@ def _may_be_chosen_workloads(store: Store) -> set[int]:
     for lay in layers_of(store.layer_candidates()):
         keys_seen.add(lay.group.keys)
         chosen.update(t.workload.id for t in may_be_chosen(lay))
-    for keys in keys_seen:
-        for_keys = TargetGroup(keys, UNKNOWN_MODEL, ())
-        for lay in layers_of(store.layer_candidates(for_keys)):
-            chosen.update(t.workload.id for t in may_be_chosen(lay))
+    for_keys = [TargetGroup(keys, UNKNOWN_MODEL, ()) for keys in keys_seen]
+    for lay in layers_of(store.layer_candidates(for_keys)):
+        chosen.update(t.workload.id for t in may_be_chosen(lay))
     return chosen
 
 

@@ -54,11 +54,11 @@ def each_layer(store: Store, filters: Filters | None) -> Iterator[Layer]:
         yield from layers(store, filters)
         return
     target = filters.query_target if filters is not None else None
-    for_group = None
+    for_groups = None
     if target is not None:
-        for_group = TargetGroup(target.keys, target.model, (target.raw,))
+        for_groups = [TargetGroup(target.keys, target.model, (target.raw,))]
     pairs = store.selected_pairs(filters) if filters is not None else None
-    for lay in layers_of(store.layer_candidates(for_group)):
+    for lay in layers_of(store.layer_candidates(for_groups)):
         if _matches(lay, filters) and _has_selected_records(lay, pairs):
             yield lay
 

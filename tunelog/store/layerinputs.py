@@ -34,13 +34,11 @@ class LayerInputs(Connection):
         from tunelog.layers import SlotWinner, Tally, WorkloadInfo
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
-        import json  # not orjson: the layer listings load it only for --json
-
         from tunelog.store.workloadfacts import FACT_COLUMNS, FactsReader
 
         decoded = FactsReader()
         workloads = [
-            WorkloadInfo(int(i), task, tkey, json.loads(args), version, spelling, decoded(facts))
+            WorkloadInfo(int(i), task, tkey, args, version, spelling, decoded(facts))
             for i, task, tkey, args, version, spelling, *facts in self.conn.execute(
                 "SELECT id, task_name, template_key, args, version, spelling, "
                 f"{FACT_COLUMNS} FROM workloads ORDER BY id"
@@ -62,38 +60,46 @@ class LayerInputs(Connection):
         return targets, workloads, tallies, slots
 
     def layer_candidates(
-        self, for_group: TargetGroup | None = None
+        self, for_groups: Sequence[TargetGroup] | None = None
     ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
         """Each (target group, layer key) with records, and its candidate templates, in the
         order `workloads` lists layers: `layers.layers_of`'s input, read one layer at a time.
 
         A layer's place is its first (workload id, target id) among the group's tallies; its
         candidates are the workloads of its layer key (in id order) tuned on the group or
-        answered for it by a slot the group's query asks. `for_group`: that group's layers
-        only (a target the log may never have seen), in the order of their first workload.
+        answered for it by a slot the group's query asks. `for_groups`: these groups' layers
+        only (targets the log may never have seen), group after group, each group's in the
+        order of their first workload.
         """
         from tunelog.layers import group_targets
         from tunelog.store.workloadfacts import FACT_COLUMNS
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
         by_target = group_targets(targets)
-        if for_group is None:
+        groups: list[TargetGroup] = []
+        members: list[tuple[int, int]] = []
+        if for_groups is None:
             numbers: dict[tuple[tuple[str, ...], str], int] = {}
-            groups: list[TargetGroup] = []
-            members: list[tuple[int, int]] = []
             for target_id, group in by_target.items():
                 number = numbers.setdefault((group.keys, group.model), len(groups))
                 if number == len(groups):
                     groups.append(group)
                 members.append((target_id, number))
+            (scale,) = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM targets").fetchone()
         else:
-            wanted = (for_group.keys, for_group.model)
-            groups = [for_group]
-            members = [(i, 0) for i, g in by_target.items() if (g.keys, g.model) == wanted]
+            groups = list(for_groups)
+            for number, group in enumerate(groups):
+                wanted = (group.keys, group.model)
+                members += [
+                    (i, number) for i, g in by_target.items() if (g.keys, g.model) == wanted
+                ]
+            (scale,) = self.conn.execute(
+                "SELECT coalesce(max(id), 0) + 1 FROM workloads"
+            ).fetchone()
         with self.snapshot():
             self._fill_layer_groups(groups, members)
             sql = LAYER_ROWS_SQL.format(
-                places=GROUP_PLACES_SQL if for_group is None else FIRST_WORKLOAD_PLACES_SQL,
+                places=GROUP_PLACES_SQL if for_groups is None else FIRST_WORKLOAD_PLACES_SQL,
                 first_held=FIRST_HELD_RANK_SQL.format(
                     asked="temp.layer_asks", query="m.group_no", workload="m.workload_id"
                 ),
@@ -105,7 +111,7 @@ class LayerInputs(Connection):
                     f"{FACT_COLUMNS} FROM workloads"
                 )
             }  # kept apart: the sort of LAYER_ROWS_SQL's rows is faster without their text
-            rows = self.conn.execute(sql, (max((i for i, _ in targets), default=0) + 1,))
+            rows = self.conn.execute(sql, (scale,))
             yield from _layer_candidates(rows, groups, workloads)
 
     def _fill_layer_groups(
@@ -116,7 +122,8 @@ class LayerInputs(Connection):
 
         self.conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS layer_groups "
-            "(target_id INTEGER PRIMARY KEY, group_no INTEGER NOT NULL)"
+            "(target_id INTEGER NOT NULL, group_no INTEGER NOT NULL, "
+            "PRIMARY KEY (target_id, group_no)) WITHOUT ROWID"
         )
         self.conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS layer_asks (query INTEGER NOT NULL, "
@@ -133,17 +140,19 @@ class LayerInputs(Connection):
             )
 
 
-# Per (group, workload, error number): its tallies on the group's targets summed, and the first
-# target that has it (a template's errors are listed in the order its targets' tallies come).
-# A layer's place: its first (workload id, target id) on the group, as one number (? is one
-# more than the largest target id); with a query target, its first workload's id.
+# A layer's place, as one number (? is the scale): its first (workload id, target id) among
+# the group's tallies; for `for_groups`, its group's number and its layer key's first workload.
 GROUP_PLACES_SQL = """
     SELECT gt.group_no, w.layer_key, min(gt.workload_id * ? + gt.first_target) AS place
     FROM group_tallies gt JOIN workloads w ON w.id = gt.workload_id
     GROUP BY gt.group_no, w.layer_key"""
 FIRST_WORKLOAD_PLACES_SQL = """
-    SELECT 0 AS group_no, layer_key, min(id) + 0 * ? AS place FROM workloads GROUP BY layer_key"""
+    SELECT g.query AS group_no, w.layer_key, g.query * ? + min(w.id) AS place
+    FROM workloads w, (SELECT DISTINCT query FROM temp.layer_asks) g
+    GROUP BY g.query, w.layer_key"""
 
+# Per (group, workload, error number): its tallies on the group's targets summed, and the first
+# target that has it (a template's errors are listed in the order its targets' tallies come).
 LAYER_ROWS_SQL = """
 WITH group_tallies AS MATERIALIZED (
     SELECT g.group_no, c.workload_id, c.error_no, sum(c.records) AS records,
@@ -153,10 +162,10 @@ WITH group_tallies AS MATERIALIZED (
     GROUP BY g.group_no, c.workload_id, c.error_no),
 places AS MATERIALIZED ({places}),
 members AS (
-    SELECT p.place, p.group_no, w.id AS workload_id
+    SELECT p.place, p.group_no, p.layer_key, w.id AS workload_id
     FROM places p JOIN workloads w ON w.layer_key = p.layer_key)
 SELECT m.place, m.group_no, m.workload_id, gt.error_no, gt.records, gt.low, gt.high,
-       s.record_id, s.mean_cost, r.config_index, src.path, r.line, t.target, w.layer_key
+       s.record_id, s.mean_cost, r.config_index, src.path, r.line, t.target, m.layer_key
 FROM members m
 LEFT JOIN group_tallies gt ON gt.group_no = m.group_no AND gt.workload_id = m.workload_id
 LEFT JOIN temp.layer_asks q ON q.query = m.group_no AND q.rank = {first_held}
@@ -164,7 +173,6 @@ LEFT JOIN slots s ON s.kind = q.kind AND s.name = q.name AND s.workload_id = m.w
 LEFT JOIN records r ON r.id = s.record_id
 LEFT JOIN sources src ON src.id = r.source_id
 LEFT JOIN targets t ON t.id = r.target_id
-JOIN workloads w ON w.id = m.workload_id
 WHERE gt.workload_id IS NOT NULL OR s.workload_id IS NOT NULL
 ORDER BY m.place, m.workload_id, gt.first_target, gt.error_no"""
 
@@ -176,8 +184,6 @@ def _layer_candidates(
 ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
     """`LAYER_ROWS_SQL`'s rows (one per candidate and error number) as layers of candidates;
     `workloads`: each workload's columns by id, each read into a `WorkloadInfo` when first met."""
-    import json  # not orjson: the layer listings load it only for --json
-
     from tunelog.layers import SlotWinner, TemplateResult, WorkloadInfo
     from tunelog.store.workloadfacts import FactsReader
 
@@ -204,7 +210,7 @@ def _layer_candidates(
             if info is None:
                 task, template_key, args, version, spelling, *facts = workloads.pop(workload_id)
                 info = infos[workload_id] = WorkloadInfo(
-                    workload_id, task, template_key, json.loads(args), version, spelling,
+                    workload_id, task, template_key, args, version, spelling,
                     decoded(facts),
                 )  # fmt: skip
             tuned = None if error_no is None else TemplateResult(info)
