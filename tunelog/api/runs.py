@@ -66,7 +66,7 @@ def layer_convergence(store: Store, found: Sequence[Layer] | None = None) -> Lay
         with _answering(store, found) as chosen:
             return layer_convergence(chosen, [replace(lay, selection=None) for lay in found])
     from tunelog.convergence import join_runs
-    from tunelog.store.trials import targets, trial_runs
+    from tunelog.store.trials import each_trial_run, targets
 
     group_of = {
         target_id: (parsed.keys, parsed.model)
@@ -74,11 +74,10 @@ def layer_convergence(store: Store, found: Sequence[Layer] | None = None) -> Lay
         for parsed in (parse_target(target),)
     }
     wanted = None if found is None else {(lay.group.keys, lay.group.model) for lay in found}
-    runs = trial_runs(store, group_of)
     return LayerConvergence(
         {
             (group[0], group[1], workload_id): join_runs(parts)
-            for (group, workload_id), parts in runs.items()
+            for (group, workload_id), parts in each_trial_run(store, group_of)
             if wanted is None or group in wanted
         }
     )

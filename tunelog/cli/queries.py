@@ -40,6 +40,7 @@ from tunelog.tables import Column
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from tunelog.api.diagnosing import ErrorSummary
     from tunelog.api.runs import LayerConvergence
     from tunelog.layers import Layer
     from tunelog.models import BestRow
@@ -300,27 +301,24 @@ def errors(
 ) -> None:
     """Failed trials by layer and template, with error names and a diagnosis."""
     from tunelog import api
+    from tunelog.api.diagnosing import each_error
     from tunelog.api.listing import each_layer
 
     with opened_store() as store:
-        found = api.errors(store, filters)
+        # Each failure kept only as what is printed (not its layer), then sorted as `api.errors`
+        # sorts: most failures first, stably.
+        found: list[tuple[int, Any]] = [
+            (e.template.failed, api.error_as_dict(e) if as_json else _error_row(e))
+            for e in each_error(store, filters)
+        ]
+        found.sort(key=lambda failed_and_shown: -failed_and_shown[0])
         # Nothing failed: whether any layer matches needs only the first one, not a list of all.
         matched = bool(found) or next(each_layer(store, filters), None) is not None
     if as_json:
-        emit_json(api.error_as_dict(e) for e in found)
+        emit_json([shown for _, shown in found])
         return
     emit_table(
-        [
-            (
-                e.layer.group.label,
-                e.layer.shapes,
-                e.template.name,
-                f"{e.template.failed}/{e.template.trials}",
-                ", ".join(f"{name} x{count}" for name, count in e.error_counts.items()),
-                " ".join(e.diagnosis),
-            )
-            for e in found
-        ],
+        [shown for _, shown in found],
         (
             Column("target", rank=2),
             Column("shapes"),
@@ -330,4 +328,16 @@ def errors(
             Column("diagnosis"),
         ),
         empty="no failed trials" if matched else _nothing_matches(filters),
+    )
+
+
+def _error_row(e: ErrorSummary) -> tuple[str, ...]:
+    """A row of `errors`' table."""
+    return (
+        e.layer.group.label,
+        e.layer.shapes,
+        e.template.name,
+        f"{e.template.failed}/{e.template.trials}",
+        ", ".join(f"{name} x{count}" for name, count in e.error_counts.items()),
+        " ".join(e.diagnosis),
     )

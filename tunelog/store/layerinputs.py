@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -104,15 +105,24 @@ class LayerInputs(Connection):
                     asked="temp.layer_asks", query="m.group_no", workload="m.workload_id"
                 ),
             )
-            workloads = {
-                int(row[0]): row[1:]
-                for row in self.conn.execute(
-                    "SELECT id, task_name, template_key, args, version, spelling, "
-                    f"{FACT_COLUMNS} FROM workloads"
+            # Sorted without the workloads' text (a narrow sort is faster), then read with it
+            # in that order: no workload is held in Python beyond its layer. A table of its
+            # own: another stream of the same store may be read at the same time.
+            rows_table = f"temp.layer_rows_{next(_STREAMS)}"
+            self.conn.execute(f"CREATE TABLE {rows_table} ({LAYER_ROW_COLUMNS})")
+            try:
+                self.conn.execute(f"INSERT INTO {rows_table} {sql}", (scale,))
+                yield from _layer_candidates(
+                    self.conn.execute(
+                        "SELECT o.*, w.task_name, w.template_key, w.args, w.version, w.spelling, "
+                        f"{', '.join('w.' + c for c in FACT_COLUMNS.split(', '))} "
+                        f"FROM {rows_table} o JOIN workloads w ON w.id = o.workload_id "
+                        "ORDER BY o.seq"
+                    ),
+                    groups,
                 )
-            }  # kept apart: the sort of LAYER_ROWS_SQL's rows is faster without their text
-            rows = self.conn.execute(sql, (scale,))
-            yield from _layer_candidates(rows, groups, workloads)
+            finally:
+                self.conn.execute(f"DROP TABLE {rows_table}")
 
     def _fill_layer_groups(
         self, groups: Sequence[TargetGroup], members: Sequence[tuple[int, int]]
@@ -153,6 +163,12 @@ FIRST_WORKLOAD_PLACES_SQL = """
 
 # Per (group, workload, error number): its tallies on the group's targets summed, and the first
 # target that has it (a template's errors are listed in the order its targets' tallies come).
+_STREAMS = itertools.count()  # names each `layer_candidates` stream's table of rows
+
+LAYER_ROW_COLUMNS = """seq INTEGER PRIMARY KEY, place INTEGER, group_no INTEGER,
+    workload_id INTEGER, error_no INTEGER, records INTEGER, low REAL, high REAL,
+    record_id INTEGER, mean_cost REAL, config_index INTEGER, path TEXT, line INTEGER,
+    target TEXT, layer_key TEXT"""
 LAYER_ROWS_SQL = """
 WITH group_tallies AS MATERIALIZED (
     SELECT g.group_no, c.workload_id, c.error_no, sum(c.records) AS records,
@@ -164,7 +180,7 @@ places AS MATERIALIZED ({places}),
 members AS (
     SELECT p.place, p.group_no, p.layer_key, w.id AS workload_id
     FROM places p JOIN workloads w ON w.layer_key = p.layer_key)
-SELECT m.place, m.group_no, m.workload_id, gt.error_no, gt.records, gt.low, gt.high,
+SELECT NULL, m.place, m.group_no, m.workload_id, gt.error_no, gt.records, gt.low, gt.high,
        s.record_id, s.mean_cost, r.config_index, src.path, r.line, t.target, m.layer_key
 FROM members m
 LEFT JOIN group_tallies gt ON gt.group_no = m.group_no AND gt.workload_id = m.workload_id
@@ -178,17 +194,14 @@ ORDER BY m.place, m.workload_id, gt.first_target, gt.error_no"""
 
 
 def _layer_candidates(
-    rows: Iterable[Sequence[Any]],
-    groups: Sequence[TargetGroup],
-    workloads: dict[int, Sequence[Any]],
+    rows: Iterable[Sequence[Any]], groups: Sequence[TargetGroup]
 ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
-    """`LAYER_ROWS_SQL`'s rows (one per candidate and error number) as layers of candidates;
-    `workloads`: each workload's columns by id, each read into a `WorkloadInfo` when first met."""
+    """`LAYER_ROWS_SQL`'s rows (one per candidate and error number), each with its workload's
+    columns, as layers of candidates."""
     from tunelog.layers import SlotWinner, TemplateResult, WorkloadInfo
     from tunelog.store.workloadfacts import FactsReader
 
     decoded = FactsReader()
-    infos: dict[int, WorkloadInfo] = {}
     place = None
     group = groups[0] if groups else None
     layer_key = ""
@@ -196,8 +209,9 @@ def _layer_candidates(
     workload_id = -1
     tuned: TemplateResult | None = None
     for (
-        row_place, group_no, row_workload, error_no, records, low, high,
+        _, row_place, group_no, row_workload, error_no, records, low, high,
         record_id, mean, config_index, path, line, target, row_key,
+        task, template_key, args, version, spelling, *facts,
     ) in rows:  # fmt: skip
         if row_place != place:
             if candidates and group is not None:
@@ -206,13 +220,9 @@ def _layer_candidates(
             candidates, workload_id = [], -1
         if row_workload != workload_id:
             workload_id = row_workload
-            info = infos.get(workload_id)
-            if info is None:
-                task, template_key, args, version, spelling, *facts = workloads.pop(workload_id)
-                info = infos[workload_id] = WorkloadInfo(
-                    workload_id, task, template_key, args, version, spelling,
-                    decoded(facts),
-                )  # fmt: skip
+            info = WorkloadInfo(
+                workload_id, task, template_key, args, version, spelling, decoded(facts)
+            )
             tuned = None if error_no is None else TemplateResult(info)
             answer = None
             if record_id is not None:
