@@ -57,7 +57,7 @@ def test_best_so_far_steps(
     from tunelog.layers import Layer, TargetGroup, TemplateResult, WorkloadInfo
 
     layer = Layer(TargetGroup(("cpu",), "unknown", ("llvm",)), "k", "dense", "", [])
-    layer.templates = [TemplateResult(WorkloadInfo(7, "dense_pack.x86", "", []))]
+    layer.templates = [TemplateResult(WorkloadInfo(7, "dense_pack.x86", "", "[]"))]
     rows = [("llvm", 7, e, c) for e, c in trials]
     noise = [("cuda", 7, 0, 0.5), ("llvm", 8, 0, 0.5)]  # another target, another workload
     curves = reportfigures.best_so_far_curves(

@@ -2,8 +2,9 @@
 
 The rule "a query is answered by the first held slot in query order" runs in Python
 (`HistoryBest.query`, `layers.query`, both through `first_held`) and in SQL (`--for-target`'s
-WHERE clause, `answering_slot_sql`); a slot's label is written in Python (`slot_label`) and SQL
-(`SLOT_LABEL_SQL`) and read back by `competes_for_labels`. One table, every implementation.
+WHERE clause, `answering_slot_sql`; the layer listings' `FIRST_HELD_RANK_SQL`); a slot's label
+is written in Python (`slot_label`) and SQL (`SLOT_LABEL_SQL`) and read back by
+`competes_for_labels`. One table, every implementation.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from tunelog.layers import SlotWinner, group_targets, query
 from tunelog.rules.slots import (
     ANY_TARGET,
     ANY_TARGET_SLOT,
+    FIRST_HELD_RANK_SQL,
     KEY_SLOT,
     MODEL_SLOT,
     SLOT_LABEL_SQL,
     Slot,
     answering_slot_sql,
+    asked_rows,
     competes_for_labels,
     first_held,
     query_order,
@@ -98,11 +101,33 @@ def answer_by_sql(target: str, held: Held) -> Answer:
     return (str(rows[0][0]), str(rows[0][1])) if rows else None
 
 
+def answer_by_rank_sql(target: str, held: Held) -> Answer:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE slots (kind TEXT, name TEXT, workload_id INTEGER)")
+    conn.executemany("INSERT INTO slots VALUES (?, ?, 7)", held)
+    every = [(MODEL_SLOT, "t4"), (MODEL_SLOT, "rk3399"), (KEY_SLOT, "cuda"), (KEY_SLOT, "cpu"), ANY]
+    conn.executemany("INSERT INTO slots VALUES (?, ?, 8)", every)
+    conn.execute("CREATE TABLE asked (query INTEGER, rank INTEGER, kind TEXT, name TEXT)")
+    parsed = parse_target(target)
+    conn.executemany(
+        "INSERT INTO asked VALUES (?, ?, ?, ?)",
+        # Another query asking every slot must not change query 2's answer.
+        asked_rows(1, every) + asked_rows(2, query_slots(parsed.keys, parsed.model)),
+    )
+    rank = FIRST_HELD_RANK_SQL.format(asked="asked", query="2", workload="7")
+    rows = conn.execute(f"SELECT kind, name FROM asked WHERE query = 2 AND rank = {rank}")
+    found = rows.fetchall()
+    conn.close()
+    assert len(found) <= 1
+    return (str(found[0][0]), str(found[0][1])) if found else None
+
+
 QUERY_IMPLEMENTATIONS: dict[str, Callable[[str, Held], Answer]] = {
     "first_held": answer_by_first_held,
     "HistoryBest.query": answer_by_history_best,
     "layers.query": answer_by_layers,
     "answering_slot_sql": answer_by_sql,
+    "FIRST_HELD_RANK_SQL": answer_by_rank_sql,
 }
 
 

@@ -23,8 +23,9 @@ whose tuned config has the strictly lowest cost, skipping untuned ones (tvm-refe
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from tunelog.filters import Filters
 from tunelog.machines import cross_machine_warning
@@ -65,25 +66,35 @@ class WorkloadInfo:
     id: int
     task_name: str
     template_key: str
-    args: list[object]
+    # The arguments as stored (canonical JSON): most listings never need them decoded.
+    args_json: str
     version: str = "0.2"
     # The workload as the log spells it, when its identity normalises it (auto_scheduler).
     spelling: str | None = None
     # Its facts as the database stored them (None: computed from the arguments when needed).
     stored: WorkloadFacts | None = None
 
+    @property
+    def args(self) -> list[object]:
+        """The arguments, decoded (a new list each time)."""
+        import json  # not orjson: the listings need it only for --json
+
+        args: list[object] = json.loads(self.args_json)
+        return args
+
 
 def workload_facts(workload: WorkloadInfo) -> WorkloadFacts:
     """The workload's facts, as stored or else read from its arguments."""
     if workload.stored is not None:
         return workload.stored
-    key, facts = layer_key_and_facts(workload.task_name, workload.template_key, workload.args)
+    args = workload.args  # decoded once
+    key, facts = layer_key_and_facts(workload.task_name, workload.template_key, args)
     return WorkloadFacts(
         layer_key=key,
         facts=facts,
         family=operator_family(workload.task_name, workload.template_key),
-        shapes=_shapes(workload),
-        flops=flops(workload.task_name, workload.template_key, workload.args),
+        shapes=_shapes(workload, args),
+        flops=flops(workload.task_name, workload.template_key, args),
     )
 
 
@@ -97,9 +108,6 @@ class Tally:
     records: int
     min_all_cost: float
     max_all_cost: float
-
-
-GroupKey = tuple[tuple[str, ...], str]  # (keys, model): what a query depends on
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,127 +235,59 @@ def query(
     return first_held(order, slots)
 
 
-def build_layers(
-    targets: Iterable[tuple[int, str]],
-    workloads: Sequence[WorkloadInfo],
-    tallies: Iterable[Tally],
-    slots: Mapping[tuple[str, str, int], SlotWinner],
-    *,
-    for_group: TargetGroup | None = None,
-) -> list[Layer]:
-    """Every (target group, layer) with records, its templates and relay's choice among them.
+# One template's inputs in a (target group, layer): its workload, its records on the group's
+# targets (None: none) and the record that answers the group's query for it (None: no slot).
+Candidate = tuple[WorkloadInfo, TemplateResult | None, SlotWinner | None]
 
-    `for_group`: only the layers of that group (e.g. one target string, whose `-model` the log
-    may never have seen), each layer whose templates are measured there or answered for it.
+
+def layers_of(found: Iterable[tuple[TargetGroup, str, list[Candidate]]]) -> Iterator[Layer]:
+    """Relay's choice in each (target group, layer key, candidates) of `found`, in its order.
+
+    The store reads the candidates layer by layer (`Store.layer_candidates`: every workload of
+    the layer key tuned on the group or answered for it), so one layer is held at a time.
     """
-    return list(LayerIndex(targets, workloads, tallies, slots).layers(for_group))
-
-
-class LayerIndex:
-    """`build_layers`' inputs read once, to build the layers of several groups from them.
-
-    A layer's TemplateResults are shared with the layers other calls build for the same
-    group: use each layer before asking for the next group's.
-    """
-
-    def __init__(
-        self,
-        targets: Iterable[tuple[int, str]],
-        workloads: Sequence[WorkloadInfo],
-        tallies: Iterable[Tally],
-        slots: Mapping[tuple[str, str, int], SlotWinner],
-    ) -> None:
-        self._groups = group_targets(targets)
-        self._by_id = {w.id: w for w in workloads}
-        identities = {w.id: workload_facts(w) for w in workloads}
-        self._keys = {workload_id: facts.layer_key for workload_id, facts in identities.items()}
-        self._same_layer: dict[str, list[int]] = {}
-        for w in workloads:
-            self._same_layer.setdefault(self._keys[w.id], []).append(w.id)
-        results: dict[tuple[GroupKey, int], TemplateResult] = {}
-        for tally in tallies:
-            group = self._groups[tally.target_id]
-            result = results.setdefault(
-                ((group.keys, group.model), tally.workload_id),
-                TemplateResult(self._by_id[tally.workload_id]),
-            )
-            result.errors[tally.error_no] = result.errors.get(tally.error_no, 0) + tally.records
-            low, high = result.all_cost_range.get(tally.error_no, (tally.min_all_cost,) * 2)
-            result.all_cost_range[tally.error_no] = (
-                min(low, tally.min_all_cost),
-                max(high, tally.max_all_cost),
-            )
-        self._results = results
-        self._slots = slots
-        self._offers = _Offers({w_id: facts.facts for w_id, facts in identities.items()})
-
-    @property
-    def groups(self) -> list[TargetGroup]:
-        """Every target group of the targets, each once."""
-        return list({(g.keys, g.model): g for g in self._groups.values()}.values())
-
-    def layers(self, for_group: TargetGroup | None = None) -> Iterator[Layer]:
-        """The layers `build_layers` lists, one by one."""
-        if for_group is not None:
-            for key, ids in self._same_layer.items():
-                layer = self._layer(for_group, key, ids)
-                if layer is not None:
-                    yield layer
-            return
-        by_key = {(g.keys, g.model): g for g in self._groups.values()}
-        done: set[tuple[GroupKey, str]] = set()
-        for group_key, workload_id in sorted(self._results, key=lambda pair: pair[1]):
-            layer_id = self._keys[workload_id]
-            if (group_key, layer_id) in done:
-                continue
-            done.add((group_key, layer_id))
-            layer = self._layer(by_key[group_key], layer_id, self._same_layer[layer_id])
-            if layer is not None:
-                yield layer
-
-    def _layer(self, group: TargetGroup, layer_id: str, workload_ids: list[int]) -> Layer | None:
-        return _layer(
-            group, layer_id, workload_ids, self._by_id, self._results, self._slots, self._offers
-        )
+    offers = _Offers()
+    for group, layer_key, candidates in found:
+        layer = build_layer(group, layer_key, candidates, offers)
+        if layer is not None:
+            yield layer
 
 
 class _Offers:
-    """relay_offers per (keys, workload), from each workload's facts (read with its key)."""
+    """relay_offers per (keys, template, facts), each judged once."""
 
-    def __init__(self, facts: Mapping[int, Mapping[str, object]]) -> None:
-        self._facts = facts
+    def __init__(self) -> None:
         # Keyed by the facts' identity: workloads whose stored facts read the same share one
-        # mapping (`store.workloadfacts`), so relay's conditions are judged once for them all.
-        self._offers: dict[tuple[tuple[str, ...], str, int], Offer] = {}
+        # mapping (`store.workloadfacts.FactsReader`), so relay's conditions are judged once
+        # for them all. The mapping is kept with the offer so that its id is never reused.
+        self._offers: dict[tuple[tuple[str, ...], str, int], tuple[object, Offer]] = {}
 
     def of(self, keys: tuple[str, ...], workload: WorkloadInfo) -> Offer:
         """Whether relay offers this workload's template for its layer under these keys."""
-        facts = self._facts[workload.id]
+        facts = workload_facts(workload).facts
         key = (keys, workload.task_name, id(facts))
         found = self._offers.get(key)
         if found is None:
-            found = self._offers[key] = relay_offers(keys, workload.task_name, facts)
-        return found
+            found = self._offers[key] = (facts, relay_offers(keys, workload.task_name, facts))
+        return found[1]
 
 
-def _layer(
-    group: TargetGroup,
-    layer_id: str,
-    workload_ids: list[int],
-    by_id: Mapping[int, WorkloadInfo],
-    results: Mapping[tuple[GroupKey, int], TemplateResult],
-    slots: Mapping[tuple[str, str, int], SlotWinner],
-    offers: _Offers,
+def build_layer(
+    group: TargetGroup, layer_id: str, candidates: Iterable[Candidate], offers: _Offers
 ) -> Layer | None:
+    """The layer's templates and relay's choice among them (None: no template competes).
+
+    `candidates` in import order (workload id): a template is listed when tuned on the group,
+    or when offered to it and answered by a slot its query asks.
+    """
     templates: list[TemplateResult] = []
-    for workload_id in workload_ids:
-        offer = offers.of(group.keys, by_id[workload_id])
+    for workload, tuned_here, answer in candidates:
+        offer = offers.of(group.keys, workload)
         offered = offer.offered
-        chosen = query(slots, group, workload_id) if offered else None
-        tuned_here = results.get(((group.keys, group.model), workload_id))
+        chosen = answer if offered else None
         if tuned_here is None and chosen is None:
             continue  # never tuned for this group, and no shared key slot answers for it
-        template = tuned_here or TemplateResult(by_id[workload_id])
+        template = tuned_here or TemplateResult(workload)
         template.chosen = chosen
         template.offered = offered
         template.certain = offer.certain
@@ -379,22 +319,26 @@ def _layer(
     )
 
 
-def _shapes(workload: WorkloadInfo) -> str:
+def _shapes(workload: WorkloadInfo, args: list[object]) -> str:
     """Short text of a workload's arguments; an auto_scheduler key's items after its hash."""
     if workload.version == ANSOR_VERSION and workload.spelling is not None:
         from tunelog.ansor import ansor_shapes
 
         return ansor_shapes(workload.spelling)
-    return short_args(workload.task_name, workload.args)
+    return short_args(workload.task_name, args)
 
 
 def _machine_warnings(group: TargetGroup, winner: TemplateResult | None) -> list[str]:
     """One warning per target of the group that the winner was not measured on (machine-wise)."""
     if winner is None or winner.chosen is None or not winner.chosen.target:
         return []
-    measured = winner.chosen.target
-    found = (cross_machine_warning(asked, measured) for asked in group.targets)
-    return [warning for warning in found if warning is not None]
+    return list(_cross_machine_warnings(group.targets, winner.chosen.target))
+
+
+@lru_cache(maxsize=4096)  # a pure function of a few strings, asked once per layer
+def _cross_machine_warnings(targets: tuple[str, ...], measured: str) -> tuple[str, ...]:
+    found = (cross_machine_warning(asked, measured) for asked in targets)
+    return tuple(warning for warning in found if warning is not None)
 
 
 def template_identity(workload: WorkloadInfo) -> tuple[str, str, str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tunelog.api.importing import import_paths
-from tunelog.api.listing import layers
+from tunelog.api.listing import each_layer
 from tunelog.exceptions import (
     InputNotFoundError,
     UnknownSourceError,
@@ -85,9 +85,9 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
         _run_store(a, db, "A", report.notes) as left,
         _run_store(b, db, "B", report.notes) as right,
     ):
-        # B's layers kept only as what the diff compares, before A's are built (memory).
-        in_b = run_layers(layers(right))
-        report.layers = diff_layers(layers(left), in_b, threshold_pct)
+        # B's layers kept only as what the diff compares, then A's read one at a time (memory).
+        in_b = run_layers(each_layer(right, None))
+        report.layers = diff_layers(each_layer(left, None), in_b, threshold_pct)
     return report
 
 

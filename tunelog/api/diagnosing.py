@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -35,13 +35,15 @@ class ErrorSummary:
 
 def errors(store: Store, filters: Filters | None = None) -> list[ErrorSummary]:
     """Every template with failed records, per layer, most failures first."""
-    found: list[ErrorSummary] = []
+    return sorted(each_error(store, filters), key=lambda e: -e.template.failed)
+
+
+def each_error(store: Store, filters: Filters | None = None) -> Iterator[ErrorSummary]:
+    """`errors` in layer order, one at a time (sorted stably by failures, `errors`' order)."""
     for layer in each_layer(store, filters):
         for template in layer.templates:
             if template.failed:
-                found.append(ErrorSummary(layer, template, _diagnosis(layer, template)))
-    found.sort(key=lambda e: -e.template.failed)
-    return found
+                yield ErrorSummary(layer, template, _diagnosis(layer, template))
 
 
 def _diagnosis(layer: Layer, template: TemplateResult) -> list[str]:

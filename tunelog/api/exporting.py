@@ -214,18 +214,16 @@ def _may_be_chosen_workloads(store: Store) -> set[int]:
     the log never saw (only key slots answer then). A workload left out answers nothing that
     relay would use, so leaving it out keeps relay's choice everywhere.
     """
-    from tunelog.layers import LayerIndex, TargetGroup, may_be_chosen
+    from tunelog.layers import TargetGroup, layers_of, may_be_chosen
 
-    # One index for every group; each layer is used before the next is built (see LayerIndex).
-    index = LayerIndex(*store.layer_inputs())
     chosen: set[int] = set()
     keys_seen: set[tuple[str, ...]] = set()
-    for lay in index.layers():
+    for lay in layers_of(store.layer_candidates()):
         keys_seen.add(lay.group.keys)
         chosen.update(t.workload.id for t in may_be_chosen(lay))
-    for keys in keys_seen:
-        for lay in index.layers(TargetGroup(keys, UNKNOWN_MODEL, ())):
-            chosen.update(t.workload.id for t in may_be_chosen(lay))
+    for_keys = [TargetGroup(keys, UNKNOWN_MODEL, ()) for keys in keys_seen]
+    for lay in layers_of(store.layer_candidates(for_keys)):
+        chosen.update(t.workload.id for t in may_be_chosen(lay))
     return chosen
 
 

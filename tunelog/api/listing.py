@@ -48,17 +48,17 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
 
 def each_layer(store: Store, filters: Filters | None) -> Iterator[Layer]:
     """`layers` unsorted, one at a time: a caller that keeps a few need not hold them all."""
-    from tunelog.layers import LayerIndex, TargetGroup
+    from tunelog.layers import TargetGroup, layers_of
 
     if filters is not None and filters.selects_sources:
         yield from layers(store, filters)
         return
     target = filters.query_target if filters is not None else None
-    for_group = None
+    for_groups = None
     if target is not None:
-        for_group = TargetGroup(target.keys, target.model, (target.raw,))
+        for_groups = [TargetGroup(target.keys, target.model, (target.raw,))]
     pairs = store.selected_pairs(filters) if filters is not None else None
-    for lay in LayerIndex(*store.layer_inputs()).layers(for_group):
+    for lay in layers_of(store.layer_candidates(for_groups)):
         if _matches(lay, filters) and _has_selected_records(lay, pairs):
             yield lay
 

@@ -56,29 +56,29 @@ def _answering(store: Store, found: Sequence[Layer]) -> Iterator[Store]:
         yield chosen
 
 
-def layer_convergence(store: Store, found: Sequence[Layer]) -> LayerConvergence:
-    """Convergence per (target group, template) for these layers.
+def layer_convergence(store: Store, found: Sequence[Layer] | None = None) -> LayerConvergence:
+    """Convergence per (target group, template) for these layers (None: every layer's, for
+    layers read one at a time afterwards, e.g. by `each_layer`).
 
     Reads the trial runs kept on import (`store.trials.trial_runs`), never stored lines.
     """
-    if any(lay.selection is not None for lay in found):
+    if found is not None and any(lay.selection is not None for lay in found):
         with _answering(store, found) as chosen:
             return layer_convergence(chosen, [replace(lay, selection=None) for lay in found])
     from tunelog.convergence import join_runs
-    from tunelog.store.trials import targets, trial_runs
+    from tunelog.store.trials import each_trial_run, targets
 
     group_of = {
         target_id: (parsed.keys, parsed.model)
         for target_id, target in targets(store)
         for parsed in (parse_target(target),)
     }
-    wanted = {(lay.group.keys, lay.group.model) for lay in found}
-    runs = trial_runs(store, group_of)
+    wanted = None if found is None else {(lay.group.keys, lay.group.model) for lay in found}
     return LayerConvergence(
         {
             (group[0], group[1], workload_id): join_runs(parts)
-            for (group, workload_id), parts in runs.items()
-            if group in wanted
+            for (group, workload_id), parts in each_trial_run(store, group_of)
+            if wanted is None or group in wanted
         }
     )
 

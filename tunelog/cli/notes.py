@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,17 +30,34 @@ def _answered_elsewhere(layer: Layer) -> str:
 
 def _warn_layers(found: Sequence[Layer], *, listed_by: str) -> None:
     """Cross-machine warnings on stderr (stdout stays the table)."""
-    notes = {lay.strategy_note for lay in found if lay.strategy_note is not None}
-    for note in sorted(notes):
-        _err(f"note: {note}")
-    _warn_all(
-        [
-            f"{lay.group.label} {lay.family} {lay.shapes}: {w}"
-            for lay in found
-            for w in lay.warnings
-        ],
-        listed_by=listed_by,
-    )
+    notes = LayerNotes()
+    for _ in notes.noted(iter(found)):
+        pass
+    notes.warn(listed_by=listed_by)
+
+
+class LayerNotes:
+    """The strategy notes and warnings of layers written one at a time, said at the end."""
+
+    def __init__(self) -> None:
+        self.strategy_notes: set[str] = set()
+        self.warnings: list[str] = []
+
+    def noted(self, found: Iterator[Layer]) -> Iterator[Layer]:
+        """`found`, each layer's notes and warnings kept as it passes."""
+        for lay in found:
+            if lay.strategy_note is not None:
+                self.strategy_notes.add(lay.strategy_note)
+            self.warnings += (
+                f"{lay.group.label} {lay.family} {lay.shapes}: {w}" for w in lay.warnings
+            )
+            yield lay
+
+    def warn(self, *, listed_by: str) -> None:
+        """Cross-machine warnings on stderr (stdout stays the table)."""
+        for note in sorted(self.strategy_notes):
+            _err(f"note: {note}")
+        _warn_all(self.warnings, listed_by=listed_by)
 
 
 def _warn_all(notes: Sequence[str], *, listed_by: str) -> None:

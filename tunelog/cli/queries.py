@@ -18,7 +18,13 @@ from tunelog.cli.cells import (
     format_seconds,
 )
 from tunelog.cli.emitters import emit_json, emit_table
-from tunelog.cli.notes import _answered_elsewhere, _no_answer, _warn_all, _warn_layers
+from tunelog.cli.notes import (
+    LayerNotes,
+    _answered_elsewhere,
+    _no_answer,
+    _warn_all,
+    _warn_layers,
+)
 from tunelog.cli.options import (
     NO_FILTERS,
     JsonOption,
@@ -32,6 +38,10 @@ from tunelog.filters import Filters
 from tunelog.tables import Column
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from tunelog.api.diagnosing import ErrorSummary
+    from tunelog.api.runs import LayerConvergence
     from tunelog.layers import Layer
     from tunelog.models import BestRow
 
@@ -138,19 +148,43 @@ def workloads(
     if sort is not None and sort not in api.SORT_KEYS:
         raise typer.BadParameter(f"use one of {', '.join(api.SORT_KEYS)}", param_hint="--sort")
     with opened_store() as full, full.selected(filters) as (store, filters):
+        if sort is None and layer is None:  # in the order read: written as they are read
+            from tunelog.api.listing import each_layer
+
+            convergence = api.layer_convergence(store)
+            _emit_layers(each_layer(store, filters), convergence, as_json, filters)
+            return
         found = api.layers(store, filters, sort=sort)
         if layer is not None:
             found = api.layers_named(found, layer)
         convergence = api.layer_convergence(store, found)
+    _emit_layers(iter(found), convergence, as_json, filters, named=layer)
+
+
+def _emit_layers(
+    found: Iterator[Layer],
+    convergence: LayerConvergence,
+    as_json: bool,
+    filters: Filters,
+    *,
+    named: str | None = None,
+) -> None:
+    """`workloads`' layers as JSON or a table on stdout, then their warnings on stderr."""
+    from tunelog import api
+
     if as_json:
         emit_json(api.layer_as_dict(layer, convergence) for layer in found)
         return
+    notes = LayerNotes()
     emit_table(
-        [[*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))] for layer in found],
+        (
+            [*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))]
+            for layer in notes.noted(found)
+        ),
         _LAYER_COLUMNS,
-        empty=_nothing_matches(filters, named=layer),
+        empty=_nothing_matches(filters, named=named),
     )
-    _warn_layers(found, listed_by="tunelog workloads --json")
+    notes.warn(listed_by="tunelog workloads --json")
 
 
 _LAYER_HEADERS = (
@@ -264,27 +298,24 @@ def errors(
 ) -> None:
     """Failed trials by layer and template, with error names and a diagnosis."""
     from tunelog import api
+    from tunelog.api.diagnosing import each_error
     from tunelog.api.listing import each_layer
 
     with opened_store() as store:
-        found = api.errors(store, filters)
+        # Each failure kept only as what is printed (not its layer), then sorted as `api.errors`
+        # sorts: most failures first, stably.
+        found: list[tuple[int, Any]] = [
+            (e.template.failed, api.error_as_dict(e) if as_json else _error_row(e))
+            for e in each_error(store, filters)
+        ]
+        found.sort(key=lambda failed_and_shown: -failed_and_shown[0])
         # Nothing failed: whether any layer matches needs only the first one, not a list of all.
         matched = bool(found) or next(each_layer(store, filters), None) is not None
     if as_json:
-        emit_json(api.error_as_dict(e) for e in found)
+        emit_json([shown for _, shown in found])
         return
     emit_table(
-        [
-            (
-                e.layer.group.label,
-                e.layer.shapes,
-                e.template.name,
-                f"{e.template.failed}/{e.template.trials}",
-                ", ".join(f"{name} x{count}" for name, count in e.error_counts.items()),
-                " ".join(e.diagnosis),
-            )
-            for e in found
-        ],
+        [shown for _, shown in found],
         (
             Column("target", rank=2),
             Column("shapes"),
@@ -294,4 +325,16 @@ def errors(
             Column("diagnosis"),
         ),
         empty="no failed trials" if matched else _nothing_matches(filters),
+    )
+
+
+def _error_row(e: ErrorSummary) -> tuple[str, ...]:
+    """A row of `errors`' table."""
+    return (
+        e.layer.group.label,
+        e.layer.shapes,
+        e.template.name,
+        f"{e.template.failed}/{e.template.trials}",
+        ", ".join(f"{name} x{count}" for name, count in e.error_counts.items()),
+        " ".join(e.diagnosis),
     )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
+from tunelog.rules.slots import FIRST_HELD_RANK_SQL
 from tunelog.store.connection import Connection
 
 if TYPE_CHECKING:
-    from tunelog.layers import SlotWinner, Tally, WorkloadInfo
+    from tunelog.layers import Candidate, SlotWinner, Tally, TargetGroup, WorkloadInfo
 
 SlotKey = tuple[str, str, int]
 
@@ -32,13 +35,11 @@ class LayerInputs(Connection):
         from tunelog.layers import SlotWinner, Tally, WorkloadInfo
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
-        import json  # not orjson: the layer listings load it only for --json
-
         from tunelog.store.workloadfacts import FACT_COLUMNS, FactsReader
 
         decoded = FactsReader()
         workloads = [
-            WorkloadInfo(int(i), task, tkey, json.loads(args), version, spelling, decoded(facts))
+            WorkloadInfo(int(i), task, tkey, args, version, spelling, decoded(facts))
             for i, task, tkey, args, version, spelling, *facts in self.conn.execute(
                 "SELECT id, task_name, template_key, args, version, spelling, "
                 f"{FACT_COLUMNS} FROM workloads ORDER BY id"
@@ -58,3 +59,177 @@ class LayerInputs(Connection):
             )
         }
         return targets, workloads, tallies, slots
+
+    def layer_candidates(
+        self, for_groups: Sequence[TargetGroup] | None = None
+    ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
+        """Each (target group, layer key) with records, and its candidate templates, in the
+        order `workloads` lists layers: `layers.layers_of`'s input, read one layer at a time.
+
+        A layer's place is its first (workload id, target id) among the group's tallies; its
+        candidates are the workloads of its layer key (in id order) tuned on the group or
+        answered for it by a slot the group's query asks. `for_groups`: these groups' layers
+        only (targets the log may never have seen), group after group, each group's in the
+        order of their first workload.
+        """
+        from tunelog.layers import group_targets
+        from tunelog.store.workloadfacts import FACT_COLUMNS
+
+        targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
+        by_target = group_targets(targets)
+        groups: list[TargetGroup] = []
+        members: list[tuple[int, int]] = []
+        if for_groups is None:
+            numbers: dict[tuple[tuple[str, ...], str], int] = {}
+            for target_id, group in by_target.items():
+                number = numbers.setdefault((group.keys, group.model), len(groups))
+                if number == len(groups):
+                    groups.append(group)
+                members.append((target_id, number))
+            (scale,) = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM targets").fetchone()
+        else:
+            groups = list(for_groups)
+            for number, group in enumerate(groups):
+                wanted = (group.keys, group.model)
+                members += [
+                    (i, number) for i, g in by_target.items() if (g.keys, g.model) == wanted
+                ]
+            (scale,) = self.conn.execute(
+                "SELECT coalesce(max(id), 0) + 1 FROM workloads"
+            ).fetchone()
+        with self.snapshot():
+            self._fill_layer_groups(groups, members)
+            sql = LAYER_ROWS_SQL.format(
+                places=GROUP_PLACES_SQL if for_groups is None else FIRST_WORKLOAD_PLACES_SQL,
+                first_held=FIRST_HELD_RANK_SQL.format(
+                    asked="temp.layer_asks", query="m.group_no", workload="m.workload_id"
+                ),
+            )
+            # Sorted without the workloads' text (a narrow sort is faster), then read with it
+            # in that order: no workload is held in Python beyond its layer. A table of its
+            # own: another stream of the same store may be read at the same time.
+            rows_table = f"temp.layer_rows_{next(_STREAMS)}"
+            self.conn.execute(f"CREATE TABLE {rows_table} ({LAYER_ROW_COLUMNS})")
+            try:
+                self.conn.execute(f"INSERT INTO {rows_table} {sql}", (scale,))
+                yield from _layer_candidates(
+                    self.conn.execute(
+                        "SELECT o.*, w.task_name, w.template_key, w.args, w.version, w.spelling, "
+                        f"{', '.join('w.' + c for c in FACT_COLUMNS.split(', '))} "
+                        f"FROM {rows_table} o JOIN workloads w ON w.id = o.workload_id "
+                        "ORDER BY o.seq"
+                    ),
+                    groups,
+                )
+            finally:
+                self.conn.execute(f"DROP TABLE {rows_table}")
+
+    def _fill_layer_groups(
+        self, groups: Sequence[TargetGroup], members: Sequence[tuple[int, int]]
+    ) -> None:
+        """The temporary tables `LAYER_ROWS_SQL` reads: each target's group, each group's query."""
+        from tunelog.rules.slots import asked_rows, query_slots
+
+        self.conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS layer_groups "
+            "(target_id INTEGER NOT NULL, group_no INTEGER NOT NULL, "
+            "PRIMARY KEY (target_id, group_no)) WITHOUT ROWID"
+        )
+        self.conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS layer_asks (query INTEGER NOT NULL, "
+            "rank INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, "
+            "PRIMARY KEY (query, rank)) WITHOUT ROWID"
+        )
+        self.conn.execute("DELETE FROM temp.layer_groups")
+        self.conn.execute("DELETE FROM temp.layer_asks")
+        self.conn.executemany("INSERT INTO temp.layer_groups VALUES (?, ?)", members)
+        for number, group in enumerate(groups):
+            self.conn.executemany(
+                "INSERT INTO temp.layer_asks VALUES (?, ?, ?, ?)",
+                asked_rows(number, query_slots(group.keys, group.model)),
+            )
+
+
+# A layer's place, as one number (? is the scale): its first (workload id, target id) among
+# the group's tallies; for `for_groups`, its group's number and its layer key's first workload.
+GROUP_PLACES_SQL = """
+    SELECT gt.group_no, w.layer_key, min(gt.workload_id * ? + gt.first_target) AS place
+    FROM group_tallies gt JOIN workloads w ON w.id = gt.workload_id
+    GROUP BY gt.group_no, w.layer_key"""
+FIRST_WORKLOAD_PLACES_SQL = """
+    SELECT g.query AS group_no, w.layer_key, g.query * ? + min(w.id) AS place
+    FROM workloads w, (SELECT DISTINCT query FROM temp.layer_asks) g
+    GROUP BY g.query, w.layer_key"""
+
+# Per (group, workload, error number): its tallies on the group's targets summed, and the first
+# target that has it (a template's errors are listed in the order its targets' tallies come).
+_STREAMS = itertools.count()  # names each `layer_candidates` stream's table of rows
+
+LAYER_ROW_COLUMNS = """seq INTEGER PRIMARY KEY, place INTEGER, group_no INTEGER,
+    workload_id INTEGER, error_no INTEGER, records INTEGER, low REAL, high REAL,
+    record_id INTEGER, mean_cost REAL, config_index INTEGER, path TEXT, line INTEGER,
+    target TEXT, layer_key TEXT"""
+LAYER_ROWS_SQL = """
+WITH group_tallies AS MATERIALIZED (
+    SELECT g.group_no, c.workload_id, c.error_no, sum(c.records) AS records,
+           min(c.min_all_cost) AS low, max(c.max_all_cost) AS high,
+           min(c.target_id) AS first_target
+    FROM tallies c JOIN temp.layer_groups g ON g.target_id = c.target_id
+    GROUP BY g.group_no, c.workload_id, c.error_no),
+places AS MATERIALIZED ({places}),
+members AS (
+    SELECT p.place, p.group_no, p.layer_key, w.id AS workload_id
+    FROM places p JOIN workloads w ON w.layer_key = p.layer_key)
+SELECT NULL, m.place, m.group_no, m.workload_id, gt.error_no, gt.records, gt.low, gt.high,
+       s.record_id, s.mean_cost, r.config_index, src.path, r.line, t.target, m.layer_key
+FROM members m
+LEFT JOIN group_tallies gt ON gt.group_no = m.group_no AND gt.workload_id = m.workload_id
+LEFT JOIN temp.layer_asks q ON q.query = m.group_no AND q.rank = {first_held}
+LEFT JOIN slots s ON s.kind = q.kind AND s.name = q.name AND s.workload_id = m.workload_id
+LEFT JOIN records r ON r.id = s.record_id
+LEFT JOIN sources src ON src.id = r.source_id
+LEFT JOIN targets t ON t.id = r.target_id
+WHERE gt.workload_id IS NOT NULL OR s.workload_id IS NOT NULL
+ORDER BY m.place, m.workload_id, gt.first_target, gt.error_no"""
+
+
+def _layer_candidates(
+    rows: Iterable[Sequence[Any]], groups: Sequence[TargetGroup]
+) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
+    """`LAYER_ROWS_SQL`'s rows (one per candidate and error number), each with its workload's
+    columns, as layers of candidates."""
+    from tunelog.layers import SlotWinner, TemplateResult, WorkloadInfo
+    from tunelog.store.workloadfacts import FactsReader
+
+    decoded = FactsReader()
+    place = None
+    group = groups[0] if groups else None
+    layer_key = ""
+    candidates: list[Candidate] = []
+    workload_id = -1
+    tuned: TemplateResult | None = None
+    for (
+        _, row_place, group_no, row_workload, error_no, records, low, high,
+        record_id, mean, config_index, path, line, target, row_key,
+        task, template_key, args, version, spelling, *facts,
+    ) in rows:  # fmt: skip
+        if row_place != place:
+            if candidates and group is not None:
+                yield group, layer_key, candidates
+            place, group, layer_key = row_place, groups[group_no], str(row_key)
+            candidates, workload_id = [], -1
+        if row_workload != workload_id:
+            workload_id = row_workload
+            info = WorkloadInfo(
+                workload_id, task, template_key, args, version, spelling, decoded(facts)
+            )
+            tuned = None if error_no is None else TemplateResult(info)
+            answer = None
+            if record_id is not None:
+                answer = SlotWinner(record_id, mean, config_index, path, line, target)
+            candidates.append((info, tuned, answer))
+        if tuned is not None:
+            tuned.errors[error_no] = records
+            tuned.all_cost_range[error_no] = (low, high)
+    if candidates and group is not None:
+        yield group, layer_key, candidates

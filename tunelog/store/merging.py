@@ -113,6 +113,10 @@ def merge_databases(
         try:
             merged_at = datetime.now(UTC).isoformat(timespec="seconds")
             reports = [_Merger(conn, other, merged_at, only_sources).run() for other in others]
+            # The new workloads' facts (migration 12), which the layer listings group by.
+            from tunelog.store.workloadfacts import fill_workload_facts
+
+            fill_workload_facts(conn)
             conn.execute("COMMIT")
         except BaseException as exc:
             if conn.in_transaction:

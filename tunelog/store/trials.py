@@ -9,7 +9,7 @@ requested records and no others (LineReader reads in id order, each block about 
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from tunelog.convergence import Progress, SourceRun, is_best_only
@@ -29,17 +29,37 @@ def trial_runs(store: Store, group_of: Mapping[int, K]) -> dict[tuple[K, int], l
     except where one source holds trials of several targets of a group for one workload (their
     trials interleave): those records are read in id order (`scan_trial_runs`).
     """
+    return dict(each_trial_run(store, group_of))
+
+
+def each_trial_run(
+    store: Store, group_of: Mapping[int, K]
+) -> Iterator[tuple[tuple[K, int], list[SourceRun]]]:
+    """`trial_runs`' entries one workload at a time (only one workload's rows held)."""
     with store.snapshot():
-        rows = store.conn.execute(
+        counts: dict[int, list[int]] = {}
+        for source_id, trials in store.conn.execute("SELECT source_id, trials FROM trial_runs"):
+            counts.setdefault(source_id, []).append(trials)
+        best_only = {source_id for source_id, trials in counts.items() if is_best_only(trials)}
+        del counts
+        parts: dict[tuple[K, int, int], list[tuple[Any, ...]]] = {}
+        workload_id = None
+        for row in store.conn.execute(
             """SELECT source_id, target_id, workload_id, trials, valid, start, first_id,
-                      last_id, improvements FROM trial_runs"""
-        ).fetchall()
-    parts: dict[tuple[K, int, int], list[tuple[Any, ...]]] = {}
-    counts: dict[int, list[int]] = {}
-    for row in rows:
-        parts.setdefault((group_of[row[1]], row[2], row[0]), []).append(row)
-        counts.setdefault(row[0], []).append(row[3])
-    best_only = {source_id for source_id, trials in counts.items() if is_best_only(trials)}
+                      last_id, improvements FROM trial_runs
+               ORDER BY workload_id, source_id, target_id"""
+        ):
+            if row[2] != workload_id:
+                yield from _runs_of(store, parts, best_only)
+                parts, workload_id = {}, row[2]
+            parts.setdefault((group_of[row[1]], row[2], row[0]), []).append(row)
+        yield from _runs_of(store, parts, best_only)
+
+
+def _runs_of(
+    store: Store, parts: Mapping[tuple[K, int, int], Sequence[tuple[Any, ...]]], best_only: set[int]
+) -> Iterator[tuple[tuple[K, int], list[SourceRun]]]:
+    """One workload's (group, workload) entries from its rows per (group, workload, source)."""
     found: dict[tuple[K, int], list[SourceRun]] = {}
     for (group, workload_id, source_id), runs in parts.items():
         if len(runs) == 1:
@@ -50,7 +70,7 @@ def trial_runs(store: Store, group_of: Mapping[int, K]) -> dict[tuple[K, int], l
             run = _interleaved_run(store, source_id, workload_id, runs)
         run.best_only = source_id in best_only
         found.setdefault((group, workload_id), []).append(run)
-    return found
+    yield from found.items()
 
 
 def _interleaved_run(

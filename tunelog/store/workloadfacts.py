@@ -30,9 +30,7 @@ def fill_workload_facts(conn: sqlite3.Connection) -> int:
         return 0
     updates = []
     for workload_id, task, template_key, args, version, spelling in rows:
-        info = WorkloadInfo(
-            int(workload_id), task, template_key, json.loads(args), version, spelling
-        )
+        info = WorkloadInfo(int(workload_id), task, template_key, args, version, spelling)
         updates.append((*encoded(workload_facts(info)), int(workload_id)))
     conn.executemany(
         "UPDATE workloads SET layer_key = ?, facts = ?, family = ?, shapes = ?, flops = ? "
