@@ -3,7 +3,8 @@
 A target is looked up (or added) the first time the file names it. Workloads are resolved a
 batch at a time (`resolve`): the batch's unknown workloads are looked up in one query through
 a temporary table joined on the workloads' identity index, and the new ones inserted at once
-with ids given here, so a file of 80k workloads asks no query per workload.
+with ids given here and their facts (store.workloadfacts), so a file of 80k workloads asks no
+query per workload.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tunelog.store.groupstate import Group
+from tunelog.store.workloadfacts import columns_of
 from tunelog.targets import Target, parse_target
 
 WorkloadKey = tuple[str, str, str, str]
@@ -92,14 +94,19 @@ class ImportIds:
             if workload_id is None:
                 workload_id = self._next_id()
                 self.new_workloads.add(workload_id)
-                # The first spelling seen is kept for display (see schema migration 7).
-                added.append((workload_id, *key, pending[key][0].spelling))
+                # The first spelling seen is kept for display (see schema migration 7); the
+                # facts are stored with the workload (migration 12's columns), not updated in.
+                spelling = pending[key][0].spelling
+                added.append(
+                    (workload_id, *key, spelling, *columns_of(workload_id, *key, spelling))
+                )
             self.workload_ids[key] = workload_id
             for group in pending[key]:
                 group.workload_id = workload_id
         self.conn.executemany(
-            "INSERT INTO workloads (id, task_name, template_key, args, version, spelling) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            """INSERT INTO workloads (id, task_name, template_key, args, version, spelling,
+                                      layer_key, facts, family, shapes, flops)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             added,
         )
 

@@ -20,9 +20,10 @@ FILL_PAGE = 2048  # workloads read and written at a time by `fill_workload_facts
 def fill_workload_facts(conn: sqlite3.Connection) -> int:
     """Compute and store the facts of every workload that has none yet; how many were filled.
 
-    Called at the end of each file's import transaction and once after migration 12. Finding
-    no such workload costs one look at a partial index. Read and written a page of workloads
-    at a time, so memory does not grow with the number of new workloads.
+    Called at the end of each file's import transaction (the importer stores a new
+    workload's facts with it: this finds none unless an older tunelog added workloads) and
+    once after migration 12. Finding no such workload costs one look at a partial index. Read
+    and written a page of workloads at a time, so memory does not grow with their number.
     """
     filled = 0
     after = 0
@@ -34,12 +35,7 @@ def fill_workload_facts(conn: sqlite3.Connection) -> int:
         ).fetchall()
         if not rows:
             return filled
-        updates = []
-        for workload_id, task, template_key, args, version, spelling in rows:
-            info = WorkloadInfo(
-                int(workload_id), task, template_key, json.loads(args), version, spelling
-            )
-            updates.append((*encoded(workload_facts(info)), int(workload_id)))
+        updates = [(*columns_of(*row), int(row[0])) for row in rows]
         conn.executemany(
             "UPDATE workloads SET layer_key = ?, facts = ?, family = ?, shapes = ?, flops = ? "
             "WHERE id = ?",
@@ -47,6 +43,14 @@ def fill_workload_facts(conn: sqlite3.Connection) -> int:
         )
         filled += len(updates)
         after = int(rows[-1][0])
+
+
+def columns_of(
+    workload_id: int, task: str, template_key: str, args: str, version: str, spelling: str | None
+) -> tuple[str, str, str, str, str | None]:
+    """The facts columns of a workload from its own columns (`args`: canonical JSON)."""
+    info = WorkloadInfo(int(workload_id), task, template_key, json.loads(args), version, spelling)
+    return encoded(workload_facts(info))
 
 
 def encoded(facts: WorkloadFacts) -> tuple[str, str, str, str, str | None]:
