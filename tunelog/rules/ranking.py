@@ -11,7 +11,7 @@ migration 4); tests/test_rules.py runs every case through all three.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping
 
 Rank = tuple[float, int]  # (mean cost, record id): smaller ranks first
 
@@ -75,16 +75,22 @@ class TopConfigs:
         ranks = zip(means.values(), ids.values(), strict=True)
         return sorted(zip(ranks, means, strict=True))[: self.kept]
 
-    def kept_configs(self) -> Iterator[tuple[int, int, float]]:
-        """`(config index, record id, mean)` of the `kept` best configs, in no order (those
-        known when they are no more than `kept`: nothing to sort)."""
-        if len(self.means) <= self.kept:
-            return zip(self.means, self.ids.values(), self.means.values(), strict=True)
-        return ((index, rid, mean) for (mean, rid), index in self.ranked())
+    def kept_configs(self) -> tuple[Iterable[int], Iterable[int], Iterable[float]]:
+        """The `kept` best configs as columns, in no order: config indexes, record ids, means
+        (the ones known as they are when they are no more than `kept`: nothing to sort)."""
+        means = self.means
+        if len(means) <= self.kept:
+            return means.keys(), self.ids.values(), means.values()
+        best = self.ranked()
+        return (
+            [index for _, index in best],
+            [rid for (_, rid), _ in best],
+            [mean for (mean, _), _ in best],
+        )
 
     def merged(self, stored: dict[int, Rank]) -> list[tuple[Rank, int]]:
         """The `kept` best configs of these and of `stored` (configs ranked before, changed
         in place), best first."""
-        for index, rid, mean in self.kept_configs():
+        for index, rid, mean in zip(*self.kept_configs(), strict=True):
             better_config(stored, index, (mean, rid))
         return best_configs(stored, self.kept)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from itertools import repeat
 from typing import Any
 
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL, beats
@@ -255,8 +256,8 @@ class GroupStore:
                 continue
             if g.workload_id in self.new_workloads:
                 # Nothing kept before, nothing dropped: the file's configs are the ranking.
-                ids = (g.target_id, g.workload_id)
-                rows += [(*ids, index, rid, mean) for index, rid, mean in g.top.kept_configs()]
+                columns = g.top.kept_configs()
+                rows += zip(repeat(g.target_id), repeat(g.workload_id), *columns, strict=False)
             else:
                 merged.append(g)
         kept = self._kept_top_configs(merged)
