@@ -16,8 +16,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from tunelog.rules.bestrecord import improves
-
 Improvements = list[tuple[int, float]]
 
 
@@ -54,7 +52,9 @@ class BestSoFar:
             return False
         self.valid += 1
         steps = self.improvements
-        if steps and not improves(mean_cost, steps[-1][1]):
+        # `rules.bestrecord.improves` (strictly smaller), written out: this runs once per
+        # record of every import, and a call would cost more than the comparison.
+        if steps and not mean_cost < steps[-1][1]:
             return False
         steps.append((self.trials, mean_cost))
         return True

@@ -222,7 +222,9 @@ class ImportWriter:
         # best configs (rules.ranking).
         if group.run.add(mean, error_no):
             group.best_id = record_id
-        if error_no == 0:
+        # Only a record under the configs' bound can rank (see TopConfigs.offer): checked
+        # here first, as most records of a long run are not.
+        if error_no == 0 and mean < group.top.bound:
             group.top.offer(rec.config_index, mean, record_id)
         # Last: a full block may store the batch and the groups, this record's state with them.
         if len(block) >= BLOCK_LINES:
