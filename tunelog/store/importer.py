@@ -207,6 +207,7 @@ class ImportWriter:
         error_no = rec.error_no
         all_cost = rec.all_cost
         mean = rec.mean_cost
+        timestamp = rec.timestamp
         self.rows.append(
             (
                 record_id,
@@ -217,7 +218,7 @@ class ImportWriter:
                 error_no,
                 mean,
                 all_cost,
-                rec.timestamp,
+                timestamp,
                 content_hash(content),
             )
         )
@@ -231,7 +232,6 @@ class ImportWriter:
             elif all_cost > tally[2]:
                 tally[2] = all_cost
         group.last_id = record_id
-        timestamp = rec.timestamp
         if timestamp < group.start:
             group.start = timestamp
         # The record's trial in its group's run (rules.bestsofar): a new best of the run is
