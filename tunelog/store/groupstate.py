@@ -245,7 +245,7 @@ class GroupStore:
         record, ranked by (mean cost, record id): the earliest of equal means first, as the
         slots rank. A slot's K best distinct configs (K <= TOP_CONFIGS_KEPT) are always among
         the kept configs of its targets, so `export --top-k` reads this small table instead of
-        sorting every valid record. A duplicate (dropped later, see `_deduplicate`) never ranks:
+        sorting every valid record. A duplicate (dropped later: store.deduplication) never ranks:
         its first copy has the same config and mean and a smaller id, and is ranked first (or
         already kept) in the same group.
         """
