@@ -3,7 +3,9 @@ sizes, every table ends the same as when a file is one batch."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,3 +58,30 @@ def test_every_batch_size_stores_the_same_tables(
     batched = _imports(tmp_path / "batched")
     for name in TABLES:
         assert batched[name] == whole[name], name
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["imported", "failed"])
+def test_an_import_gives_back_the_collectors_thresholds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: bool
+) -> None:
+    """The importer collects cycles less often while it reads (ImportWriter.run), and leaves the
+    process's thresholds as they were, also when the import fails."""
+    seen: list[tuple[int, int, int]] = []
+    real_add = importer.ImportWriter.add
+
+    def watched_add(self: importer.ImportWriter, *args: Any) -> None:
+        seen.append(gc.get_threshold())
+        if fails:
+            raise RuntimeError("interrupted")
+        real_add(self, *args)
+
+    monkeypatch.setattr(importer.ImportWriter, "add", watched_add)
+    before = gc.get_threshold()
+    with Store(tmp_path / "t.db") as store:
+        if fails:
+            with pytest.raises(RuntimeError):
+                tunelog.import_paths(store, [str(LOGS[0])])
+        else:
+            tunelog.import_paths(store, [str(LOGS[0])])
+    assert seen and seen[0][0] == max(before[0], importer.GC_YOUNG_THRESHOLD) > before[0]
+    assert gc.get_threshold() == before

@@ -12,7 +12,7 @@ from tunelog.importreport import FileReport
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL, beats, improves
 from tunelog.rules.bestsofar import BestSoFar, joined
 from tunelog.rules.lineaccounting import SOURCE_ACCOUNTED_SQL, duplicates_when_moved, is_accounted
-from tunelog.rules.ranking import best_configs, better_config
+from tunelog.rules.ranking import TopConfigs, best_configs, better_config
 from tunelog.rules.slots import Slot
 from tunelog.selection import HistoryBest
 from tunelog.store.schema import TOP_CONFIGS_KEPT, fill_top_configs
@@ -137,8 +137,15 @@ def _extended(trials: Sequence[Trial]) -> list[tuple[int, float]]:
     return run.improvements
 
 
+def _the_trials_add_says_improved(trials: Sequence[Trial]) -> list[tuple[int, float]]:
+    """The importer's best record of a run: the last trial `add` says improved."""
+    run = BestSoFar()
+    return [(n, mean) for n, (mean, error_no) in enumerate(trials, 1) if run.add(mean, error_no)]
+
+
 BEST_SO_FAR: dict[str, Callable[[Sequence[Trial]], list[tuple[int, float]]]] = {
     "trial by trial": _trial_by_trial,
+    "the trials add says improved": _the_trials_add_says_improved,
     "split and joined": _split_and_joined,
     "extended one trial at a time": _extended,
 }
@@ -248,6 +255,31 @@ def _ranking_rule(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
     return [(index, rid) for (_, rid), index in best_configs(candidates, k)]
 
 
+def _top_configs(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
+    """As the importer ranks a file's configs: offered in id order, k kept, then ranked."""
+    top = TopConfigs(k)
+    for index, mean, rid in sorted(records, key=lambda record: record[2]):
+        top.offer(index, mean, rid)
+    return [(index, rid) for (_, rid), index in top.ranked()]
+
+
+def _top_configs_merged(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
+    """Every split into configs stored before and a file's configs merged gives one answer."""
+    answers = set()
+    ordered = sorted(records, key=lambda record: record[2])
+    for cut in range(len(ordered) + 1):
+        stored: dict[int, tuple[float, int]] = {}
+        for index, mean, rid in ordered[:cut]:
+            better_config(stored, index, (mean, rid))
+        stored = {index: rank for rank, index in best_configs(stored, k)}
+        top = TopConfigs(k)
+        for index, mean, rid in ordered[cut:]:
+            top.offer(index, mean, rid)
+        answers.add(tuple((index, rid) for (_, rid), index in top.merged(stored)))
+    (answer,) = answers
+    return list(answer)
+
+
 def _ranking_sql(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
     conn = sqlite3.connect(":memory:")
     conn.execute(
@@ -271,6 +303,8 @@ def _ranking_sql(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
 
 RANKINGS: dict[str, Callable[[Sequence[tuple[int, float, int]], int], Ranked]] = {
     "python": _ranking_rule,
+    "importer (TopConfigs)": _top_configs,
+    "importer merged with stored (TopConfigs.merged)": _top_configs_merged,
     "sql (fill_top_configs)": _ranking_sql,
 }
 
@@ -280,6 +314,18 @@ RANKING_CASES: list[tuple[str, list[tuple[int, float, int]], int, Ranked]] = [
     ("a tie ranks the earlier first", [(7, 1.0, 2), (8, 1.0, 1)], 3, [(8, 1), (7, 2)]),
     ("a config's tie keeps its earlier record", [(7, 1.0, 1), (7, 1.0, 2)], 3, [(7, 1)]),
     ("only k configs", [(1, 3.0, 1), (2, 2.0, 2), (3, 1.0, 3)], 2, [(3, 3), (2, 2)]),
+    (
+        "configs beyond 4k forgotten, the best kept",
+        [(i, float(10 - i), i) for i in range(1, 10)] + [(2, 0.5, 10), (1, 9.0, 11)],
+        2,
+        [(2, 10), (9, 9)],
+    ),
+    (
+        "after forgetting, a tie with the last kept ranks after it",
+        [(i, float(i), i) for i in range(1, 10)] + [(10, 2.0, 10), (11, 1.5, 11)],
+        2,
+        [(1, 1), (11, 11)],
+    ),
 ]
 
 

@@ -6,8 +6,9 @@ strictly lower than every earlier valid trial's (`rules.bestrecord.improves`). O
 improvements are kept, `(trial number, new best)`, so runs from several sources can be
 summarised apart and joined later in trial order.
 
-The importer applies the rule inline per record (store.importer.ImportWriter.add) and joins
-stored runs with `joined`; convergence.Progress and the report's curves build on `BestSoFar`.
+The importer keeps a `BestSoFar` per (target, workload) of a file, adds each record to it
+(its best record is the trial of the last improvement) and joins stored runs with `joined`;
+convergence.Progress and the report's curves build on `BestSoFar` too.
 """
 
 from __future__ import annotations
@@ -44,14 +45,19 @@ class BestSoFar:
         """The best valid mean cost so far (infinity before the first valid trial)."""
         return self.improvements[-1][1] if self.improvements else math.inf
 
-    def add(self, mean_cost: float, error_no: int) -> None:
-        """The next trial in order."""
+    def add(self, mean_cost: float, error_no: int) -> bool:
+        """The next trial in order; whether it improved the best (it is the new best record)."""
         self.trials += 1
         if error_no != 0:
-            return
+            return False
         self.valid += 1
-        if not self.improvements or mean_cost < self.improvements[-1][1]:
-            self.improvements.append((self.trials, mean_cost))
+        steps = self.improvements
+        # `rules.bestrecord.improves` (strictly smaller), written out: this runs once per
+        # record of every import, and a call would cost more than the comparison.
+        if steps and not mean_cost < steps[-1][1]:
+            return False
+        steps.append((self.trials, mean_cost))
+        return True
 
     def extend(self, later: BestSoFar) -> None:
         """Append a run whose trials all come after this one's."""

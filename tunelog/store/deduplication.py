@@ -1,8 +1,9 @@
 """Dropping the records of an imported file whose lines were stored before (exactly).
 
-Content hashes are indexed per workload; a record whose hash is taken is compared byte for
-byte with the holder and either dropped as a duplicate (counted out of its tally, its line
-pointing at the holder in the file's holdings) or re-hashed by linear probing (a collision).
+Content hashes are indexed per workload at the end of the file (`deduplicate`); a record whose
+hash is taken is compared byte for byte with the holder and either dropped as a duplicate
+(counted out of its tally, its line pointing at the holder in the file's holdings) or re-hashed
+by linear probing (a collision).
 """
 
 from __future__ import annotations
@@ -13,9 +14,39 @@ from tunelog.store import holdings
 from tunelog.store.codec import LineReader, next_hash
 
 
+def deduplicate(
+    conn: sqlite3.Connection, source_id: int, first_id: int, end_id: int, first_seq: int
+) -> int:
+    """Index the content hashes of the file's records [first_id, end_id); remove those seen
+    before. Returns how many.
+
+    The hashes go into the index sorted, in one statement: a pass over the B-tree instead
+    of a random insert per line (which dominated large imports). In the usual case every
+    hash is new and that is all; otherwise the records whose hash is taken are compared
+    byte for byte with the holder, and either dropped (a duplicate) or re-hashed by linear
+    probing (a 64-bit collision). `first_seq`: the file's first holdings entry.
+    """
+    added = end_id - first_id
+    if added == 0:
+        return 0
+    indexed = conn.execute(
+        """INSERT OR IGNORE INTO content_hashes (workload_id, hash, record_id)
+           SELECT workload_id, hash, id FROM records WHERE id >= ?
+           ORDER BY workload_id, hash, id""",
+        (first_id,),
+    ).rowcount
+    if indexed == added:
+        return 0
+    duplicates = Deduplicator(conn, first_id, end_id).run()
+    if duplicates:
+        # The file still held those lines: its runs point at the records holding them.
+        holdings.remap(conn, source_id, first_seq)
+    conn.execute("DROP TABLE IF EXISTS temp.dropped_segments")
+    return duplicates
+
+
 class Deduplicator:
-    """The slow path of `ImportWriter._deduplicate`: records of this file whose content hash
-    is taken."""
+    """The slow path of `deduplicate`: records of this file whose content hash is taken."""
 
     PAGE = 2000
 

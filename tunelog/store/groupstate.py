@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from itertools import repeat
 from typing import Any
 
-from tunelog.rules.bestrecord import OFFER_SLOT_SQL
-from tunelog.rules.bestsofar import joined
-from tunelog.rules.ranking import best_configs, better_config
+from tunelog.rules.bestrecord import OFFER_SLOT_SQL, beats
+from tunelog.rules.bestsofar import BestSoFar
+from tunelog.rules.ranking import TopConfigs
 from tunelog.rules.slots import slots_of
 from tunelog.store.codec import improvements_text
 from tunelog.store.schema import TOP_CONFIGS_KEPT
@@ -30,69 +31,40 @@ GROUPS_HELD = 4096
 
 
 class Group:
-    """One (target, workload) of the file: its ids, best valid record, tallies by error."""
+    """One (target, workload) of the file: its ids, its run (rules.bestsofar: the best record
+    is the trial of its last improvement), its best configs (rules.ranking), its tallies."""
 
     __slots__ = (
         "best_id",
-        "best_mean",
-        "config_ids",
-        "config_means",
         "first_id",
-        "improvements",
         "key",
         "last_id",
+        "run",
         "spelling",
         "start",
         "tallies",
         "target_id",
-        "top_bound",
-        "trials",
+        "top",
         "version",
         "workload_id",
     )
 
     def __init__(self, target_id: int, workload_id: int) -> None:
         self.target_id = target_id
-        # 0 until looked up (importer.ImportWriter._resolve_workloads), from `key` and `spelling`.
+        # 0 until looked up (store.importids.ImportIds.resolve), from `key` and `spelling`.
         self.workload_id = workload_id
         self.key: tuple[str, str, str, str] | None = None
         self.spelling: str | None = None
         self.version = ""  # the log version picks the slots (rules.slots.slots_of)
-        self.best_mean = math.inf
+        # The file's trials of this (target, workload) in file order, for convergence and the
+        # best record (the id of the trial that last improved).
+        self.run = BestSoFar()
         self.best_id: int | None = None
-        # Per config index, its best valid record in this file (two dicts of scalars rather
-        # than one of tuples: nothing for the garbage collector to traverse).
-        self.config_means: dict[int, float] = {}
-        self.config_ids: dict[int, int] = {}
-        self.top_bound = math.inf
+        self.top = TopConfigs(TOP_CONFIGS_KEPT)
         # Per error number: [records, min all_cost, max all_cost].
         self.tallies: dict[int, list[float]] = {}
-        # The file's run of this (target, workload), for convergence (see _store_trial_runs).
-        self.trials = 0
         self.first_id = self.last_id = -1
         self.start = math.inf
-        self.improvements: list[tuple[int, float]] = []
-
-    def keep_top_configs(self) -> None:
-        """Forget all but the TOP_CONFIGS_KEPT best configs (by mean, then record id).
-
-        A config forgotten here was beaten by that many others, which only get better, so it
-        cannot be among the group's best at the end of the file; nor can a record that does not
-        beat the last config kept (`top_bound`).
-        """
-        if len(self.config_means) <= TOP_CONFIGS_KEPT:
-            return
-        kept = self.ranked_configs()[:TOP_CONFIGS_KEPT]
-        self.config_means = {index: mean for mean, _, index in kept}
-        self.config_ids = {index: record_id for _, record_id, index in kept}
-        self.top_bound = kept[-1][0]
-
-    def ranked_configs(self) -> list[tuple[float, int, int]]:
-        """`(mean, record id, config index)` of the configs known, best first (the ranking of
-        rules.ranking.best_configs, flattened: this runs once per group)."""
-        # The two dicts hold the same keys in the same order (set and deleted together).
-        means, ids = self.config_means, self.config_ids
-        return sorted(zip(means.values(), ids.values(), means, strict=True))
 
 
 class GroupStore:
@@ -144,25 +116,34 @@ class GroupStore:
     def _store_slots(self, groups: list[Group]) -> None:
         """Offer each group's best record to its slots, by ApplyHistoryBest's own rule.
 
-        The groups' best records are offered to each slot they compete for (rules.slots.slots_of)
-        through `rules.bestrecord.OFFER_SLOT_SQL`: the best-record rule as an upsert, in any
-        order of offers (of equal means the smaller id, the earlier record, wins), so holders
-        need not be read first. A duplicate never holds a slot: its first copy has the same
-        mean and a smaller id.
+        The groups' best records are offered to each slot they compete for (rules.slots.slots_of):
+        first among themselves (`rules.bestrecord.beats`: groups of several targets compete
+        for one slot), then the winners through `rules.bestrecord.OFFER_SLOT_SQL`, the rule as
+        an upsert, in any order of offers (of equal means the smaller id, the earlier record,
+        wins), so holders need not be read first. A duplicate never holds a slot: its first
+        copy has the same mean and a smaller id.
         """
         names: dict[tuple[int, str], list[tuple[str, str]]] = {}
-        rows: list[tuple[str, str, int, int, float]] = []
-        offered = sorted(
-            ((g.best_id, g) for g in groups if g.best_id is not None), key=lambda item: item[0]
-        )
-        for best_id, g in offered:
+        offers: dict[tuple[str, str, int], tuple[float, int]] = {}
+        for g in groups:
+            best_id = g.best_id
+            if best_id is None:
+                continue
             pairs = names.get((g.target_id, g.version))
             if pairs is None:
                 target = self.targets_by_id[g.target_id]
                 pairs = [(slot.kind, slot.name) for slot in slots_of(target, "", g.version)]
                 names[(g.target_id, g.version)] = pairs
-            rows += [(kind, name, g.workload_id, best_id, g.best_mean) for kind, name in pairs]
-        self.conn.executemany(OFFER_SLOT_SQL, rows)
+            mean = g.run.best
+            for kind, name in pairs:
+                slot = (kind, name, g.workload_id)
+                held = offers.get(slot)
+                if held is None or beats(mean, best_id, *held):
+                    offers[slot] = (mean, best_id)
+        self.conn.executemany(
+            OFFER_SLOT_SQL,
+            [(kind, name, wid, rid, mean) for (kind, name, wid), (mean, rid) in offers.items()],
+        )
 
     def _store_trial_runs(self, groups: list[Group]) -> None:
         """One `trial_runs` row per (target, workload) of the file: its trials in file order.
@@ -170,34 +151,35 @@ class GroupStore:
         What convergence needs (convergence.Progress: trials, valid trials, each new best with
         its trial number) and where the run starts (earliest timestamp, first and last record
         id), counted on the hot path. A run stored before (earlier in this file, or the lines
-        a resumed source held) is joined with the groups' (as convergence.Progress.extend).
+        a resumed source held) is joined with the groups' (`BestSoFar.extend`); a workload the
+        file added and has not stored yet has none.
         """
-        earlier = self._stored_runs(groups)
+        earlier = self._stored_runs([g for g in groups if g.workload_id not in self.new_workloads])
         rows = []
         for g in groups:
-            trials = g.trials
-            if trials == 0:
+            run = g.run
+            if run.trials == 0:
                 continue
-            valid = int(g.tallies[0][0]) if 0 in g.tallies else 0
-            start, first_id, improvements = g.start, g.first_id, g.improvements
+            start, first_id = g.start, g.first_id
             before = earlier.get((g.target_id, g.workload_id))
             if before is not None:
                 old_trials, old_valid, old_start, old_first, old_improvements = before
                 stored = [(int(n), float(c)) for n, c in json.loads(old_improvements)]
-                improvements = joined(stored, old_trials, g.improvements)
-                trials, valid = trials + old_trials, valid + old_valid
+                joined = BestSoFar(int(old_trials), int(old_valid), stored)
+                joined.extend(run)
+                run = joined
                 start, first_id = min(start, old_start), min(first_id, old_first)
             rows.append(
                 (
                     self.source_id,
                     g.target_id,
                     g.workload_id,
-                    trials,
-                    valid,
+                    run.trials,
+                    run.valid,
                     start,
                     first_id,
                     g.last_id,
-                    improvements_text(improvements),
+                    improvements_text(run.improvements),
                 )
             )
         self.conn.executemany(
@@ -207,6 +189,8 @@ class GroupStore:
     def _stored_runs(self, groups: list[Group]) -> dict[tuple[int, int], tuple[Any, ...]]:
         """The source's stored runs of these groups: {(target, workload): (trials, valid,
         start, first id, improvements)}, read a few hundred workloads a query."""
+        if not groups:
+            return {}
         wanted: dict[int, list[int]] = {}
         for g in groups:
             wanted.setdefault(g.target_id, []).append(g.workload_id)
@@ -250,13 +234,8 @@ class GroupStore:
                 g.first_id = record_id
                 groups.append(g)
             g.last_id = record_id
-            g.trials += 1
             g.start = min(g.start, timestamp)
-            if error_no == 0:
-                g.tallies[0] = [g.tallies[0][0] + 1, 0.0, 0.0] if 0 in g.tallies else [1, 0.0, 0.0]
-                if mean < g.best_mean:
-                    g.best_mean = mean
-                    g.improvements.append((g.trials, mean))
+            g.run.add(mean, error_no)
         self._store_trial_runs(groups)
 
     def _store_top_configs(self, groups: list[Group]) -> None:
@@ -266,29 +245,25 @@ class GroupStore:
         record, ranked by (mean cost, record id): the earliest of equal means first, as the
         slots rank. A slot's K best distinct configs (K <= TOP_CONFIGS_KEPT) are always among
         the kept configs of its targets, so `export --top-k` reads this small table instead of
-        sorting every valid record. A duplicate (dropped later, see `_deduplicate`) never ranks:
+        sorting every valid record. A duplicate (dropped later: store.deduplication) never ranks:
         its first copy has the same config and mean and a smaller id, and is ranked first (or
         already kept) in the same group.
         """
         rows: list[tuple[int, int, int, int, float]] = []
         merged: list[Group] = []
         for g in groups:
-            if not g.config_ids:
+            if not g.top:
                 continue
-            g.keep_top_configs()
             if g.workload_id in self.new_workloads:
                 # Nothing kept before, nothing dropped: the file's configs are the ranking.
-                ids = (g.target_id, g.workload_id)
-                rows += [(*ids, index, rid, mean) for mean, rid, index in g.ranked_configs()]
+                columns = g.top.kept_configs()
+                rows += zip(repeat(g.target_id), repeat(g.workload_id), *columns, strict=False)
             else:
                 merged.append(g)
         kept = self._kept_top_configs(merged)
         for g in merged:
             ids = (g.target_id, g.workload_id)
-            candidates = kept.get(ids, {})
-            for index, rid in g.config_ids.items():
-                better_config(candidates, index, (g.config_means[index], rid))
-            best = best_configs(candidates, TOP_CONFIGS_KEPT)
+            best = g.top.merged(kept.get(ids, {}))
             rows += [(*ids, index, rid, mean) for (mean, rid), index in best]
         self.conn.executemany(
             "DELETE FROM top_configs WHERE target_id = ? AND workload_id = ?", list(kept)

@@ -1,17 +1,18 @@
 """Importing one log inside the caller's transaction: parse, store in batches, deduplicate.
 
 The per-line path does as little as it can: decode, find the record's (target, workload)
-group, hash, append the line to a compressed block, and queue one records row. Per batch of
-records, the new workloads are looked up and added at once; every GROUPS_HELD groups, their
-tallies, slot offers, best configs and runs are stored (store.groupstate), so memory does not
-grow with the number of workloads. At the end of the file, content hashes are indexed in
-sorted order (one pass over the B-tree instead of a random insert per line) and duplicates
-resolved exactly (store.deduplication), so queries never scan records.
+group, hash, append the line to a compressed block, queue one records row, and hand the record
+to its group's rules (its run: rules.bestsofar; its best configs: rules.ranking). Per batch of
+records, the new workloads are looked up and added at once (store.importids); every
+GROUPS_HELD groups, their tallies, slot offers, best configs and runs are stored
+(store.groupstate), so memory does not grow with the number of workloads. At the end of the
+file, content hashes are indexed in sorted order and duplicates resolved exactly
+(store.deduplication), so queries never scan records.
 """
 
 from __future__ import annotations
 
-import json
+import gc
 import lzma
 import sqlite3
 import zlib
@@ -39,13 +40,14 @@ from tunelog.store.codec import (
     BlockPacker,
     content_hash,
 )
-from tunelog.store.deduplication import Deduplicator
+from tunelog.store.deduplication import deduplicate
 from tunelog.store.groupstate import GROUPS_HELD, Group, GroupStore
-from tunelog.store.schema import TOP_CONFIGS_KEPT
-from tunelog.targets import Target, parse_target
+from tunelog.store.importids import ImportIds, WorkloadKey
 
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
 ProgressCallback = Callable[[int], None]
+# Allocations between two collections of the youngest generation while a file is read (see run).
+GC_YOUNG_THRESHOLD = 100_000
 
 # What a truncated or corrupt compressed stream raises while it is read.
 _STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
@@ -63,7 +65,7 @@ class ImportWriter:
         scanner: Callable[[bytes], ScannedLine] = scan_content,
         source_id: int | None = None,
         first_line: int = 0,
-        known_workloads: Mapping[tuple[str, str, str, str], int] | None = None,
+        known_workloads: Mapping[WorkloadKey, int] | None = None,
     ) -> None:
         """`source_id` and `first_line`: continue that source after its first lines (the lines
         a tuner appended since; see Store.import_log), else a new source from line 1.
@@ -102,20 +104,12 @@ class ImportWriter:
         # Records rows waiting for the batch insert; the fourth item is the record's group
         # until `_flush` has looked up the batch's new workloads and put their ids in.
         self.rows: list[tuple[Any, ...]] = []
-        self.target_ids: dict[str, int] = {}
-        # Workload ids by identity, as looked up in this file since the groups were last
-        # stored (a workload measured for several targets is looked up once).
-        self.workload_ids: dict[tuple[str, str, str, str], int] = {}
-        self.known_workloads = known_workloads if known_workloads is not None else {}
-        self.targets_by_id: dict[int, Target] = {}
+        self.ids = ImportIds(conn, known_workloads)
         # The (target, workload) groups held since their state was last stored, by the first
         # five Measurement fields (the identity: target, and workload as normalised), and
         # those whose workload id is not looked up yet (done once per batch, see `_flush`).
         self.groups: dict[tuple[Any, ...], Group] = {}
         self.unresolved: list[Group] = []
-        # Ids given to the workloads this file adds, in order: [first_new_workload,
-        # next_workload_id) once the first is given (see _resolve_workloads).
-        self.first_new_workload = self.next_workload_id = 0
         # A resumed source's runs as they were before this file, for a recount after
         # duplicates (the groups' runs are stored batch after batch, see
         # GroupStore.recount_runs).
@@ -132,15 +126,11 @@ class ImportWriter:
         self.pending_rejects: list[tuple[int, int, str]] = []
         # Line number of the last line read that ends with a line end (set by `run`).
         self.terminated_lines = first_line
-        # Workloads this file added whose groups were not stored yet: no kept config of theirs
-        # can exist, so the once-per-group lookups skip them (logs of best configs have ~2
-        # lines per workload). All the file added: `added_workloads`.
-        self.new_workloads: set[int] = set()
         self.group_store = GroupStore(
             conn,
             source_id,
-            self.targets_by_id,
-            self.new_workloads,
+            self.ids.targets_by_id,
+            self.ids.new_workloads,
             runs_snapshot=self.runs_snapshot,
         )
 
@@ -148,6 +138,20 @@ class ImportWriter:
         self, lines: Iterable[bytes], opened: OpenedLog, progress: ProgressCallback | None
     ) -> None:
         """Read every line: records are queued and stored in batches, the rest counted."""
+        # Each line allocates a few containers (the decoded record, its row) that die young and
+        # form no cycles; at the default threshold (700) the cyclic collector ran every few
+        # lines and cost a tenth of an import (1M lines: ~1.5 s). It still runs, less often;
+        # the threshold is the process's, restored after.
+        thresholds = gc.get_threshold()
+        gc.set_threshold(max(thresholds[0], GC_YOUNG_THRESHOLD), *thresholds[1:])
+        try:
+            self._read(lines, opened, progress)
+        finally:
+            gc.set_threshold(*thresholds)
+
+    def _read(
+        self, lines: Iterable[bytes], opened: OpenedLog, progress: ProgressCallback | None
+    ) -> None:
         self._opened = opened
         self._progress = progress
         report = self.report
@@ -203,6 +207,7 @@ class ImportWriter:
         error_no = rec.error_no
         all_cost = rec.all_cost
         mean = rec.mean_cost
+        timestamp = rec.timestamp
         self.rows.append(
             (
                 record_id,
@@ -213,11 +218,10 @@ class ImportWriter:
                 error_no,
                 mean,
                 all_cost,
-                rec.timestamp,
+                timestamp,
                 content_hash(content),
             )
         )
-        group.trials += 1
         tally = group.tallies.get(error_no)
         if tally is None:
             group.tallies[error_no] = [1, all_cost, all_cost]
@@ -228,29 +232,17 @@ class ImportWriter:
             elif all_cost > tally[2]:
                 tally[2] = all_cost
         group.last_id = record_id
-        timestamp = rec.timestamp
         if timestamp < group.start:
             group.start = timestamp
-        if error_no == 0:
-            # rules.bestrecord.improves, inline on the hot path (records come in file order):
-            # strictly faster only, so ties keep the earliest record.
-            if mean < group.best_mean:
-                group.best_mean = mean
-                group.best_id = record_id
-                # A new best of the run: its trial number is the group's records so far.
-                group.improvements.append((group.trials, mean))
-            # The best record of each config, for `export --top-k` (see GroupStore);
-            # once the group has forgotten configs, only a record beating the last kept one
-            # can rank among its best (a later record of equal mean ranks after it).
-            if mean < group.top_bound:
-                index = rec.config_index
-                means = group.config_means
-                known = means.get(index)
-                if known is None or mean < known:
-                    means[index] = mean
-                    group.config_ids[index] = record_id
-                    if len(means) > 4 * TOP_CONFIGS_KEPT:
-                        group.keep_top_configs()
+        # The record's trial in its group's run (rules.bestsofar): a new best of the run is
+        # the group's best record (rules.bestrecord), and a valid record may rank among its
+        # best configs (rules.ranking).
+        if group.run.add(mean, error_no):
+            group.best_id = record_id
+        # Only a record under the configs' bound can rank (see TopConfigs.offer): checked
+        # here first, as most records of a long run are not.
+        if error_no == 0 and mean < group.top.bound:
+            group.top.offer(rec.config_index, mean, record_id)
         # Last: a full block may store the batch and the groups, this record's state with them.
         if len(block) >= BLOCK_LINES:
             self._close_block()
@@ -266,7 +258,9 @@ class ImportWriter:
             self.conn.execute(
                 "UPDATE counters SET value = ? WHERE name = 'next_record_id'", (self.next_id,)
             )
-        duplicates = self._deduplicate()
+        duplicates = deduplicate(
+            self.conn, self.source_id, self.first_id, self.next_id, self.first_seq
+        )
         self.report.duplicates += duplicates
         self.report.new = self.next_id - self.first_id - duplicates
         if duplicates:
@@ -278,7 +272,12 @@ class ImportWriter:
 
     def added_workloads(self) -> range:
         """The ids of the workloads this file added (none before the end of `finish`'s reads)."""
-        return range(self.first_new_workload, self.next_workload_id)
+        return self.ids.added()
+
+    @property
+    def workload_ids(self) -> dict[WorkloadKey, int]:
+        """Workload ids by identity, as looked up since the groups were last stored."""
+        return self.ids.workload_ids
 
     # -- lines that are not plain records ---------------------------------------------------
 
@@ -321,9 +320,8 @@ class ImportWriter:
 
     def _group(self, rec: Measurement) -> Group:
         """The group of a (target, workload) not seen since the groups were last stored."""
-        target_id = self.target_ids.get(rec.target) or self._target(rec.target)
         key = workload_key(rec)
-        group = Group(target_id, self.workload_ids.get(key) or self.known_workloads.get(key, 0))
+        group = Group(self.ids.target(rec.target), self.ids.workload(key))
         group.version = rec.log_version  # the log version picks the slots (slots_of)
         group.first_id = self.next_id  # the record being added
         if not group.workload_id:
@@ -332,77 +330,6 @@ class ImportWriter:
             self.unresolved.append(group)
         self.groups[rec[:IDENTITY_LENGTH]] = group
         return group
-
-    def _target(self, target: str) -> int:
-        parsed = parse_target(target)
-        row = self.conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()
-        if row is None:
-            row = self.conn.execute(
-                "INSERT INTO targets (target, kind, keys, model) VALUES (?, ?, ?, ?) RETURNING id",
-                (target, parsed.kind, json.dumps(list(parsed.keys)), parsed.model),
-            ).fetchone()
-        target_id = int(row[0])
-        self.target_ids[target] = target_id
-        self.targets_by_id[target_id] = parsed
-        return target_id
-
-    def _resolve_workloads(self) -> None:
-        """Give the groups created since the last batch their workload ids, adding new ones.
-
-        One lookup per batch through a temporary table joined on the workloads' identity
-        index, and one insert of the new workloads with ids given here (the next free ones,
-        as SQLite would): a file of 80k workloads asks no query per workload.
-        """
-        pending: dict[tuple[str, str, str, str], list[Group]] = {}
-        for group in self.unresolved:
-            assert group.key is not None
-            known = self.workload_ids.get(group.key)
-            if known is not None:
-                group.workload_id = known
-            else:
-                pending.setdefault(group.key, []).append(group)
-        self.unresolved = []
-        if not pending:
-            return
-        conn = self.conn
-        conn.execute(
-            """CREATE TEMP TABLE IF NOT EXISTS wanted_workloads (
-                   n INTEGER PRIMARY KEY, task_name TEXT, template_key TEXT, args TEXT,
-                   version TEXT)"""
-        )
-        keys = list(pending)
-        conn.executemany(
-            "INSERT INTO temp.wanted_workloads VALUES (?, ?, ?, ?, ?)",
-            [(n, *key) for n, key in enumerate(keys)],
-        )
-        found = dict(
-            conn.execute(
-                """SELECT t.n, w.id FROM temp.wanted_workloads t JOIN workloads w
-                   ON w.task_name = t.task_name AND w.template_key = t.template_key
-                      AND w.args = t.args AND w.version = t.version"""
-            ).fetchall()
-        )
-        conn.execute("DELETE FROM temp.wanted_workloads")
-        added: list[tuple[Any, ...]] = []
-        for n, key in enumerate(keys):
-            workload_id = found.get(n)
-            if workload_id is None:
-                if not self.next_workload_id:
-                    top = conn.execute("SELECT max(id) FROM workloads").fetchone()[0]
-                    self.first_new_workload = self.next_workload_id = int(top or 0) + 1
-                workload_id = self.next_workload_id
-                self.next_workload_id += 1
-                self.new_workloads.add(workload_id)
-                # The first spelling seen is kept for display (see schema migration 7).
-                added.append((workload_id, *key, pending[key][0].spelling))
-            self.workload_ids[key] = workload_id
-            for group in pending[key]:
-                group.workload_id = workload_id
-        conn.executemany(
-            "INSERT INTO workloads (id, task_name, template_key, args, version, spelling) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            added,
-        )
 
     # -- batches ------------------------------------------------------------------------------
 
@@ -426,7 +353,8 @@ class ImportWriter:
             self.packed_blocks = []
         if self.rows:
             if self.unresolved:
-                self._resolve_workloads()
+                self.ids.resolve(self.unresolved)
+                self.unresolved = []
                 self.rows = [
                     row if type(row[3]) is int else (*row[:3], row[3].workload_id, *row[4:])
                     for row in self.rows
@@ -464,34 +392,7 @@ class ImportWriter:
         )
         self.run_starts = [] if final else starts[-1:]
 
-    # -- once per file ------------------------------------------------------------------------
-
-    def _deduplicate(self) -> int:
-        """Index the file's content hashes; remove the records seen before. Returns how many.
-
-        The hashes go into the index sorted, in one statement: a pass over the B-tree instead
-        of a random insert per line (which dominated large imports). In the usual case every
-        hash is new and that is all; otherwise the records whose hash is taken are compared
-        byte for byte with the holder, and either dropped (a duplicate) or re-hashed by linear
-        probing (a 64-bit collision).
-        """
-        added = self.next_id - self.first_id
-        if added == 0:
-            return 0
-        indexed = self.conn.execute(
-            """INSERT OR IGNORE INTO content_hashes (workload_id, hash, record_id)
-               SELECT workload_id, hash, id FROM records WHERE id >= ?
-               ORDER BY workload_id, hash, id""",
-            (self.first_id,),
-        ).rowcount
-        if indexed == added:
-            return 0
-        duplicates = Deduplicator(self.conn, self.first_id, self.next_id).run()
-        if duplicates:
-            # The file still held those lines: its runs point at the records holding them.
-            holdings.remap(self.conn, self.source_id, self.first_seq)
-        self.conn.execute("DROP TABLE IF EXISTS temp.dropped_segments")
-        return duplicates
+    # -- groups ------------------------------------------------------------------------------
 
     def _store_groups(self) -> None:
         """Store the held groups' tallies, slot offers, best configs and runs; forget them.
@@ -505,4 +406,4 @@ class ImportWriter:
             return
         self.group_store.store(groups)
         self.groups = {}
-        self.workload_ids = {}
+        self.ids.forget()

@@ -14,30 +14,43 @@ from tunelog.layers import WorkloadFacts, WorkloadInfo, workload_facts
 
 # The columns a reader selects after a workload's own ones, in `decoded`'s order.
 FACT_COLUMNS = "layer_key, facts, family, shapes, flops"
+FILL_PAGE = 2048  # workloads read and written at a time by `fill_workload_facts`
 
 
 def fill_workload_facts(conn: sqlite3.Connection) -> int:
     """Compute and store the facts of every workload that has none yet; how many were filled.
 
-    Called at the end of each file's import transaction and once after migration 12. Finding
-    no such workload costs one look at a partial index.
+    Called at the end of each file's import transaction (the importer stores a new
+    workload's facts with it: this finds none unless an older tunelog added workloads) and
+    once after migration 12. Finding no such workload costs one look at a partial index. Read
+    and written a page of workloads at a time, so memory does not grow with their number.
     """
-    rows = conn.execute(
-        """SELECT id, task_name, template_key, args, version, spelling FROM workloads
-           WHERE layer_key IS NULL"""
-    ).fetchall()
-    if not rows:
-        return 0
-    updates = []
-    for workload_id, task, template_key, args, version, spelling in rows:
-        info = WorkloadInfo(int(workload_id), task, template_key, args, version, spelling)
-        updates.append((*encoded(workload_facts(info)), int(workload_id)))
-    conn.executemany(
-        "UPDATE workloads SET layer_key = ?, facts = ?, family = ?, shapes = ?, flops = ? "
-        "WHERE id = ?",
-        updates,
-    )
-    return len(updates)
+    filled = 0
+    after = 0
+    while True:
+        rows = conn.execute(
+            """SELECT id, task_name, template_key, args, version, spelling FROM workloads
+               WHERE layer_key IS NULL AND id > ? ORDER BY id LIMIT ?""",
+            (after, FILL_PAGE),
+        ).fetchall()
+        if not rows:
+            return filled
+        updates = [(*columns_of(*row), int(row[0])) for row in rows]
+        conn.executemany(
+            "UPDATE workloads SET layer_key = ?, facts = ?, family = ?, shapes = ?, flops = ? "
+            "WHERE id = ?",
+            updates,
+        )
+        filled += len(updates)
+        after = int(rows[-1][0])
+
+
+def columns_of(
+    workload_id: int, task: str, template_key: str, args: str, version: str, spelling: str | None
+) -> tuple[str, str, str, str, str | None]:
+    """The facts columns of a workload from its own columns (`args`: canonical JSON)."""
+    info = WorkloadInfo(int(workload_id), task, template_key, args, version, spelling)
+    return encoded(workload_facts(info))
 
 
 def encoded(facts: WorkloadFacts) -> tuple[str, str, str, str, str | None]:

@@ -86,15 +86,17 @@ def _int(value: object) -> int | None:
 
 
 def _ints(value: object) -> tuple[int, ...] | None:
+    """A list of int64 arguments (`_int` of each, inline: every shape is read this way)."""
     if not isinstance(value, (list, tuple)):
         return None
-    out: list[int] = []
     for item in value:
-        number = _int(item)
-        if number is None:
+        if (
+            not isinstance(item, int)
+            or isinstance(item, bool)
+            or not _INT64_MIN <= item <= _INT64_MAX
+        ):
             return None
-        out.append(number)
-    return tuple(out)
+    return tuple(value)
 
 
 def _tensor(value: object) -> _Tensor | None:
