@@ -194,6 +194,7 @@ PLACES_SQL = """
 
 # Per (group, workload, error number): its tallies on the group's targets summed, and the first
 # target that has it (a template's errors are listed in the order its targets' tallies come).
+RECENT_WORKLOADS = 1024  # at 80k workloads, as many reuses as keeping every workload
 _STREAMS = itertools.count()  # names each `layer_candidates` stream's table of rows
 
 LAYER_ROW_COLUMNS = """seq INTEGER PRIMARY KEY, place INTEGER, group_no INTEGER,
@@ -233,6 +234,10 @@ def _layer_candidates(
     from tunelog.store.workloadfacts import FactsReader
 
     decoded = FactsReader()
+    # A workload is a candidate of its layer in each group (125k candidates of 40k workloads
+    # at 80k), and the groups' layers of one workload come close together in layer order:
+    # the recently listed workloads are kept (least recently listed first) and built once.
+    recent: dict[int, WorkloadInfo] = {}
     place = None
     group = groups[0] if groups else None
     layer_key = ""
@@ -251,9 +256,14 @@ def _layer_candidates(
             candidates, workload_id = [], -1
         if row_workload != workload_id:
             workload_id = row_workload
-            info = WorkloadInfo(
-                workload_id, task, template_key, args, version, spelling, decoded(facts)
-            )
+            info = recent.pop(workload_id, None)
+            if info is None:
+                info = WorkloadInfo(
+                    workload_id, task, template_key, args, version, spelling, decoded(facts)
+                )
+                if len(recent) >= RECENT_WORKLOADS:
+                    del recent[next(iter(recent))]  # the least recently listed
+            recent[workload_id] = info
             tuned = None if error_no is None else TemplateResult(info)
             answer = None
             if record_id is not None:
