@@ -71,8 +71,10 @@ class LayerInputs(Connection):
         answered for it by a slot the group's query asks. `for_groups`: these groups' layers
         only (targets the log may never have seen), every layer key of each, group after
         group, each group's in the order of their first workload. `unseen_models` (without
-        `for_groups`): after the database's groups, the same for each of their keys with a
-        model the log never saw, in the same pass.
+        `for_groups`): the database's groups and, in the same pass, the same for each of their
+        keys with a model the log never saw, each such layer placed just before the
+        database's layers of its first workload (an order for answers that are sets: a
+        workload's layers come together, so it is built once).
         """
         from tunelog.layers import TargetGroup, group_targets
         from tunelog.targets import UNKNOWN_MODEL
@@ -102,13 +104,14 @@ class LayerInputs(Connection):
         groups += every_layer_of
         with self.snapshot():
             self._fill_layer_groups(groups, members)
-            yield from self._read_layers(groups, seen_groups)
+            yield from self._read_layers(groups, seen_groups, interleaved=unseen_models)
 
     def _read_layers(
-        self, groups: list[TargetGroup], seen_groups: int
+        self, groups: list[TargetGroup], seen_groups: int, *, interleaved: bool
     ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
         """`LAYER_ROWS_SQL`'s layers of `groups` (the first `seen_groups` placed by their
-        tallies), sorted into a temporary table and read back with their workloads."""
+        tallies, the others after them or, `interleaved`, among them), sorted into a temporary
+        table and read back with their workloads."""
         from tunelog.store.workloadfacts import FACT_COLUMNS
 
         (target_scale,) = self.conn.execute(
@@ -138,6 +141,8 @@ class LayerInputs(Connection):
                     "seen_groups": seen_groups,
                     "after_seen": after_seen,
                     "workload_scale": workload_scale,
+                    "interleaved": interleaved,
+                    "spread": len(groups) - seen_groups + 1 if interleaved else 1,
                 },
             )
             yield from _layer_candidates(
@@ -180,14 +185,20 @@ class LayerInputs(Connection):
 
 # A layer's place, as one number: for the groups seen in the database (numbers below
 # :seen_groups), its first (workload id, target id) among the group's tallies; for the others,
-# after all of those, its group's number and its layer key's first workload.
+# after all of those, its group's number and its layer key's first workload, or, :interleaved,
+# its first workload's (workload id, 0) and the group's number among them (:spread numbers
+# apart: target ids start at 1, so no two places are equal).
 PLACES_SQL = """
-    SELECT gt.group_no, w.layer_key, min(gt.workload_id * :target_scale + gt.first_target)
+    SELECT gt.group_no, w.layer_key,
+           min(gt.workload_id * :target_scale + gt.first_target) * :spread
     FROM group_tallies gt JOIN workloads w ON w.id = gt.workload_id
     WHERE gt.group_no < :seen_groups
     GROUP BY gt.group_no, w.layer_key
     UNION ALL
-    SELECT g.query, w.layer_key, :after_seen + g.query * :workload_scale + min(w.id)
+    SELECT g.query, w.layer_key,
+           CASE WHEN :interleaved
+                THEN min(w.id) * :target_scale * :spread + g.query - :seen_groups + 1
+                ELSE :after_seen + g.query * :workload_scale + min(w.id) END
     FROM workloads w, (SELECT DISTINCT query FROM temp.layer_asks
                        WHERE query >= :seen_groups) g
     GROUP BY g.query, w.layer_key"""
