@@ -23,11 +23,11 @@ from tests.conftest import (
     write_mixed_version_log,
 )
 from tunelog import api
-from tunelog.layers import Layer, WorkloadInfo, template_identity
+from tunelog.layers import Layer, TargetGroup, WorkloadInfo, template_identity
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest
 from tunelog.store import Store
-from tunelog.targets import parse_target
+from tunelog.targets import UNKNOWN_MODEL, parse_target
 
 
 def _layers_of(tmp_path: Path, *paths: Path) -> list[Layer]:
@@ -309,3 +309,18 @@ def test_winners_only_keeps_both_spellings_of_one_template(tmp_path: Path) -> No
         tunelog.export(store, str(out), winners_only=True)
         exported = len(out.read_bytes().splitlines())
         assert exported == len({h.record_id for h in store.slot_holders()})
+
+
+@pytest.mark.parametrize("golden", golden_files()[:6], ids=[g.name for g in golden_files()[:6]])
+def test_unseen_models_in_one_pass_are_the_groups_and_each_keys_without_a_model(
+    golden: Path, imported_once: ImportedOnce
+) -> None:
+    require_shared()
+    with imported_once.store(corpus_log_for(golden)) as store:
+        seen = list(store.layer_candidates())
+        keys = dict.fromkeys(group.keys for group, _, _ in seen)
+        unseen = [TargetGroup(k, UNKNOWN_MODEL, ()) for k in keys]
+        expected = seen + list(store.layer_candidates(unseen))
+        # In an order of its own (each workload's layers together): the same layers.
+        found = list(store.layer_candidates(unseen_models=True))
+        assert sorted(found, key=repr) == sorted(expected, key=repr)

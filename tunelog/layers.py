@@ -281,6 +281,7 @@ def build_layer(
     or when offered to it and answered by a slot its query asks.
     """
     templates: list[TemplateResult] = []
+    newer_answers = False  # a template of a log version after v0.1 is answered
     for workload, tuned_here, answer in candidates:
         offer = offers.of(group.keys, workload)
         offered = offer.offered
@@ -293,9 +294,10 @@ def build_layer(
         template.certain = offer.certain
         template.offer_note = offer.note
         templates.append(template)
+        newer_answers = newer_answers or (chosen is not None and workload.version != "0.1")
     if not templates:
         return None
-    if any(t.workload.version != "0.1" and t.chosen is not None for t in templates):
+    if newer_answers:
         # TVM >= 0.7 skips v0.1 lines: with a newer record in the layer, v0.1 ones cannot win.
         for t in templates:
             if t.workload.version == "0.1":

@@ -15,7 +15,7 @@ from tunelog.exceptions import (
     NothingToExportError,
 )
 from tunelog.store import Filters, Store
-from tunelog.targets import UNKNOWN_MODEL, parse_target
+from tunelog.targets import parse_target
 
 if TYPE_CHECKING:
     from tunelog.results import (
@@ -214,17 +214,13 @@ def _may_be_chosen_workloads(store: Store) -> set[int]:
     the log never saw (only key slots answer then). A workload left out answers nothing that
     relay would use, so leaving it out keeps relay's choice everywhere.
     """
-    from tunelog.layers import TargetGroup, layers_of, may_be_chosen
+    from tunelog.layers import layers_of, may_be_chosen
 
-    chosen: set[int] = set()
-    keys_seen: set[tuple[str, ...]] = set()
-    for lay in layers_of(store.layer_candidates()):
-        keys_seen.add(lay.group.keys)
-        chosen.update(t.workload.id for t in may_be_chosen(lay))
-    for_keys = [TargetGroup(keys, UNKNOWN_MODEL, ()) for keys in keys_seen]
-    for lay in layers_of(store.layer_candidates(for_keys)):
-        chosen.update(t.workload.id for t in may_be_chosen(lay))
-    return chosen
+    return {
+        template.workload.id
+        for lay in layers_of(store.layer_candidates(unseen_models=True))
+        for template in may_be_chosen(lay)
+    }
 
 
 METASCHEDULE_TARGET_WARNING = (

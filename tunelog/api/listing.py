@@ -74,6 +74,8 @@ def _matches(layer: Layer, filters: Filters | None) -> bool:
     """A layer is shown when records of its group and of one of its templates are selected."""
     if filters is None:
         return True
+    if not filters.selects_tasks:  # every template is selected: only the group can fail
+        return filters.matches_target_group(layer.group.keys, layer.group.model)
     task_names = (t.workload.task_name for t in layer.templates)
     return filters.matches_layer(layer.group.keys, layer.group.model, task_names)
 

@@ -61,7 +61,7 @@ class LayerInputs(Connection):
         return targets, workloads, tallies, slots
 
     def layer_candidates(
-        self, for_groups: Sequence[TargetGroup] | None = None
+        self, for_groups: Sequence[TargetGroup] | None = None, *, unseen_models: bool = False
     ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
         """Each (target group, layer key) with records, and its candidate templates, in the
         order `workloads` lists layers: `layers.layers_of`'s input, read one layer at a time.
@@ -69,11 +69,15 @@ class LayerInputs(Connection):
         A layer's place is its first (workload id, target id) among the group's tallies; its
         candidates are the workloads of its layer key (in id order) tuned on the group or
         answered for it by a slot the group's query asks. `for_groups`: these groups' layers
-        only (targets the log may never have seen), group after group, each group's in the
-        order of their first workload.
+        only (targets the log may never have seen), every layer key of each, group after
+        group, each group's in the order of their first workload. `unseen_models` (without
+        `for_groups`): the database's groups and, in the same pass, the same for each of their
+        keys with a model the log never saw, each such layer placed just before the
+        database's layers of its first workload (an order for answers that are sets: a
+        workload's layers come together, so it is built once).
         """
-        from tunelog.layers import group_targets
-        from tunelog.store.workloadfacts import FACT_COLUMNS
+        from tunelog.layers import TargetGroup, group_targets
+        from tunelog.targets import UNKNOWN_MODEL
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
         by_target = group_targets(targets)
@@ -86,43 +90,72 @@ class LayerInputs(Connection):
                 if number == len(groups):
                     groups.append(group)
                 members.append((target_id, number))
-            (scale,) = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM targets").fetchone()
+            every_layer_of = [
+                TargetGroup(keys, UNKNOWN_MODEL, ())
+                for keys in dict.fromkeys(g.keys for g in groups)
+                if unseen_models
+            ]
         else:
-            groups = list(for_groups)
-            for number, group in enumerate(groups):
-                wanted = (group.keys, group.model)
-                members += [
-                    (i, number) for i, g in by_target.items() if (g.keys, g.model) == wanted
-                ]
-            (scale,) = self.conn.execute(
-                "SELECT coalesce(max(id), 0) + 1 FROM workloads"
-            ).fetchone()
+            every_layer_of = list(for_groups)
+        seen_groups = len(groups)  # these placed by their tallies, the rest at every layer key
+        for number, group in enumerate(every_layer_of, seen_groups):
+            wanted = (group.keys, group.model)
+            members += [(i, number) for i, g in by_target.items() if (g.keys, g.model) == wanted]
+        groups += every_layer_of
         with self.snapshot():
             self._fill_layer_groups(groups, members)
-            sql = LAYER_ROWS_SQL.format(
-                places=GROUP_PLACES_SQL if for_groups is None else FIRST_WORKLOAD_PLACES_SQL,
-                first_held=FIRST_HELD_RANK_SQL.format(
-                    asked="temp.layer_asks", query="m.group_no", workload="m.workload_id"
-                ),
+            yield from self._read_layers(groups, seen_groups, interleaved=unseen_models)
+
+    def _read_layers(
+        self, groups: list[TargetGroup], seen_groups: int, *, interleaved: bool
+    ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
+        """`LAYER_ROWS_SQL`'s layers of `groups` (the first `seen_groups` placed by their
+        tallies, the others after them or, `interleaved`, among them), sorted into a temporary
+        table and read back with their workloads."""
+        from tunelog.store.workloadfacts import FACT_COLUMNS
+
+        (target_scale,) = self.conn.execute(
+            "SELECT coalesce(max(id), 0) + 1 FROM targets"
+        ).fetchone()
+        (workload_scale,) = self.conn.execute(
+            "SELECT coalesce(max(id), 0) + 1 FROM workloads"
+        ).fetchone()
+        # The places of the groups placed at every layer key come after all the others.
+        after_seen = workload_scale * target_scale
+        sql = LAYER_ROWS_SQL.format(
+            places=PLACES_SQL,
+            first_held=FIRST_HELD_RANK_SQL.format(
+                asked="temp.layer_asks", query="m.group_no", workload="m.workload_id"
+            ),
+        )
+        # Sorted without the workloads' text (a narrow sort is faster), then read with it
+        # in that order: no workload is held in Python beyond its layer. A table of its
+        # own: another stream of the same store may be read at the same time.
+        rows_table = f"temp.layer_rows_{next(_STREAMS)}"
+        self.conn.execute(f"CREATE TABLE {rows_table} ({LAYER_ROW_COLUMNS})")
+        try:
+            self.conn.execute(
+                f"INSERT INTO {rows_table} {sql}",
+                {
+                    "target_scale": target_scale,
+                    "seen_groups": seen_groups,
+                    "after_seen": after_seen,
+                    "workload_scale": workload_scale,
+                    "interleaved": interleaved,
+                    "spread": len(groups) - seen_groups + 1 if interleaved else 1,
+                },
             )
-            # Sorted without the workloads' text (a narrow sort is faster), then read with it
-            # in that order: no workload is held in Python beyond its layer. A table of its
-            # own: another stream of the same store may be read at the same time.
-            rows_table = f"temp.layer_rows_{next(_STREAMS)}"
-            self.conn.execute(f"CREATE TABLE {rows_table} ({LAYER_ROW_COLUMNS})")
-            try:
-                self.conn.execute(f"INSERT INTO {rows_table} {sql}", (scale,))
-                yield from _layer_candidates(
-                    self.conn.execute(
-                        "SELECT o.*, w.task_name, w.template_key, w.args, w.version, w.spelling, "
-                        f"{', '.join('w.' + c for c in FACT_COLUMNS.split(', '))} "
-                        f"FROM {rows_table} o JOIN workloads w ON w.id = o.workload_id "
-                        "ORDER BY o.seq"
-                    ),
-                    groups,
-                )
-            finally:
-                self.conn.execute(f"DROP TABLE {rows_table}")
+            yield from _layer_candidates(
+                self.conn.execute(
+                    "SELECT o.*, w.task_name, w.template_key, w.args, w.version, w.spelling, "
+                    f"{', '.join('w.' + c for c in FACT_COLUMNS.split(', '))} "
+                    f"FROM {rows_table} o JOIN workloads w ON w.id = o.workload_id "
+                    "ORDER BY o.seq"
+                ),
+                groups,
+            )
+        finally:
+            self.conn.execute(f"DROP TABLE {rows_table}")
 
     def _fill_layer_groups(
         self, groups: Sequence[TargetGroup], members: Sequence[tuple[int, int]]
@@ -150,19 +183,29 @@ class LayerInputs(Connection):
             )
 
 
-# A layer's place, as one number (? is the scale): its first (workload id, target id) among
-# the group's tallies; for `for_groups`, its group's number and its layer key's first workload.
-GROUP_PLACES_SQL = """
-    SELECT gt.group_no, w.layer_key, min(gt.workload_id * ? + gt.first_target) AS place
+# A layer's place, as one number: for the groups seen in the database (numbers below
+# :seen_groups), its first (workload id, target id) among the group's tallies; for the others,
+# after all of those, its group's number and its layer key's first workload, or, :interleaved,
+# its first workload's (workload id, 0) and the group's number among them (:spread numbers
+# apart: target ids start at 1, so no two places are equal).
+PLACES_SQL = """
+    SELECT gt.group_no, w.layer_key,
+           min(gt.workload_id * :target_scale + gt.first_target) * :spread
     FROM group_tallies gt JOIN workloads w ON w.id = gt.workload_id
-    GROUP BY gt.group_no, w.layer_key"""
-FIRST_WORKLOAD_PLACES_SQL = """
-    SELECT g.query AS group_no, w.layer_key, g.query * ? + min(w.id) AS place
-    FROM workloads w, (SELECT DISTINCT query FROM temp.layer_asks) g
+    WHERE gt.group_no < :seen_groups
+    GROUP BY gt.group_no, w.layer_key
+    UNION ALL
+    SELECT g.query, w.layer_key,
+           CASE WHEN :interleaved
+                THEN min(w.id) * :target_scale * :spread + g.query - :seen_groups + 1
+                ELSE :after_seen + g.query * :workload_scale + min(w.id) END
+    FROM workloads w, (SELECT DISTINCT query FROM temp.layer_asks
+                       WHERE query >= :seen_groups) g
     GROUP BY g.query, w.layer_key"""
 
 # Per (group, workload, error number): its tallies on the group's targets summed, and the first
 # target that has it (a template's errors are listed in the order its targets' tallies come).
+RECENT_WORKLOADS = 1024  # at 80k workloads, as many reuses as keeping every workload
 _STREAMS = itertools.count()  # names each `layer_candidates` stream's table of rows
 
 LAYER_ROW_COLUMNS = """seq INTEGER PRIMARY KEY, place INTEGER, group_no INTEGER,
@@ -176,7 +219,7 @@ WITH group_tallies AS MATERIALIZED (
            min(c.target_id) AS first_target
     FROM tallies c JOIN temp.layer_groups g ON g.target_id = c.target_id
     GROUP BY g.group_no, c.workload_id, c.error_no),
-places AS MATERIALIZED ({places}),
+places(group_no, layer_key, place) AS MATERIALIZED ({places}),
 members AS (
     SELECT p.place, p.group_no, p.layer_key, w.id AS workload_id
     FROM places p JOIN workloads w ON w.layer_key = p.layer_key)
@@ -202,6 +245,10 @@ def _layer_candidates(
     from tunelog.store.workloadfacts import FactsReader
 
     decoded = FactsReader()
+    # A workload is a candidate of its layer in each group (125k candidates of 40k workloads
+    # at 80k), and the groups' layers of one workload come close together in layer order:
+    # the recently listed workloads are kept (least recently listed first) and built once.
+    recent: dict[int, WorkloadInfo] = {}
     place = None
     group = groups[0] if groups else None
     layer_key = ""
@@ -220,9 +267,14 @@ def _layer_candidates(
             candidates, workload_id = [], -1
         if row_workload != workload_id:
             workload_id = row_workload
-            info = WorkloadInfo(
-                workload_id, task, template_key, args, version, spelling, decoded(facts)
-            )
+            info = recent.pop(workload_id, None)
+            if info is None:
+                info = WorkloadInfo(
+                    workload_id, task, template_key, args, version, spelling, decoded(facts)
+                )
+                if len(recent) >= RECENT_WORKLOADS:
+                    del recent[next(iter(recent))]  # the least recently listed
+            recent[workload_id] = info
             tuned = None if error_no is None else TemplateResult(info)
             answer = None
             if record_id is not None:
