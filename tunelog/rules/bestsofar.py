@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from tunelog.rules.bestrecord import improves
+
 Improvements = list[tuple[int, float]]
 
 
@@ -52,9 +54,7 @@ class BestSoFar:
             return False
         self.valid += 1
         steps = self.improvements
-        # `rules.bestrecord.improves` (strictly smaller), written out: this runs once per
-        # record of every import, and a call would cost more than the comparison.
-        if steps and not mean_cost < steps[-1][1]:
+        if steps and not improves(mean_cost, steps[-1][1]):
             return False
         steps.append((self.trials, mean_cost))
         return True
