@@ -22,10 +22,10 @@ from typing import Any
 
 from tunelog.inputs import OpenedLog, stored_path
 from tunelog.linesplit import OverlongLine, is_terminated
+from tunelog.linetext import strip_line
 from tunelog.models import REJECTS_KEPT_IN_REPORT, FileReport, RejectedLine
 from tunelog.records import (
     SKIPPED_BY_ANSOR_READER,
-    UTF8_BOM,
     Blank,
     Measurement,
     Rejected,
@@ -157,6 +157,7 @@ class ImportWriter:
         report = self.report
         add = self.add
         scan = self.scanner
+        strip = strip_line
         line_no = self.first_line  # line numbers are the file's, also when resumed
         iterator = iter(lines)
         raw = b"\n"  # the last line read
@@ -172,10 +173,7 @@ class ImportWriter:
                 raw = b""  # that line has no line end
                 break
             line_no += 1
-            # strip_line, inline: this loop runs once per line of every log.
-            content = raw.rstrip(b"\r\n")
-            if content[:1] == b"\xef" and content.startswith(UTF8_BOM):
-                content = content[3:]
+            content = strip(raw)
             parsed = scan(content)
             if type(parsed) is Measurement:
                 add(line_no, parsed, content)
