@@ -23,11 +23,12 @@ from tests.conftest import (
     write_mixed_version_log,
 )
 from tunelog import api
-from tunelog.layers import Layer, TargetGroup, WorkloadInfo, template_identity
+from tunelog.layers import Layer, TargetGroup, template_identity
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest
 from tunelog.store import Store
 from tunelog.targets import UNKNOWN_MODEL, parse_target
+from tunelog.workloadinfo import WorkloadInfo
 
 
 def _layers_of(tmp_path: Path, *paths: Path) -> list[Layer]:

@@ -54,10 +54,13 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_best_so_far_steps(
     trials: list[tuple[int, float]], points: list[tuple[int, float]]
 ) -> None:
-    from tunelog.layers import Layer, TargetGroup, TemplateResult, WorkloadInfo
+    from tunelog.layers import Layer, TargetGroup, TemplateResult
+    from tunelog.workloadinfo import WorkloadFacts, WorkloadInfo
 
     layer = Layer(TargetGroup(("cpu",), "unknown", ("llvm",)), "k", "dense", "", [])
-    layer.templates = [TemplateResult(WorkloadInfo(7, "dense_pack.x86", "", "[]"))]
+    facts = WorkloadFacts("k", {}, "dense", "", None)
+    workload = WorkloadInfo(7, "dense_pack.x86", "", "[]", "0.2", None, facts)
+    layer.templates = [TemplateResult(workload)]
     rows = [("llvm", 7, e, c) for e, c in trials]
     noise = [("cuda", 7, 0, 0.5), ("llvm", 8, 0, 0.5)]  # another target, another workload
     curves = reportfigures.best_so_far_curves(

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from tunelog.errorcodes import error_name, lookup_error_code
 from tunelog.exceptions import TargetParseError, TargetRequiredError
 from tunelog.failurecauses import cause_of_failures, diagnose
-from tunelog.layers import TargetGroup, WorkloadInfo, query
+from tunelog.layers import TargetGroup, query
 from tunelog.layoutforms import packed_original
 from tunelog.nearest import Nearest, nearest_tuned
 from tunelog.recordindex import RecordIndex, reaches
@@ -42,6 +42,7 @@ from tunelog.tvmmessages import (
     read_task_list,
     workload_args,
 )
+from tunelog.workloadinfo import WorkloadInfo
 from tunelog.workloads import layer_facts, layer_key, short_args
 
 ANSWERED = "answered"

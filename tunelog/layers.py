@@ -30,10 +30,11 @@ from functools import lru_cache
 from tunelog.filters import Filters
 from tunelog.machines import cross_machine_warning
 from tunelog.rules.slots import first_held, query_slots, target_group
+from tunelog.rules.throughput import gflops
 from tunelog.strategies import Offer, relay_offers, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.versions import ANSOR_VERSION  # not tunelog.ansor's: it loads hashlib and orjson
-from tunelog.workloads import flops, gflops, layer_key_and_facts, operator_family, short_args
+from tunelog.workloadinfo import WorkloadInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,56 +47,6 @@ class SlotWinner:
     source: str
     line: int
     target: str = ""  # the winning record's own target string
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadFacts:
-    """What the read commands need of a workload's arguments, read once (stored at import)."""
-
-    layer_key: str  # `workloads.layer_key`
-    facts: Mapping[str, object]  # `workloads.layer_facts`: what relay's conditions test
-    family: str  # `workloads.operator_family`
-    shapes: str  # the arguments' short text (`workloads.short_args`, auto_scheduler's items)
-    flops: int | None  # `workloads.flops` of one call
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadInfo:
-    """A tuning task's workload: template name, v0.1 template key, arguments."""
-
-    id: int
-    task_name: str
-    template_key: str
-    # The arguments as stored (canonical JSON): most listings never need them decoded.
-    args_json: str
-    version: str = "0.2"
-    # The workload as the log spells it, when its identity normalises it (auto_scheduler).
-    spelling: str | None = None
-    # Its facts as the database stored them (None: computed from the arguments when needed).
-    stored: WorkloadFacts | None = None
-
-    @property
-    def args(self) -> list[object]:
-        """The arguments, decoded (a new list each time)."""
-        import json  # not orjson: the listings need it only for --json
-
-        args: list[object] = json.loads(self.args_json)
-        return args
-
-
-def workload_facts(workload: WorkloadInfo) -> WorkloadFacts:
-    """The workload's facts, as stored or else read from its arguments."""
-    if workload.stored is not None:
-        return workload.stored
-    args = workload.args  # decoded once
-    key, facts = layer_key_and_facts(workload.task_name, workload.template_key, args)
-    return WorkloadFacts(
-        layer_key=key,
-        facts=facts,
-        family=operator_family(workload.task_name, workload.template_key),
-        shapes=_shapes(workload, args),
-        flops=flops(workload.task_name, workload.template_key, args),
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +155,7 @@ class Layer:
     def flops(self) -> int | None:
         """FLOPs of one call (from the winner's arguments, else the first template's)."""
         chosen = self.winner or self.templates[0]
-        return workload_facts(chosen.workload).flops
+        return chosen.workload.stored.flops
 
     @property
     def gflops(self) -> float | None:
@@ -264,7 +215,7 @@ class _Offers:
 
     def of(self, keys: tuple[str, ...], workload: WorkloadInfo) -> Offer:
         """Whether relay offers this workload's template for its layer under these keys."""
-        facts = workload_facts(workload).facts
+        facts = workload.stored.facts
         key = (keys, workload.task_name, id(facts))
         found = self._offers.get(key)
         if found is None:
@@ -307,7 +258,7 @@ def build_layer(
         key=lambda t: t.chosen.mean_cost if t.chosen is not None else 0.0,
     )  # stable: equal costs keep import order, as relay's strict `>` keeps the first
     untuned = [t for t in templates if t.chosen is None]
-    first = workload_facts(templates[0].workload)
+    first = templates[0].workload.stored
     winner = ranked[0] if ranked else None
     return Layer(
         group=group,
@@ -319,15 +270,6 @@ def build_layer(
         runner_up=ranked[1] if len(ranked) > 1 else None,
         warnings=_machine_warnings(group, winner),
     )
-
-
-def _shapes(workload: WorkloadInfo, args: list[object]) -> str:
-    """Short text of a workload's arguments; an auto_scheduler key's items after its hash."""
-    if workload.version == ANSOR_VERSION and workload.spelling is not None:
-        from tunelog.ansor import ansor_shapes
-
-        return ansor_shapes(workload.spelling)
-    return short_args(workload.task_name, args)
 
 
 def _machine_warnings(group: TargetGroup, winner: TemplateResult | None) -> list[str]:

@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tunelog.layers import SlotWinner, Tally, WorkloadInfo
+from tunelog.layers import SlotWinner, Tally
 from tunelog.rules.slots import query_order, slots_of
 from tunelog.targets import Target, parse_target
 from tunelog.tvmmessages import as_tuple
+from tunelog.workloadinfo import WorkloadInfo
 from tunelog.workloads import layer_key, operator_family
 
 

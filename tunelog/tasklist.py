@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tunelog.convergence import Convergence, Progress, SourceRun, join_runs
-from tunelog.layers import WorkloadInfo
 from tunelog.targets import Target
 from tunelog.tvmmessages import Workload, as_json_list, as_tuple
+from tunelog.workloadinfo import WorkloadInfo
 
 GroupKey = tuple[tuple[str, ...], str]
 

@@ -10,7 +10,8 @@ from tunelog.rules.slots import FIRST_HELD_RANK_SQL
 from tunelog.store.connection import Connection
 
 if TYPE_CHECKING:
-    from tunelog.layers import Candidate, SlotWinner, Tally, TargetGroup, WorkloadInfo
+    from tunelog.layers import Candidate, SlotWinner, Tally, TargetGroup
+    from tunelog.workloadinfo import WorkloadInfo
 
 SlotKey = tuple[str, str, int]
 
@@ -32,14 +33,23 @@ class LayerInputs(Connection):
         self,
     ) -> tuple[list[tuple[int, str]], list[WorkloadInfo], list[Tally], dict[SlotKey, SlotWinner]]:
 
-        from tunelog.layers import SlotWinner, Tally, WorkloadInfo
+        from tunelog.layers import SlotWinner, Tally
+        from tunelog.workloadinfo import WorkloadInfo
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
         from tunelog.store.workloadfacts import FACT_COLUMNS, FactsReader
 
         decoded = FactsReader()
         workloads = [
-            WorkloadInfo(int(i), task, tkey, args, version, spelling, decoded(facts))
+            WorkloadInfo(
+                int(i),
+                task,
+                tkey,
+                args,
+                version,
+                spelling,
+                decoded(task, tkey, args, version, spelling, facts),
+            )
             for i, task, tkey, args, version, spelling, *facts in self.conn.execute(
                 "SELECT id, task_name, template_key, args, version, spelling, "
                 f"{FACT_COLUMNS} FROM workloads ORDER BY id"
@@ -241,8 +251,9 @@ def _layer_candidates(
 ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
     """`LAYER_ROWS_SQL`'s rows (one per candidate and error number), each with its workload's
     columns, as layers of candidates."""
-    from tunelog.layers import SlotWinner, TemplateResult, WorkloadInfo
+    from tunelog.layers import SlotWinner, TemplateResult
     from tunelog.store.workloadfacts import FactsReader
+    from tunelog.workloadinfo import WorkloadInfo
 
     decoded = FactsReader()
     # A workload is a candidate of its layer in each group (125k candidates of 40k workloads
@@ -270,7 +281,13 @@ def _layer_candidates(
             info = recent.pop(workload_id, None)
             if info is None:
                 info = WorkloadInfo(
-                    workload_id, task, template_key, args, version, spelling, decoded(facts)
+                    workload_id,
+                    task,
+                    template_key,
+                    args,
+                    version,
+                    spelling,
+                    decoded(task, template_key, args, version, spelling, facts),
                 )
                 if len(recent) >= RECENT_WORKLOADS:
                     del recent[next(iter(recent))]  # the least recently listed

@@ -1,7 +1,7 @@
 """The per-workload facts of migration 12: written once per workload, read by every query.
 
-`layers.workload_facts` computes them (pure); here they are stored in, and read back from, the
-`workloads` table's `layer_key`, `facts`, `family`, `shapes` and `flops` columns.
+`workloads.summary.facts_of` computes them (pure); here they are stored in, and read back from,
+the `workloads` table's `layer_key`, `facts`, `family`, `shapes` and `flops` columns.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 
-from tunelog.layers import WorkloadFacts, WorkloadInfo, workload_facts
+from tunelog.workloadinfo import WorkloadFacts
 
 # The columns a reader selects after a workload's own ones, in `decoded`'s order.
 FACT_COLUMNS = "layer_key, facts, family, shapes, flops"
@@ -49,8 +49,16 @@ def columns_of(
     workload_id: int, task: str, template_key: str, args: str, version: str, spelling: str | None
 ) -> tuple[str, str, str, str, str | None]:
     """The facts columns of a workload from its own columns (`args`: canonical JSON)."""
-    info = WorkloadInfo(int(workload_id), task, template_key, args, version, spelling)
-    return encoded(workload_facts(info))
+    return encoded(computed(task, template_key, args, version, spelling))
+
+
+def computed(
+    task: str, template_key: str, args: str, version: str, spelling: str | None
+) -> WorkloadFacts:
+    """A workload's facts read from its arguments (canonical JSON), as the import stores them."""
+    from tunelog.workloads.summary import facts_of  # the argument readers: writers only
+
+    return facts_of(task, template_key, json.loads(args), version, spelling)
 
 
 def encoded(facts: WorkloadFacts) -> tuple[str, str, str, str, str | None]:
@@ -75,11 +83,23 @@ class FactsReader:
     def __init__(self) -> None:
         self._parsed: dict[str, Mapping[str, object]] = {}
 
-    def __call__(self, row: Sequence[object]) -> WorkloadFacts | None:
-        """The row's facts; None when it was never filled."""
+    def __call__(
+        self,
+        task: str,
+        template_key: str,
+        args: str,
+        version: str,
+        spelling: str | None,
+        row: Sequence[object],
+    ) -> WorkloadFacts:
+        """A workload's facts from its `FACT_COLUMNS` values (`row`), after its own columns.
+
+        A workload whose facts were never filled (written by an older tunelog into a database
+        this one has open) has them computed from its arguments.
+        """
         layer_key, facts, family, shapes, flop = row
         if layer_key is None:
-            return None
+            return computed(task, template_key, args, version, spelling)
         text = str(facts)
         parsed = self._parsed.get(text)
         if parsed is None:
