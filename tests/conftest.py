@@ -15,6 +15,7 @@ import typer.testing
 from typer.testing import CliRunner, Result
 
 import tunelog
+from tunelog.cli import load_commands
 from tunelog.importreport import FileReport
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest, history_best
@@ -114,6 +115,10 @@ class SharedRunner(CliRunner):
 
 
 runner = SharedRunner()
+
+# The tests run `tunelog.cli.app` itself, as a library caller would (the console script loads
+# only the module of the command it runs): every command registered, once, before any test.
+load_commands()
 
 
 def invoke(

@@ -559,7 +559,7 @@ def test_watch_asks_for_ctrl_c_only_when_it_does_not_stop_itself(
 
     from rich.console import Console
 
-    from tunelog.cli import _watch_table
+    from tunelog.cli.watching import _watch_table
 
     refresh = SimpleNamespace(number=1, new=0, lines=0, layers=[], held_back_bytes=0)
     console = Console(width=200, record=True, file=io.StringIO())

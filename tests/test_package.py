@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 import tunelog
+from tunelog.cli import COMMAND_MODULES, app
+from tunelog.cli.startup import command_name
 
 _SAMPLE = Path(__file__).parent.parent / "sample_logs" / "x86_mini_llvm.log"
 _V01_LINE = (
@@ -191,6 +193,46 @@ def test_layer_listings_load_no_import_or_export_machinery(small_db: str, comman
     unwanted.add("tunelog.results")  # dataclasses of the curve, knobs, report, diff calls
     unwanted.add("tunelog.models")  # those of best, sources, stats
     assert not loaded & (unwanted | _IMPORT_ONLY | _WRITES_ONLY)
+
+
+@pytest.mark.parametrize("command", ["workloads", "untuned", "errors"])
+def test_layer_listings_load_only_their_own_command_and_api_modules(
+    small_db: str, command: str
+) -> None:
+    """The stored facts are read, not computed: no argument readers (`tunelog.workloads`); of
+    the CLI's command modules and the API's, only those the listing calls."""
+    loaded = _modules_of_command("--db", small_db, command)
+    assert "tunelog.api.listing" in loaded
+    assert "tunelog.workloads" not in loaded
+    commands = {m for m in loaded if m.startswith("tunelog.cli.")} & {
+        f"tunelog.cli.{module}" for module in COMMAND_MODULES.values()
+    }
+    assert commands == {"tunelog.cli.queries"}
+    api_modules = {m for m in loaded if m.startswith("tunelog.api.")}
+    assert api_modules <= {
+        "tunelog.api.listing",
+        "tunelog.api.runs",
+        "tunelog.api.diagnosing",
+        "tunelog.api.shaping",
+    }
+
+
+def test_every_command_lives_in_the_module_its_table_names() -> None:
+    """`COMMAND_MODULES` is what the console script imports for a command: it must be true."""
+    registered = {
+        command_name(c): c.callback.__module__ for c in app.registered_commands if c.callback
+    }
+    for group in app.registered_groups:  # a group's module: that of its commands
+        assert group.name is not None and group.typer_instance is not None
+        modules = {
+            c.callback.__module__ for c in group.typer_instance.registered_commands if c.callback
+        }
+        registered[group.name] = modules.pop()
+        assert not modules
+    assert registered == {name: f"tunelog.cli.{m}" for name, m in COMMAND_MODULES.items()}
+    assert [command_name(c) for c in app.registered_commands] == [
+        name for name in COMMAND_MODULES if name in registered and name != "sources"
+    ]
 
 
 def test_export_loads_no_import_machinery_nor_layers(small_db: str, tmp_path: Path) -> None:

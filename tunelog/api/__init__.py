@@ -5,72 +5,76 @@ with tunelog.open_store("tunelog.db") as store:
     reports = tunelog.import_paths(store, ["logs/"])
     rows = store.best()
     tunelog.export(store, "best.log")
+
+One module per job (`importing`, `exporting`, `listing`, `runs`, `diagnosing`, `sources`,
+`comparing`, `graphtuner`, `reporting`, `watching`, `winners`, `shaping`); this package exports
+their names and loads a module when one of its names is first used (as `tunelog` does), so a
+command pays only for the modules it calls.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from tunelog.api.comparing import (
-    LABEL_PREFIX,
-    SOURCE_PREFIX,
-    diff,
-    merge,
-    merge_target,
-)
-from tunelog.api.diagnosing import (
-    ErrorSummary,
-    diagnose_untuned,
-    errors,
-    tuning_progress,
-)
-from tunelog.api.exporting import (
-    LOG_FORMATS,
-    METASCHEDULE_TARGET_WARNING,
-    ExportReport,
-    export,
-    export_metaschedule,
-    metaschedule_version_warning,
-)
-from tunelog.api.graphtuner import network, network_totals
-from tunelog.api.importing import (
-    ImportProgress,
-    find_logs,
-    import_paths,
-)
-from tunelog.api.listing import (
-    LAYERS_LISTED,
-    SORT_KEYS,
-    UntunedReport,
-    find_layer,
-    layers,
-    layers_named,
-    untuned,
-    untuned_report,
-)
-from tunelog.api.reporting import write_report
-from tunelog.api.runs import (
-    ConvergenceKey,
-    LayerConvergence,
-    curves,
-    knobs,
-    layer_convergence,
-)
-from tunelog.api.shaping import (
-    curve_as_dict,
-    diff_as_dict,
-    error_as_dict,
-    knobs_as_dict,
-    layer_as_dict,
-)
-from tunelog.api.sources import (
-    find_source,
-    rejects,
-    remove_sources,
-)
-from tunelog.api.watching import watch
-from tunelog.api.winners import ansor_args_as_written, best, each_best
-from tunelog.store import Filters, Store
+# Public name -> the module that defines it.
+_EXPORTS = {
+    "LABEL_PREFIX": "tunelog.api.comparing",
+    "SOURCE_PREFIX": "tunelog.api.comparing",
+    "diff": "tunelog.api.comparing",
+    "merge": "tunelog.api.comparing",
+    "merge_target": "tunelog.api.comparing",
+    "ErrorSummary": "tunelog.api.diagnosing",
+    "diagnose_untuned": "tunelog.api.diagnosing",
+    "errors": "tunelog.api.diagnosing",
+    "tuning_progress": "tunelog.api.diagnosing",
+    "ExportReport": "tunelog.api.exporting",
+    "LOG_FORMATS": "tunelog.api.exporting",
+    "METASCHEDULE_TARGET_WARNING": "tunelog.api.exporting",
+    "export": "tunelog.api.exporting",
+    "export_metaschedule": "tunelog.api.exporting",
+    "metaschedule_version_warning": "tunelog.api.exporting",
+    "network": "tunelog.api.graphtuner",
+    "network_totals": "tunelog.api.graphtuner",
+    "ImportProgress": "tunelog.api.importing",
+    "find_logs": "tunelog.api.importing",
+    "import_paths": "tunelog.api.importing",
+    "LAYERS_LISTED": "tunelog.api.listing",
+    "SORT_KEYS": "tunelog.api.listing",
+    "UntunedReport": "tunelog.api.listing",
+    "find_layer": "tunelog.api.listing",
+    "layers": "tunelog.api.listing",
+    "layers_named": "tunelog.api.listing",
+    "untuned": "tunelog.api.listing",
+    "untuned_report": "tunelog.api.listing",
+    "write_report": "tunelog.api.reporting",
+    "ConvergenceKey": "tunelog.api.runs",
+    "LayerConvergence": "tunelog.api.runs",
+    "curves": "tunelog.api.runs",
+    "knobs": "tunelog.api.runs",
+    "layer_convergence": "tunelog.api.runs",
+    "curve_as_dict": "tunelog.api.shaping",
+    "diff_as_dict": "tunelog.api.shaping",
+    "error_as_dict": "tunelog.api.shaping",
+    "knobs_as_dict": "tunelog.api.shaping",
+    "layer_as_dict": "tunelog.api.shaping",
+    "find_source": "tunelog.api.sources",
+    "rejects": "tunelog.api.sources",
+    "remove_sources": "tunelog.api.sources",
+    "watch": "tunelog.api.watching",
+    "ansor_args_as_written": "tunelog.api.winners",
+    "best": "tunelog.api.winners",
+    "each_best": "tunelog.api.winners",
+    "CurveRow": "tunelog.results",
+    "DiffReport": "tunelog.results",
+    "MetaScheduleExport": "tunelog.results",
+    "ReportSummary": "tunelog.results",
+    "SourceRejects": "tunelog.results",
+    "TemplateCurve": "tunelog.results",
+    "TemplateKnobs": "tunelog.results",
+    "Filters": "tunelog.store",
+    "Store": "tunelog.store",
+}
 
 __all__ = [
     "LABEL_PREFIX",
@@ -130,9 +134,53 @@ __all__ = [
     "write_report",
 ]
 
-# Results of the calls few commands make: tunelog.results defines them (its __all__), this
-# package exports them (the imports below for type checkers, __getattr__ at run time).
 if TYPE_CHECKING:
+    from tunelog.api.comparing import LABEL_PREFIX as LABEL_PREFIX
+    from tunelog.api.comparing import SOURCE_PREFIX as SOURCE_PREFIX
+    from tunelog.api.comparing import diff as diff
+    from tunelog.api.comparing import merge as merge
+    from tunelog.api.comparing import merge_target as merge_target
+    from tunelog.api.diagnosing import ErrorSummary as ErrorSummary
+    from tunelog.api.diagnosing import diagnose_untuned as diagnose_untuned
+    from tunelog.api.diagnosing import errors as errors
+    from tunelog.api.diagnosing import tuning_progress as tuning_progress
+    from tunelog.api.exporting import LOG_FORMATS as LOG_FORMATS
+    from tunelog.api.exporting import METASCHEDULE_TARGET_WARNING as METASCHEDULE_TARGET_WARNING
+    from tunelog.api.exporting import ExportReport as ExportReport
+    from tunelog.api.exporting import export as export
+    from tunelog.api.exporting import export_metaschedule as export_metaschedule
+    from tunelog.api.exporting import metaschedule_version_warning as metaschedule_version_warning
+    from tunelog.api.graphtuner import network as network
+    from tunelog.api.graphtuner import network_totals as network_totals
+    from tunelog.api.importing import ImportProgress as ImportProgress
+    from tunelog.api.importing import find_logs as find_logs
+    from tunelog.api.importing import import_paths as import_paths
+    from tunelog.api.listing import LAYERS_LISTED as LAYERS_LISTED
+    from tunelog.api.listing import SORT_KEYS as SORT_KEYS
+    from tunelog.api.listing import UntunedReport as UntunedReport
+    from tunelog.api.listing import find_layer as find_layer
+    from tunelog.api.listing import layers as layers
+    from tunelog.api.listing import layers_named as layers_named
+    from tunelog.api.listing import untuned as untuned
+    from tunelog.api.listing import untuned_report as untuned_report
+    from tunelog.api.reporting import write_report as write_report
+    from tunelog.api.runs import ConvergenceKey as ConvergenceKey
+    from tunelog.api.runs import LayerConvergence as LayerConvergence
+    from tunelog.api.runs import curves as curves
+    from tunelog.api.runs import knobs as knobs
+    from tunelog.api.runs import layer_convergence as layer_convergence
+    from tunelog.api.shaping import curve_as_dict as curve_as_dict
+    from tunelog.api.shaping import diff_as_dict as diff_as_dict
+    from tunelog.api.shaping import error_as_dict as error_as_dict
+    from tunelog.api.shaping import knobs_as_dict as knobs_as_dict
+    from tunelog.api.shaping import layer_as_dict as layer_as_dict
+    from tunelog.api.sources import find_source as find_source
+    from tunelog.api.sources import rejects as rejects
+    from tunelog.api.sources import remove_sources as remove_sources
+    from tunelog.api.watching import watch as watch
+    from tunelog.api.winners import ansor_args_as_written as ansor_args_as_written
+    from tunelog.api.winners import best as best
+    from tunelog.api.winners import each_best as each_best
     from tunelog.results import CurveRow as CurveRow
     from tunelog.results import DiffReport as DiffReport
     from tunelog.results import MetaScheduleExport as MetaScheduleExport
@@ -140,12 +188,18 @@ if TYPE_CHECKING:
     from tunelog.results import SourceRejects as SourceRejects
     from tunelog.results import TemplateCurve as TemplateCurve
     from tunelog.results import TemplateKnobs as TemplateKnobs
+    from tunelog.store import Filters as Filters
+    from tunelog.store import Store as Store
 
 
-def __getattr__(name: str) -> object:
-    if not name.startswith("__"):  # not a probe for module dunders: no need to load results
-        from tunelog import results
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tunelog.api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
 
-        if name in results.__all__:
-            return getattr(results, name)
-    raise AttributeError(f"module 'tunelog.api' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
