@@ -471,7 +471,8 @@ def test_make_measurement_is_measurements_constructor() -> None:
         args_json="[1]", config_index=3, costs=(0.5,), error_no=0, all_cost=1.0,
         timestamp=2.0, tvm_version="0.8", mean_cost=0.5, spelling=None,
     )  # fmt: skip
-    made = make_measurement(**fields)  # type: ignore[arg-type]
+    assert tuple(fields) == Measurement._fields  # the arguments' order is the fields'
+    made = make_measurement(*fields.values())  # type: ignore[arg-type]
     assert type(made) is Measurement
     assert made == Measurement(**fields)  # type: ignore[arg-type]
     assert made._asdict() == fields

@@ -182,19 +182,19 @@ def _v02_measurement(fast: FastRecordV02, line: bytes) -> ScannedLine:
     costs, error_no, all_cost, timestamp = fast.result
     return checked(
         make_measurement(
-            log_version="0.2",
-            target=target,
-            task_name=task_name,
-            template_key="",
-            args_json=args,
-            config_index=fast.config.index,
-            costs=costs,
-            error_no=error_no,
-            all_cost=all_cost,
-            timestamp=timestamp,
-            tvm_version=fast.tvm_version,
-            mean_cost=costs[0] if len(costs) == 1 else numpy_mean(costs),
-            spelling=None,
+            "0.2",  # log_version
+            target,
+            task_name,
+            "",  # template_key
+            args,  # args_json
+            fast.config.index,  # config_index
+            costs,
+            error_no,
+            all_cost,
+            timestamp,
+            fast.tvm_version,
+            costs[0] if len(costs) == 1 else numpy_mean(costs),  # mean_cost
+            None,  # spelling
         )
     )
 
@@ -210,19 +210,19 @@ def _v01_measurement(fast: StrictRecordV01 | FastRecordV01, line: bytes) -> Scan
     costs, error_no, all_cost, timestamp = fast.r
     return checked(
         make_measurement(
-            log_version="0.1",
-            target=target,
-            task_name=task_name,
-            template_key=config.t,
-            args_json=args,
-            config_index=config.i,
-            costs=costs,
-            error_no=error_no,
-            all_cost=all_cost,
-            timestamp=timestamp,
-            tvm_version=None,
-            mean_cost=costs[0] if len(costs) == 1 else numpy_mean(costs),
-            spelling=None,
+            "0.1",  # log_version
+            target,
+            task_name,
+            config.t,  # template_key
+            args,  # args_json
+            config.i,  # config_index
+            costs,
+            error_no,
+            all_cost,
+            timestamp,
+            None,  # tvm_version
+            costs[0] if len(costs) == 1 else numpy_mean(costs),  # mean_cost
+            None,  # spelling
         )
     )
 
