@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 
 import tunelog
+from tunelog.records import Measurement, scan_content
+from tunelog.rules.workloadidentity import workload_key
 from tunelog.store import Store, importer
+from tunelog.store.codec import LineReader
 
 REPO = Path(__file__).resolve().parents[1]
 LOGS = [
@@ -85,3 +88,35 @@ def test_an_import_gives_back_the_collectors_thresholds(
             tunelog.import_paths(store, [str(LOGS[0])])
     assert seen and seen[0][0] == max(before[0], importer.GC_YOUNG_THRESHOLD) > before[0]
     assert gc.get_threshold() == before
+
+
+@pytest.mark.parametrize("batch_size", [1, 2048])
+def test_workloads_stored_before_and_new_ones_keep_their_ids_in_one_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_size: int
+) -> None:
+    """A new workload gets a provisional id as it is met (the next free one): when a batch also
+    meets workloads the database held (looked up only at the batch's end, by a process that
+    knew nothing of them), those keep their ids and the new ones take the free ids in the order
+    met, with no gap, and every record names its own line's workload."""
+    monkeypatch.setattr(importer, "BATCH_SIZE", batch_size)
+    lines = [line for log in LOGS for line in log.read_bytes().splitlines(keepends=True)]
+    first, both = tmp_path / "first.log", tmp_path / "both.log"
+    first.write_bytes(b"".join(lines[len(lines) // 3 :: 2]))
+    both.write_bytes(b"".join(lines))
+    for log in (first, both):
+        with Store(tmp_path / "t.db") as store:  # a new connection: nothing known
+            assert all(r.accounted for r in tunelog.import_paths(store, [str(log)]))
+    with Store(tmp_path / "t.db") as store:
+        conn = store.conn
+        count, top = conn.execute("SELECT count(*), max(id) FROM workloads").fetchone()
+        assert count == top > 3
+        reader = LineReader(conn)
+        rows = conn.execute(
+            """SELECT r.id, w.task_name, w.template_key, w.args, w.version FROM records r
+               JOIN workloads w ON w.id = r.workload_id ORDER BY r.id"""
+        ).fetchall()
+        assert len(rows) == conn.execute("SELECT count(*) FROM records").fetchone()[0]
+        for record_id, *stored in rows:
+            record = scan_content(reader.line(record_id))
+            assert isinstance(record, Measurement)
+            assert workload_key(record) == tuple(stored)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,9 @@ from tests.conftest import undo_migrations
 from tunelog import api
 from tunelog.store import Store
 from tunelog.store.workloadfacts import computed, fill_workload_facts
+from tunelog.versions import ANSOR_VERSION
 from tunelog.workloadinfo import WorkloadFacts, WorkloadInfo
+from tunelog.workloads import flops, layer_facts, layer_key, operator_family, short_args
 
 ROOT = Path(__file__).parent.parent
 SHARED = ROOT.parent / "shared" / "corpus"
@@ -88,3 +91,20 @@ def test_a_selection_of_sources_has_its_workloads_facts(tmp_path: Path) -> None:
             workloads = chosen.layer_inputs()[1]
     assert workloads
     assert all(w.stored is not None for w in workloads)
+
+
+def test_facts_read_at_once_are_each_readers_answer(tmp_path: Path) -> None:
+    # facts_of reads the arguments once for all its facts: each must be what its own reader
+    # (layer_key, layer_facts, short_args, flops, operator_family) says.
+    with _imported(tmp_path / "t.db") as store:
+        workloads = store.layer_inputs()[1]
+    assert any(w.stored is not None and w.stored.flops is not None for w in workloads)
+    for w in workloads:
+        facts = _recomputed(w)
+        args = json.loads(w.args_json)
+        assert facts.layer_key == layer_key(w.task_name, w.template_key, args), w
+        assert dict(facts.facts) == layer_facts(w.task_name, args), w
+        assert facts.family == operator_family(w.task_name, w.template_key), w
+        assert facts.flops == flops(w.task_name, w.template_key, args), w
+        if w.version != ANSOR_VERSION:
+            assert facts.shapes == short_args(w.task_name, args), w

@@ -37,10 +37,8 @@ class Group:
     __slots__ = (
         "best_id",
         "first_id",
-        "key",
         "last_id",
         "run",
-        "spelling",
         "start",
         "tallies",
         "target_id",
@@ -51,10 +49,8 @@ class Group:
 
     def __init__(self, target_id: int, workload_id: int) -> None:
         self.target_id = target_id
-        # 0 until looked up (store.importids.ImportIds.resolve), from `key` and `spelling`.
+        # Provisional until the batch's new workloads are looked up (store.importids).
         self.workload_id = workload_id
-        self.key: tuple[str, str, str, str] | None = None
-        self.spelling: str | None = None
         self.version = ""  # the log version picks the slots (rules.slots.slots_of)
         # The file's trials of this (target, workload) in file order, for convergence and the
         # best record (the id of the trial that last improved).

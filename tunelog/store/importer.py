@@ -101,15 +101,13 @@ class ImportWriter:
         self.block_lines: list[bytes] = []
         self.packed_blocks: list[tuple[int, int, bytes]] = []
         self.packer = BlockPacker()
-        # Records rows waiting for the batch insert; the fourth item is the record's group
-        # until `_flush` has looked up the batch's new workloads and put their ids in.
+        # Records rows waiting for the batch insert; a workload id may be provisional until
+        # `_flush` has looked up the batch's new workloads (see ImportIds.workload).
         self.rows: list[tuple[Any, ...]] = []
         self.ids = ImportIds(conn, known_workloads)
         # The (target, workload) groups held since their state was last stored, by the first
-        # five Measurement fields (the identity: target, and workload as normalised), and
-        # those whose workload id is not looked up yet (done once per batch, see `_flush`).
+        # five Measurement fields (the identity: target, and workload as normalised).
         self.groups: dict[tuple[Any, ...], Group] = {}
-        self.unresolved: list[Group] = []
         # A resumed source's runs as they were before this file, for a recount after
         # duplicates (the groups' runs are stored batch after batch, see
         # GroupStore.recount_runs).
@@ -211,7 +209,7 @@ class ImportWriter:
                 record_id,
                 line_no,
                 group.target_id,
-                group.workload_id or group,
+                group.workload_id,
                 rec.config_index,
                 error_no,
                 mean,
@@ -318,14 +316,10 @@ class ImportWriter:
 
     def _group(self, rec: Measurement) -> Group:
         """The group of a (target, workload) not seen since the groups were last stored."""
-        key = workload_key(rec)
-        group = Group(self.ids.target(rec.target), self.ids.workload(key))
+        group = Group(self.ids.target(rec.target), 0)
+        group.workload_id = self.ids.workload(workload_key(rec), rec.spelling, group)
         group.version = rec.log_version  # the log version picks the slots (slots_of)
         group.first_id = self.next_id  # the record being added
-        if not group.workload_id:
-            group.key = key
-            group.spelling = rec.spelling
-            self.unresolved.append(group)
         self.groups[rec[:IDENTITY_LENGTH]] = group
         return group
 
@@ -350,11 +344,10 @@ class ImportWriter:
             )
             self.packed_blocks = []
         if self.rows:
-            if self.unresolved:
-                self.ids.resolve(self.unresolved)
-                self.unresolved = []
+            changed = self.ids.resolve()
+            if changed:  # workloads the database held: their rows take their ids
                 self.rows = [
-                    row if type(row[3]) is int else (*row[:3], row[3].workload_id, *row[4:])
+                    row if row[3] not in changed else (*row[:3], changed[row[3]], *row[4:])
                     for row in self.rows
                 ]
             # The source is written into the statement: each parameter less is a few percent

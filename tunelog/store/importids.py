@@ -1,10 +1,12 @@
 """The ids of an imported file's targets and workloads: looked up once, new ones added.
 
-A target is looked up (or added) the first time the file names it. Workloads are resolved a
-batch at a time (`resolve`): the batch's unknown workloads are looked up in one query through
-a temporary table joined on the workloads' identity index, and the new ones inserted at once
-with ids given here and their facts (store.workloadfacts), so a file of 80k workloads asks no
-query per workload.
+A target is looked up (or added) the first time the file names it. A workload not known
+without a query gets a provisional id at once (`workload`): the next free id, the one it keeps
+if it is new. Workloads are resolved a batch at a time (`resolve`): the batch's provisional
+workloads are looked up in one query through a temporary table joined on the workloads'
+identity index, and the new ones inserted at once with their facts (store.workloadfacts), so a
+file of 80k workloads asks no query per workload, and its records rows are written with their
+workload ids (only a batch that met workloads the database held has rows to renumber).
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ class ImportIds:
         # Ids given to the workloads this file adds, in order: [first_new, next_new) once the
         # first is given.
         self.first_new = self.next_new = 0
+        # Workloads given a provisional id since the last `resolve`, in the order given (their
+        # ids are consecutive): {key: (provisional id, spelling, groups)}.
+        self.pending: dict[WorkloadKey, tuple[int, str | None, list[Group]]] = {}
         # Workloads this file added whose groups were not stored yet: no kept config or run of
         # theirs can exist, so the once-per-group lookups skip them (logs of best configs have
         # ~2 lines per workload). Emptied by store.groupstate.GroupStore as it stores them.
@@ -62,9 +67,20 @@ class ImportIds:
         self.targets_by_id[target_id] = parsed
         return target_id
 
-    def workload(self, key: WorkloadKey) -> int:
-        """The workload's id if known without a query, else 0 (see `resolve`)."""
-        return self.workload_ids.get(key) or self.known_workloads.get(key, 0)
+    def workload(self, key: WorkloadKey, spelling: str | None, group: Group) -> int:
+        """The workload's id for a new group of it: known, or else provisional (the next free
+        id) until `resolve` confirms or replaces it. `spelling`: the record's, kept if the
+        workload is new (the first spelling seen, see schema migration 7)."""
+        known = self.workload_ids.get(key) or self.known_workloads.get(key)
+        if known:
+            return known
+        pending = self.pending.get(key)
+        if pending is not None:
+            pending[2].append(group)
+            return pending[0]
+        workload_id = self._next_id()
+        self.pending[key] = (workload_id, spelling, [group])
+        return workload_id
 
     def forget(self) -> None:
         """Forget the ids looked up so far (the groups that needed them are stored)."""
@@ -74,41 +90,48 @@ class ImportIds:
         """The ids of the workloads this file added."""
         return range(self.first_new, self.next_new)
 
-    def resolve(self, unresolved: list[Group]) -> None:
-        """Give these groups their workload ids from their `key`, adding new workloads."""
-        pending: dict[WorkloadKey, list[Group]] = {}
-        for group in unresolved:
-            assert group.key is not None
-            known = self.workload_ids.get(group.key)
-            if known is not None:
-                group.workload_id = known
-            else:
-                pending.setdefault(group.key, []).append(group)
-        if not pending:
-            return
+    def resolve(self) -> dict[int, int]:
+        """Look the provisional workloads up, add the new ones; {provisional id: id} of those
+        whose id changed (their groups have it; rows written with the provisional id must be
+        given it).
+
+        New workloads take the provisional ids from the first one on, in the order given, so
+        ids are exactly as without provisional ones: a workload the database holds keeps its
+        id, and the new ones after it move down."""
+        if not self.pending:
+            return {}
+        pending = self.pending
+        self.pending = {}
         keys = list(pending)
         found = self._look_up(keys)
+        changed: dict[int, int] = {}
         added: list[tuple[Any, ...]] = []
+        next_new = pending[keys[0]][0]
         for n, key in enumerate(keys):
+            provisional, spelling, groups = pending[key]
             workload_id = found.get(n)
             if workload_id is None:
-                workload_id = self._next_id()
+                workload_id = next_new
+                next_new += 1
                 self.new_workloads.add(workload_id)
-                # The first spelling seen is kept for display (see schema migration 7); the
-                # facts are stored with the workload (migration 12's columns), not updated in.
-                spelling = pending[key][0].spelling
+                # The facts are stored with the workload (migration 12's columns), not
+                # updated in.
                 added.append(
                     (workload_id, *key, spelling, *columns_of(workload_id, *key, spelling))
                 )
+            if workload_id != provisional:
+                changed[provisional] = workload_id
+                for group in groups:
+                    group.workload_id = workload_id
             self.workload_ids[key] = workload_id
-            for group in pending[key]:
-                group.workload_id = workload_id
+        self.next_new = next_new
         self.conn.executemany(
             """INSERT INTO workloads (id, task_name, template_key, args, version, spelling,
                                       layer_key, facts, family, shapes, flops)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             added,
         )
+        return changed
 
     def _look_up(self, keys: list[WorkloadKey]) -> dict[int, int]:
         """{position in `keys`: workload id} of the keys the database holds."""

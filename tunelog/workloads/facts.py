@@ -117,6 +117,12 @@ def layer_key_and_facts(
     task_name: str, template_key: str, args: list[Any]
 ) -> tuple[str, dict[str, object]]:
     """`layer_key` and `layer_facts` from one reading of the arguments."""
-    call = _parse(_name_info(task_name), args)
+    return layer_key_and_facts_of_call(task_name, args, _parse(_name_info(task_name), args))
+
+
+def layer_key_and_facts_of_call(
+    task_name: str, args: list[Any], call: _Call | None
+) -> tuple[str, dict[str, object]]:
+    """`layer_key_and_facts` for arguments already read (`call`: `calls._parse` of them)."""
     key = _call_key(call) if call is not None else _fallback_key(task_name, args)
     return key, _facts(call)

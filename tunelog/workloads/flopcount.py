@@ -14,8 +14,15 @@ import math
 import sys
 from typing import Any
 
-from tunelog.workloads.calls import _PACKED_LAYOUT, _Conv, _Matmul, _metaschedule_summary, _parse
-from tunelog.workloads.families import _HWCN, _name_info
+from tunelog.workloads.calls import (
+    _PACKED_LAYOUT,
+    _Call,
+    _Conv,
+    _Matmul,
+    _metaschedule_summary,
+    _parse,
+)
+from tunelog.workloads.families import _HWCN, _name_info, _NameInfo
 
 # int() reads this many digits whatever sys.set_int_max_str_digits() says (its lowest setting).
 _SAFE_DIGITS = sys.int_info.str_digits_check_threshold
@@ -117,11 +124,18 @@ def flops(task_name: str, template_key: str, args: list[Any]) -> int | None:
     Formulas in the module docstring. `template_key` is accepted for symmetry with the record
     fields; it does not change the count (winograd counts as the direct convolution).
     """
+    info = _name_info(task_name)
+    return flops_of_call(task_name, args, info, _parse(info, args))
+
+
+def flops_of_call(
+    task_name: str, args: list[Any], info: _NameInfo, call: _Call | None
+) -> int | None:
+    """`flops` for arguments already read (`info`, `call`: `families._name_info` of the task
+    and `calls._parse` of the arguments), so that `summary.facts_of` reads them once."""
     module = _metaschedule_summary(task_name, args)
     if module is not None:  # MetaSchedule: estimated from the TIR as TVM's estimate_tir_flops
         return module.flops
-    info = _name_info(task_name)
-    call = _parse(info, args)
     if isinstance(call, _Conv):
         return _conv_flops(call)
     if isinstance(call, _Matmul):

@@ -89,13 +89,18 @@ def short_args(task_name: str, args: list[Any]) -> str:
     number when equal) and dilation when not 1; a dtype shows only when it is not float32.
     Never raises.
     """
+    return short_args_of_call(task_name, args, _parse(_name_info(task_name), args))
+
+
+def short_args_of_call(task_name: str, args: list[Any], call: _Call | None) -> str:
+    """`short_args` for arguments already read (`call`: `calls._parse` of them), so that
+    `summary.facts_of` reads a workload's arguments once for all its facts."""
     module = _metaschedule_summary(task_name, args)
     if module is not None:  # MetaSchedule: the function and its tensors, from the module
         from tunelog.mssummary import summary_text
 
         text = summary_text(module)
     else:
-        call = _parse(_name_info(task_name), args)
         text = _call_short(call) if call is not None else _generic_short(args)
     if len(text) > _SHORT_LIMIT:
         text = text[: _SHORT_LIMIT - 3] + "..."
