@@ -12,7 +12,7 @@ import types
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from tabulate import tabulate
 
@@ -239,6 +239,8 @@ _CELL = st.text(alphabet=st.sampled_from("ab -_.:,/[]()=+1e9x…\n\t\x1b漢é ")
         )
     )
 )
+@example((["a"], [["\n"]]))  # tabulate gives a row of blank lines no line at all
+@example((["a"], [["b"], [" \n "]]))
 def test_simple_table_is_tabulate_or_declines(table: tuple[list[str], list[list[str]]]) -> None:
     headers, rows = table
     text = simple_table(rows, headers)

@@ -58,7 +58,10 @@ def simple_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str |
         return None
     if any(len(row) != len(headers) for row in rows):
         return None
-    columns = [[cell.strip() for cell in column] for column in zip(*rows, strict=True)]
+    raw = list(zip(*rows, strict=True))
+    if any("\n" in "".join(column) for column in raw):
+        return None  # tabulate lays a cell with a line break out on lines (a blank one on none)
+    columns = [[cell.strip() for cell in column] for column in raw]
     if not all(_plain("".join(column)) for column in columns):
         return None  # tabulate strips cells, not headers
     widths = [
