@@ -158,10 +158,12 @@ def _export(
     report = ExportReport(path=out)
     winning = _may_be_chosen_workloads(store) if winners_only else None
 
+    kinds: dict[str, str] = {}  # each log version's kind, found once (a few versions)
+
     def lines() -> Iterator[bytes]:
         for line in store.winner_lines(filters, top_k=top_k):
             target, version, raw = line.target, line.version, line.raw
-            kind = _format_of(version)
+            kind = kinds.get(version) or kinds.setdefault(version, _format_of(version))
             if kind == _METASCHEDULE:
                 report.skipped_metaschedule += 1
                 continue
