@@ -268,7 +268,7 @@ def diff(
     if as_json:
         emit_json(api.diff_as_dict(report))
     else:
-        emit_table([_diff_row(d) for d in report.layers], _DIFF_HEADERS)
+        emit_table((_diff_row(d) for d in report.layers), _DIFF_HEADERS)  # a page at a time
         _err(_diff_summary(report))
     if fail_on_regression is not None:
         worse = report.regressions(fail_on_regression)
@@ -317,7 +317,8 @@ def _diff_row(d: LayerDiff) -> list[Any]:
 def _diff_summary(report: api.DiffReport) -> str:
     from tunelog.diffing import STATUSES
 
-    counts = ", ".join(f"{report.count(s)} {s}" for s in STATUSES if report.count(s))
+    found = report.counts()
+    counts = ", ".join(f"{found[s]} {s}" for s in STATUSES if found[s])
     return (
         f"{len(report.layers)} layer(s): {counts or 'none'}; "
         f"{len(report.winner_changes)} winning template change(s) "
