@@ -76,6 +76,7 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     database), `label:NAME` (the sources of `db` imported with that label) or `source:ID`
     (one source of `db`, by its id in `tunelog sources`).
     """
+    from tunelog.collecting import young_collected_less
     from tunelog.diffing import diff_layers, run_layers
     from tunelog.optionvalues import percent
     from tunelog.results import DiffReport
@@ -84,35 +85,14 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     with (
         _run_store(a, db, "A", report.notes) as left,
         _run_store(b, db, "B", report.notes) as right,
-        _young_collected_less(),
+        # B's layers and every result are held while A's layers are built: fewer full
+        # collections walking them (see tunelog.collecting).
+        young_collected_less(),
     ):
         # B's layers kept only as what the diff compares, then A's read one at a time (memory).
         in_b = run_layers(each_layer(right, None))
         report.layers = diff_layers(each_layer(left, None), in_b, threshold_pct)
     return report
-
-
-# Allocations between two collections of the youngest generation while a diff is made.
-GC_YOUNG_THRESHOLD = 100_000
-
-
-@contextmanager
-def _young_collected_less() -> Iterator[None]:
-    """The cyclic collector's youngest generation collected every GC_YOUNG_THRESHOLD
-    allocations instead of 700, the process's thresholds restored after.
-
-    A diff holds B's layers (`RunLayer`) and every result while it builds A's, and each
-    layer allocates containers that die young without forming cycles: at the default
-    threshold the collector's full passes over the growing results took an eighth of a diff
-    at 80k layers (about 1 s of 8). The importer does the same while it reads a file."""
-    import gc
-
-    thresholds = gc.get_threshold()
-    gc.set_threshold(max(thresholds[0], GC_YOUNG_THRESHOLD), *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
 
 
 @contextmanager
