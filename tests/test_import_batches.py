@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import tunelog
+from tunelog.collecting import GC_YOUNG_THRESHOLD
 from tunelog.records import Measurement, scan_content
 from tunelog.rules.workloadidentity import workload_key
 from tunelog.store import Store, importer
@@ -86,7 +87,7 @@ def test_an_import_gives_back_the_collectors_thresholds(
                 tunelog.import_paths(store, [str(LOGS[0])])
         else:
             tunelog.import_paths(store, [str(LOGS[0])])
-    assert seen and seen[0][0] == max(before[0], importer.GC_YOUNG_THRESHOLD) > before[0]
+    assert seen and seen[0][0] == max(before[0], GC_YOUNG_THRESHOLD) > before[0]
     assert gc.get_threshold() == before
 
 

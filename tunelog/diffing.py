@@ -71,24 +71,32 @@ def layer_id(layer: Layer | RunLayer) -> LayerId:
 
 def run_layer(layer: Layer) -> RunLayer:
     """The layer as a diff compares it."""
-    chosen = layer.winner.chosen if layer.winner is not None else None
+    group, winner = layer.group, layer.winner
+    chosen = winner.chosen if winner is not None else None
+    if winner is None or chosen is None:
+        return RunLayer(
+            group.label, group.keys, group.model, layer.family, layer.shapes, layer.key, None, None
+        )
     return RunLayer(
-        label=layer.group.label,
-        keys=layer.group.keys,
-        model=layer.group.model,
-        family=layer.family,
-        shapes=layer.shapes,
-        key=layer.key,
-        cost=chosen.mean_cost if chosen is not None else None,
-        winner=layer.winner.name if chosen is not None and layer.winner is not None else None,
+        group.label,
+        group.keys,
+        group.model,
+        layer.family,
+        layer.shapes,
+        layer.key,
+        chosen.mean_cost,
+        winner.name,
     )
 
 
 def run_layers(layers: Iterable[Layer]) -> dict[LayerId, RunLayer]:
-    """A run's layers by their identity, in the run's order."""
+    """A run's layers by their identity, in the run's order (the first of each identity)."""
     found: dict[LayerId, RunLayer] = {}
     for layer in layers:
-        found.setdefault(layer_id(layer), run_layer(layer))
+        group = layer.group
+        key = (group.keys, group.model, layer.key)  # layer_id's, without its type test
+        if key not in found:  # a later layer of the same identity is not compared
+            found[key] = run_layer(layer)
     return found
 
 
@@ -109,9 +117,10 @@ def diff_layers(
     found: list[LayerDiff] = []
     seen: set[LayerId] = set()
     for layer in a:
-        key = layer_id(layer)
+        run = _compact(layer)
+        key = (run.keys, run.model, run.key)
         seen.add(key)
-        found.append(_diff(_compact(layer), in_b.get(key), threshold_pct))
+        found.append(_diff(run, in_b.get(key), threshold_pct))
     found += [_diff(None, other, threshold_pct) for key, other in in_b.items() if key not in seen]
     return found
 

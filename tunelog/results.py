@@ -111,6 +111,15 @@ class DiffReport:
         """Layers with this status (one of diffing.STATUSES)."""
         return sum(1 for d in self.layers if d.status == status)
 
+    def counts(self) -> dict[str, int]:
+        """Layers of each status, every one of diffing.STATUSES (0 when none), in one pass."""
+        from collections import Counter
+
+        from tunelog.diffing import STATUSES
+
+        found = Counter(d.status for d in self.layers)
+        return {status: found[status] for status in STATUSES}
+
     @property
     def winner_changes(self) -> list[LayerDiff]:
         """Layers whose winning template differs between the runs."""

@@ -76,6 +76,7 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     database), `label:NAME` (the sources of `db` imported with that label) or `source:ID`
     (one source of `db`, by its id in `tunelog sources`).
     """
+    from tunelog.collecting import young_collected_less
     from tunelog.diffing import diff_layers, run_layers
     from tunelog.optionvalues import percent
     from tunelog.results import DiffReport
@@ -84,6 +85,9 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     with (
         _run_store(a, db, "A", report.notes) as left,
         _run_store(b, db, "B", report.notes) as right,
+        # B's layers and every result are held while A's layers are built: fewer full
+        # collections walking them (see tunelog.collecting).
+        young_collected_less(),
     ):
         # B's layers kept only as what the diff compares, then A's read one at a time (memory).
         in_b = run_layers(each_layer(right, None))

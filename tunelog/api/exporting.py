@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +18,7 @@ from tunelog.store import Filters, Store
 from tunelog.targets import parse_target
 
 if TYPE_CHECKING:
+    from tunelog.layers import Candidate, TargetGroup
     from tunelog.results import (
         MetaScheduleExport,
     )
@@ -158,10 +159,12 @@ def _export(
     report = ExportReport(path=out)
     winning = _may_be_chosen_workloads(store) if winners_only else None
 
+    kinds: dict[str, str] = {}  # each log version's kind, found once (a few versions)
+
     def lines() -> Iterator[bytes]:
         for line in store.winner_lines(filters, top_k=top_k):
             target, version, raw = line.target, line.version, line.raw
-            kind = _format_of(version)
+            kind = kinds.get(version) or kinds.setdefault(version, _format_of(version))
             if kind == _METASCHEDULE:
                 report.skipped_metaschedule += 1
                 continue
@@ -216,11 +219,22 @@ def _may_be_chosen_workloads(store: Store) -> set[int]:
     """
     from tunelog.layers import layers_of, may_be_chosen
 
-    return {
-        template.workload.id
-        for lay in layers_of(store.layer_candidates(unseen_models=True))
-        for template in may_be_chosen(lay)
-    }
+    found: set[int] = set()
+    for lay in layers_of(_may_add_to(found, store.layer_candidates(unseen_models=True))):
+        found.update(template.workload.id for template in may_be_chosen(lay))
+    return found
+
+
+def _may_add_to(
+    found: set[int], layers: Iterable[tuple[TargetGroup, str, list[Candidate]]]
+) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
+    """The layers (`Store.layer_candidates`) that may add a workload to `found`, read as the
+    caller adds to it: relay picks a template only through the slot that answers its query
+    (an untuned one never), so a layer whose answered workloads are all found adds none and
+    is not built (at 80k workloads, most layers: a workload has one in each target group)."""
+    for group, layer_key, candidates in layers:
+        if any(answer is not None and info.id not in found for info, _, answer in candidates):
+            yield group, layer_key, candidates
 
 
 METASCHEDULE_TARGET_WARNING = (

@@ -265,11 +265,14 @@ def diff(
     report = api.diff(a, b, db=state.db_path, threshold_pct=threshold)
     for note in report.notes:
         _err(f"warning: {note}")
-    if as_json:
-        emit_json(api.diff_as_dict(report))
-    else:
-        emit_table([_diff_row(d) for d in report.layers], _DIFF_HEADERS)
-        _err(_diff_summary(report))
+    from tunelog.collecting import young_collected_less
+
+    with young_collected_less():  # the report is held while its rows are made (see there)
+        if as_json:
+            emit_json(api.diff_as_dict(report))
+        else:
+            emit_table((_diff_row(d) for d in report.layers), _DIFF_HEADERS)  # a page at a time
+            _err(_diff_summary(report))
     if fail_on_regression is not None:
         worse = report.regressions(fail_on_regression)
         if worse:
@@ -317,7 +320,8 @@ def _diff_row(d: LayerDiff) -> list[Any]:
 def _diff_summary(report: api.DiffReport) -> str:
     from tunelog.diffing import STATUSES
 
-    counts = ", ".join(f"{report.count(s)} {s}" for s in STATUSES if report.count(s))
+    found = report.counts()
+    counts = ", ".join(f"{found[s]} {s}" for s in STATUSES if found[s])
     return (
         f"{len(report.layers)} layer(s): {counts or 'none'}; "
         f"{len(report.winner_changes)} winning template change(s) "

@@ -45,9 +45,7 @@ class Exports(Queries):
                       JOIN targets t ON t.id = r.target_id
                       JOIN workloads w ON w.id = s.workload_id
                       {where} ORDER BY r.id"""
-            reader = LineReader(self.conn)
-            for rid, wid, target, version in self.conn.execute(sql, params):
-                yield ExportLine(rid, wid, target, version, reader.line(rid))
+            yield from _with_lines(self.conn.execute(sql, params), LineReader(self.conn))
             return
         yield from self._top_k_lines(where, params, top_k, LineReader(self.conn))
 
@@ -96,14 +94,16 @@ class Exports(Queries):
         for start in range(0, len(ordered), 500):
             chunk = ordered[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for rid, wid, target, version in self.conn.execute(
-                f"""SELECT r.id, r.workload_id, t.target, w.version
-                    FROM records r JOIN targets t ON t.id = r.target_id
-                    JOIN workloads w ON w.id = r.workload_id
-                    WHERE r.id IN ({marks}) ORDER BY r.id""",
-                chunk,
-            ):
-                yield ExportLine(rid, wid, target, version, reader.line(rid))
+            yield from _with_lines(
+                self.conn.execute(
+                    f"""SELECT r.id, r.workload_id, t.target, w.version
+                        FROM records r JOIN targets t ON t.id = r.target_id
+                        JOIN workloads w ON w.id = r.workload_id
+                        WHERE r.id IN ({marks}) ORDER BY r.id""",
+                    chunk,
+                ),
+                reader,
+            )
 
     def metaschedule_export(
         self, filters: Filters | None = None, *, top_k: int = 1
@@ -169,3 +169,12 @@ class Exports(Queries):
             )
             if wanted is None or workload_id in wanted
         }
+
+
+def _with_lines(
+    rows: Iterable[tuple[int, int, str, str]], reader: LineReader
+) -> Iterator[ExportLine]:
+    """Each (record id, workload id, target, version) row, in record id order, with its line
+    (the reader's blocks answer consecutive ids: each is decompressed once)."""
+    for rid, wid, target, version in rows:
+        yield ExportLine(rid, wid, target, version, reader.line(rid))

@@ -12,7 +12,6 @@ file, content hashes are indexed in sorted order and duplicates resolved exactly
 
 from __future__ import annotations
 
-import gc
 import lzma
 import sqlite3
 import zlib
@@ -20,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from tunelog.collecting import young_collected_less
 from tunelog.inputs import OpenedLog, stored_path
 from tunelog.linesplit import OverlongLine, is_terminated
 from tunelog.linetext import strip_line
@@ -46,8 +46,6 @@ from tunelog.store.importids import ImportIds, WorkloadKey
 
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
 ProgressCallback = Callable[[int], None]
-# Allocations between two collections of the youngest generation while a file is read (see run).
-GC_YOUNG_THRESHOLD = 100_000
 
 # What a truncated or corrupt compressed stream raises while it is read.
 _STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
@@ -139,13 +137,9 @@ class ImportWriter:
         # Each line allocates a few containers (the decoded record, its row) that die young and
         # form no cycles; at the default threshold (700) the cyclic collector ran every few
         # lines and cost a tenth of an import (1M lines: ~1.5 s). It still runs, less often;
-        # the threshold is the process's, restored after.
-        thresholds = gc.get_threshold()
-        gc.set_threshold(max(thresholds[0], GC_YOUNG_THRESHOLD), *thresholds[1:])
-        try:
+        # the threshold is the process's, restored after (tunelog.collecting).
+        with young_collected_less():
             self._read(lines, opened, progress)
-        finally:
-            gc.set_threshold(*thresholds)
 
     def _read(
         self, lines: Iterable[bytes], opened: OpenedLog, progress: ProgressCallback | None

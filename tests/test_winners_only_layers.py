@@ -1,0 +1,95 @@
+"""export --winners-only builds only the layers that may add a workload, and finds the same ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import tunelog
+from tests.conftest import (
+    CORPUS,
+    EDGE,
+    X86,
+    ImportedOnce,
+    corpus_log_for,
+    golden_files,
+    require_shared,
+)
+from tunelog.api.exporting import _may_be_chosen_workloads
+from tunelog.layers import layers_of, may_be_chosen
+from tunelog.store import Store
+
+
+def every_layers_choice(store: Store) -> set[int]:
+    """The workloads relay may pick, from every layer built (what skipping must not change)."""
+    return {
+        template.workload.id
+        for layer in layers_of(store.layer_candidates(unseen_models=True))
+        for template in may_be_chosen(layer)
+    }
+
+
+@pytest.mark.parametrize("logs", [[X86], [X86, EDGE]], ids=["x86", "x86+edge"])
+def test_skipping_layers_that_add_nothing_keeps_the_workloads(
+    tmp_path: Path, logs: list[Path]
+) -> None:
+    with Store(tmp_path / "w.db") as store:
+        tunelog.import_paths(store, [str(log) for log in logs])
+        found = _may_be_chosen_workloads(store)
+        assert found and found == every_layers_choice(store)
+
+
+def _record(template: str, target: str, cost: float) -> str:
+    line = next(x for x in X86.read_text().splitlines() if f'"{template}"' in x)
+    record = json.loads(line)
+    record["input"][0] = target
+    record["result"][0] = [cost]
+    return json.dumps(record)
+
+
+def test_a_template_winning_only_beside_a_found_one_is_kept(tmp_path: Path) -> None:
+    # nopack wins the key slot (the unseen model) and model a; pack wins model b, where its
+    # layer also holds nopack, found already: that layer must still be built.
+    log = tmp_path / "two_models.log"
+    log.write_text(
+        "\n".join(
+            [
+                _record("dense_nopack.x86", "llvm -keys=cpu -model=a", 1e-5),
+                _record("dense_pack.x86", "llvm -keys=cpu -model=a", 2e-5),
+                _record("dense_nopack.x86", "llvm -keys=cpu -model=b", 4e-5),
+                _record("dense_pack.x86", "llvm -keys=cpu -model=b", 3e-5),
+            ]
+        )
+        + "\n"
+    )
+    with Store(tmp_path / "w.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        found = _may_be_chosen_workloads(store)
+        assert len(found) == 2 and found == every_layers_choice(store)
+
+
+# Logs where templates compete and spellings and targets share layers (TopHub packages of
+# several targets, a vta log with two spellings of one template), and every golden log.
+SHARED_LAYERS = ["tophub/cuda_v0.08.log", "tophub/arm_cpu_v0.06.log", "tophub/vta_v0.08.log"]
+
+
+@pytest.mark.parametrize("name", SHARED_LAYERS)
+def test_skipping_layers_keeps_the_workloads_of_logs_with_shared_layers(
+    name: str, imported_once: ImportedOnce
+) -> None:
+    require_shared()
+    with imported_once.store(CORPUS / name) as store:
+        found = _may_be_chosen_workloads(store)
+        assert found and found == every_layers_choice(store)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("golden", golden_files(), ids=[g.name for g in golden_files()])
+def test_skipping_layers_keeps_the_workloads_of_every_golden_log(
+    golden: Path, imported_once: ImportedOnce
+) -> None:
+    require_shared()
+    with imported_once.store(corpus_log_for(golden)) as store:
+        assert _may_be_chosen_workloads(store) == every_layers_choice(store)
