@@ -229,10 +229,13 @@ def is_best_only(trials_per_sequence: Iterable[int]) -> bool:
 
 def join_runs(runs: Sequence[SourceRun]) -> Convergence:
     """The summary of a sequence made of several sources' runs (ordered as in the docstring)."""
-    joined = Progress()
-    for run in sorted(runs, key=lambda r: (r.start, r.source_id)):
-        joined.extend(run.progress)
-    summary = joined.summary()
+    if len(runs) == 1:  # most sequences: a run joined to nothing is itself
+        summary = runs[0].progress.summary()
+    else:
+        joined = Progress()
+        for run in sorted(runs, key=lambda r: (r.start, r.source_id)):
+            joined.extend(run.progress)
+        summary = joined.summary()
     if runs and all(run.best_only for run in runs):
         return replace(summary, verdict=BEST_ONLY)
     return summary

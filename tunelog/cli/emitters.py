@@ -108,6 +108,14 @@ def emit_table(
         _err(empty)
 
 
+def _shown_cells(row: Sequence[Any]) -> list[str]:
+    """A row's cells as text, control characters escaped (`output.shown`)."""
+    texts = ["" if cell is None else str(cell) for cell in row]
+    if "".join(texts).isprintable():  # the usual row: no cell has anything to escape
+        return texts
+    return [shown(text) for text in texts]
+
+
 def _emit_page(
     rows: Sequence[Sequence[Any]], headers: Sequence[str | Column], notes: set[str]
 ) -> None:
@@ -115,7 +123,7 @@ def _emit_page(
     from tunelog.tables import columns_of, fit_table, simple_table, wrapped_table
 
     specs = columns_of(headers)
-    cells = [["" if cell is None else shown(str(cell)) for cell in row] for row in rows]
+    cells = [_shown_cells(row) for row in rows]
     names = [shown(spec.name) for spec in specs]
     width = terminal_width()
     if width is not None:
@@ -130,9 +138,10 @@ def _emit_page(
         if fitted.dropped and note not in notes:
             notes.add(note)
             _err(note)
-    if any("\n" in cell for row in cells for cell in row):  # wrapped by fit_table
-        echo(wrapped_table(cells, names))
-        return
+        # Only fit_table breaks lines in a cell (`shown` escapes a cell's own line breaks).
+        if any("\n" in "".join(row) for row in cells):
+            echo(wrapped_table(cells, names))
+            return
     text = simple_table(cells, names)
     if text is None:  # characters whose width or treatment only tabulate knows
         from tabulate import tabulate
