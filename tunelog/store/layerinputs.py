@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tunelog.rules.slots import FIRST_HELD_RANK_SQL
@@ -73,7 +73,7 @@ class LayerInputs(Connection):
 
     def layer_candidates(
         self, for_groups: Sequence[TargetGroup] | None = None, *, unseen_models: bool = False
-    ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
+    ) -> Generator[tuple[TargetGroup, str, list[Candidate]], None, None]:
         """Each (target group, layer key) with records, and its candidate templates, in the
         order `workloads` lists layers: `layers.layers_of`'s input, read one layer at a time.
 
