@@ -76,7 +76,7 @@ class TargetGroup:
         return text if self.model == UNKNOWN_MODEL else f"{text} ({self.model})"
 
 
-@dataclass
+@dataclass(slots=True)  # slots: built for each of 125k candidates at 80k workloads
 class TemplateResult:
     """One template of a layer in one target group."""
 
@@ -114,7 +114,7 @@ class TemplateResult:
         return name + " (v0.1)" if w.version == "0.1" else name
 
 
-@dataclass
+@dataclass(slots=True)
 class Layer:
     """One operator call on one target group, with every template that could implement it."""
 
@@ -233,19 +233,24 @@ def build_layer(
     """
     templates: list[TemplateResult] = []
     newer_answers = False  # a template of a log version after v0.1 is answered
+    keys, offer_of = group.keys, offers.of
     for workload, tuned_here, answer in candidates:
-        offer = offers.of(group.keys, workload)
+        offer = offer_of(keys, workload)
         offered = offer.offered
         chosen = answer if offered else None
-        if tuned_here is None and chosen is None:
+        if tuned_here is not None:
+            template = tuned_here
+        elif chosen is not None:
+            template = TemplateResult(workload)
+        else:
             continue  # never tuned for this group, and no shared key slot answers for it
-        template = tuned_here or TemplateResult(workload)
         template.chosen = chosen
         template.offered = offered
         template.certain = offer.certain
         template.offer_note = offer.note
         templates.append(template)
-        newer_answers = newer_answers or (chosen is not None and workload.version != "0.1")
+        if chosen is not None and workload.version != "0.1":
+            newer_answers = True
     if not templates:
         return None
     if newer_answers:
@@ -253,10 +258,9 @@ def build_layer(
         for t in templates:
             if t.workload.version == "0.1":
                 t.chosen = None
-    ranked = sorted(
-        (t for t in templates if t.chosen is not None),
-        key=lambda t: t.chosen.mean_cost if t.chosen is not None else 0.0,
-    )  # stable: equal costs keep import order, as relay's strict `>` keeps the first
+    ranked = [t for t in templates if t.chosen is not None]
+    # Stable: equal costs keep import order, as relay's strict `>` keeps the first.
+    ranked.sort(key=_chosen_cost)
     untuned = [t for t in templates if t.chosen is None]
     first = templates[0].workload.stored
     winner = ranked[0] if ranked else None
@@ -270,6 +274,10 @@ def build_layer(
         runner_up=ranked[1] if len(ranked) > 1 else None,
         warnings=_machine_warnings(group, winner),
     )
+
+
+def _chosen_cost(template: TemplateResult) -> float:
+    return template.chosen.mean_cost if template.chosen is not None else 0.0
 
 
 def _machine_warnings(group: TargetGroup, winner: TemplateResult | None) -> list[str]:
