@@ -31,7 +31,7 @@ from tunelog.filters import Filters
 from tunelog.machines import cross_machine_warning
 from tunelog.rules.slots import first_held, query_slots, target_group
 from tunelog.rules.throughput import gflops
-from tunelog.strategies import Offer, relay_offers, strategy_note
+from tunelog.strategies import Offer, offer_facts, relay_offers, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.versions import ANSOR_VERSION  # not tunelog.ansor's: it loads hashlib and orjson
 from tunelog.workloadinfo import WorkloadInfo
@@ -212,6 +212,9 @@ class _Offers:
         # mapping (`store.workloadfacts.FactsReader`), so relay's conditions are judged once
         # for them all. The mapping is kept with the offer so that its id is never reused.
         self._offers: dict[tuple[tuple[str, ...], str, int], tuple[object, Offer]] = {}
+        # And by the facts relay's conditions read (`strategies.offer_facts`): 8k distinct
+        # facts at 80k workloads, a few hundred distinct answers' inputs.
+        self._by_read: dict[tuple[tuple[str, ...], str, tuple[object, ...]], Offer] = {}
 
     def of(self, keys: tuple[str, ...], workload: WorkloadInfo) -> Offer:
         """Whether relay offers this workload's template for its layer under these keys."""
@@ -219,8 +222,21 @@ class _Offers:
         key = (keys, workload.task_name, id(facts))
         found = self._offers.get(key)
         if found is None:
-            found = self._offers[key] = (facts, relay_offers(keys, workload.task_name, facts))
+            found = self._offers[key] = (facts, self._judged(keys, workload.task_name, facts))
         return found[1]
+
+    def _judged(self, keys: tuple[str, ...], task_name: str, facts: Mapping[str, object]) -> Offer:
+        read = (keys, task_name, tuple(facts.get(n, _ABSENT) for n in offer_facts(keys, task_name)))
+        try:
+            offer = self._by_read.get(read)
+        except TypeError:  # a fact that is no hashable value: judged on its own
+            return relay_offers(keys, task_name, facts)
+        if offer is None:
+            offer = self._by_read[read] = relay_offers(keys, task_name, facts)
+        return offer
+
+
+_ABSENT = object()  # a fact the workload's facts do not hold
 
 
 def build_layer(
