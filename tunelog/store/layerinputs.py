@@ -141,26 +141,16 @@ class LayerInputs(Connection):
         # Tables of this stream's own: another stream of the same store may be read at the
         # same time.
         stream = next(_STREAMS)
-        tables = {"groups": f"temp.layer_groups_{stream}", "asks": f"temp.layer_asks_{stream}"}
-        sql = LAYER_ROWS_SQL.format(
-            places=PLACES_SQL.format(**tables),
-            first_held=FIRST_HELD_RANK_SQL.format(
-                asked=tables["asks"], query="m.group_no", workload="m.workload_id"
-            ),
-            **tables,
-        )
+        tables = {name: f"temp.layer_{name}_{stream}" for name in LAYER_TABLES}
         sources = {
             int(i): str(path) for i, path in self.conn.execute("SELECT id, path FROM sources")
         }
-        self._fill_layer_groups(
-            groups, members, groups_table=tables["groups"], asks_table=tables["asks"]
-        )
         rows = None
         try:
-            # Narrow rows (ids, numbers) sort fast; each workload's columns are read apart,
-            # once per stretch of layers that list it (`_layer_candidates`).
-            rows = self.conn.execute(
-                sql,
+            self._fill_layer_tables(
+                groups,
+                members,
+                tables,
                 {
                     "target_scale": target_scale,
                     "seen_groups": seen_groups,
@@ -169,6 +159,17 @@ class LayerInputs(Connection):
                     "interleaved": interleaved,
                     "spread": len(groups) - seen_groups + 1 if interleaved else 1,
                 },
+            )
+            # Read in place order (no sort of the whole answer: only each candidate's error
+            # numbers are sorted): narrow rows (ids, numbers), each workload's columns read
+            # apart, once per stretch of layers that list it (`_layer_candidates`).
+            rows = self.conn.execute(
+                LAYER_ROWS_SQL.format(
+                    first_held=FIRST_HELD_RANK_SQL.format(
+                        asked=tables["asks"], query="p.group_no", workload="w.id"
+                    ),
+                    **tables,
+                )
             )
             yield from _layer_candidates(rows, groups, self._workload_rows, sources, dict(targets))
         finally:
@@ -187,34 +188,53 @@ class LayerInputs(Connection):
             f"{FACT_COLUMNS} FROM workloads WHERE id IN ({wanted})"
         ).fetchall()
 
-    def _fill_layer_groups(
+    def _fill_layer_tables(
         self,
         groups: Sequence[TargetGroup],
         members: Sequence[tuple[int, int]],
-        *,
-        groups_table: str,
-        asks_table: str,
+        tables: Mapping[str, str],
+        places: Mapping[str, object],
     ) -> None:
-        """The temporary tables `LAYER_ROWS_SQL` reads: each target's group, each group's query."""
+        """The temporary tables `LAYER_ROWS_SQL` reads: each target's group, each group's
+        query, the groups' tallies and each layer's place (`places`: PLACES_SQL's numbers)."""
         from tunelog.rules.slots import asked_rows, query_slots
 
-        self.conn.execute(
-            f"CREATE TABLE {groups_table} "
-            "(target_id INTEGER NOT NULL, group_no INTEGER NOT NULL, "
-            "PRIMARY KEY (target_id, group_no)) WITHOUT ROWID"
-        )
-        self.conn.execute(
-            f"CREATE TABLE {asks_table} (query INTEGER NOT NULL, "
-            "rank INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, "
-            "PRIMARY KEY (query, rank)) WITHOUT ROWID"
-        )
-        self.conn.executemany(f"INSERT INTO {groups_table} VALUES (?, ?)", members)
+        for name, columns in LAYER_TABLES.items():
+            self.conn.execute(f"CREATE TABLE {tables[name]} {columns}")
+        self.conn.executemany(f"INSERT INTO {tables['groups']} VALUES (?, ?)", members)
         for number, group in enumerate(groups):
             self.conn.executemany(
-                f"INSERT INTO {asks_table} VALUES (?, ?, ?, ?)",
+                f"INSERT INTO {tables['asks']} VALUES (?, ?, ?, ?)",
                 asked_rows(number, query_slots(group.keys, group.model)),
             )
+        self.conn.execute(GROUP_TALLIES_SQL.format(**tables))
+        self.conn.execute(PLACES_SQL.format(**tables), places)
 
+
+# The temporary tables of one stream of layers (`_fill_layer_tables`).
+LAYER_TABLES = {
+    # each target's group number
+    "groups": "(target_id INTEGER NOT NULL, group_no INTEGER NOT NULL, "
+    "PRIMARY KEY (target_id, group_no)) WITHOUT ROWID",
+    # each group's query, in `rules.slots.asked_rows`' form
+    "asks": "(query INTEGER NOT NULL, rank INTEGER NOT NULL, kind TEXT NOT NULL, "
+    "name TEXT NOT NULL, PRIMARY KEY (query, rank)) WITHOUT ROWID",
+    # GROUP_TALLIES_SQL's rows
+    "tallies": "(group_no INTEGER NOT NULL, workload_id INTEGER NOT NULL, "
+    "error_no INTEGER NOT NULL, records INTEGER, low REAL, high REAL, first_target INTEGER, "
+    "PRIMARY KEY (group_no, workload_id, error_no)) WITHOUT ROWID",
+    # PLACES_SQL's rows: a place is a rowid, so that layers are read in place order
+    "places": "(place INTEGER PRIMARY KEY, group_no INTEGER NOT NULL, layer_key TEXT)",
+}
+
+# Per (group, workload, error number): its tallies on the group's targets summed, and the first
+# target that has it (a template's errors are listed in the order its targets' tallies come).
+GROUP_TALLIES_SQL = """
+INSERT INTO {tallies}
+SELECT g.group_no, c.workload_id, c.error_no, sum(c.records), min(c.min_all_cost),
+       max(c.max_all_cost), min(c.target_id)
+FROM tallies c JOIN {groups} g ON g.target_id = c.target_id
+GROUP BY g.group_no, c.workload_id, c.error_no"""
 
 # A layer's place, as one number: for the groups seen in the database (numbers below
 # :seen_groups), its first (workload id, target id) among the group's tallies; for the others,
@@ -222,9 +242,10 @@ class LayerInputs(Connection):
 # its first workload's (workload id, 0) and the group's number among them (:spread numbers
 # apart: target ids start at 1, so no two places are equal).
 PLACES_SQL = """
+INSERT INTO {places} (group_no, layer_key, place)
     SELECT gt.group_no, w.layer_key,
            min(gt.workload_id * :target_scale + gt.first_target) * :spread
-    FROM group_tallies gt JOIN workloads w ON w.id = gt.workload_id
+    FROM {tallies} gt JOIN workloads w ON w.id = gt.workload_id
     WHERE gt.group_no < :seen_groups
     GROUP BY gt.group_no, w.layer_key
     UNION ALL
@@ -236,32 +257,22 @@ PLACES_SQL = """
                        WHERE query >= :seen_groups) g
     GROUP BY g.query, w.layer_key"""
 
-# Per (group, workload, error number): its tallies on the group's targets summed, and the first
-# target that has it (a template's errors are listed in the order its targets' tallies come).
 RECENT_WORKLOADS = 1024  # at 80k workloads, as many reuses as keeping every workload
 ROWS_READ = 512  # rows read at a time: their workloads not kept are read in one query
 _STREAMS = itertools.count()  # names each `layer_candidates` stream's tables
 
+# One row per candidate and error number, in layer order: each place's workloads of its layer
+# key (in id order) that have tallies in the group or a slot its query asks.
 LAYER_ROWS_SQL = """
-WITH group_tallies AS MATERIALIZED (
-    SELECT g.group_no, c.workload_id, c.error_no, sum(c.records) AS records,
-           min(c.min_all_cost) AS low, max(c.max_all_cost) AS high,
-           min(c.target_id) AS first_target
-    FROM tallies c JOIN {groups} g ON g.target_id = c.target_id
-    GROUP BY g.group_no, c.workload_id, c.error_no),
-places(group_no, layer_key, place) AS MATERIALIZED ({places}),
-members AS (
-    SELECT p.place, p.group_no, p.layer_key, w.id AS workload_id
-    FROM places p JOIN workloads w ON w.layer_key = p.layer_key)
-SELECT m.place, m.group_no, m.workload_id, gt.error_no, gt.records, gt.low, gt.high,
+SELECT p.place, p.group_no, w.id, gt.error_no, gt.records, gt.low, gt.high,
        s.record_id, s.mean_cost, r.config_index, r.source_id, r.line, r.target_id
-FROM members m
-LEFT JOIN group_tallies gt ON gt.group_no = m.group_no AND gt.workload_id = m.workload_id
-LEFT JOIN {asks} q ON q.query = m.group_no AND q.rank = {first_held}
-LEFT JOIN slots s ON s.kind = q.kind AND s.name = q.name AND s.workload_id = m.workload_id
+FROM {places} p JOIN workloads w ON w.layer_key = p.layer_key
+LEFT JOIN {tallies} gt ON gt.group_no = p.group_no AND gt.workload_id = w.id
+LEFT JOIN {asks} q ON q.query = p.group_no AND q.rank = {first_held}
+LEFT JOIN slots s ON s.kind = q.kind AND s.name = q.name AND s.workload_id = w.id
 LEFT JOIN records r ON r.id = s.record_id
 WHERE gt.workload_id IS NOT NULL OR s.workload_id IS NOT NULL
-ORDER BY m.place, m.workload_id, gt.first_target, gt.error_no"""
+ORDER BY p.place, w.id, gt.first_target, gt.error_no"""
 
 
 def _layer_candidates(
