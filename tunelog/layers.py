@@ -26,6 +26,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from tunelog.filters import Filters
 from tunelog.machines import cross_machine_warning
@@ -37,8 +38,9 @@ from tunelog.versions import ANSOR_VERSION  # not tunelog.ansor's: it loads hash
 from tunelog.workloadinfo import WorkloadInfo
 
 
-@dataclass(frozen=True, slots=True)
-class SlotWinner:
+# A NamedTuple, not a frozen dataclass: the layer listings build one per answered candidate
+# (120k at 80k workloads), and a frozen dataclass costs several times more to build.
+class SlotWinner(NamedTuple):
     """The record holding a slot."""
 
     record_id: int
