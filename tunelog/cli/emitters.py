@@ -29,15 +29,32 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(_escaped(_json_text(value, indent=True)) + "\n")
 
 
+JSON_ITEMS = 256  # array items written at a time
+
+
 def _emit_json_array(items: Iterable[Any]) -> None:
     """`[`, each item indented as orjson's OPT_INDENT_2 indents an array's items, `]`."""
     write = sys.stdout.write
     opening = "[\n  "
-    for item in items:
-        # JSON strings hold no raw line break: every "\n" is between values, indented.
-        write(opening + _escaped(_json_text(item, indent=True)).replace("\n", "\n  "))
+    iterator = iter(items)
+    while batch := list(islice(iterator, JSON_ITEMS)):
+        write(opening + _json_items(batch))
         opening = ",\n  "
     write("[]\n" if opening == "[\n  " else "\n]\n")
+
+
+def _json_items(items: list[Any]) -> str:
+    """Array items as `_emit_json_array` writes them, `,` and a line break between them."""
+    import orjson
+
+    try:
+        # An array's items as orjson indents them: "[\n  " + items + "\n]".
+        return _escaped(orjson.dumps(items, option=orjson.OPT_INDENT_2).decode()[4:-2])
+    except orjson.JSONEncodeError:
+        # JSON strings hold no raw line break: every "\n" is between values, indented.
+        return ",\n  ".join(
+            _escaped(_json_text(item, indent=True)).replace("\n", "\n  ") for item in items
+        )
 
 
 def _escaped(text: str) -> str:
