@@ -29,7 +29,9 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(_escaped(_json_text(value, indent=True)) + "\n")
 
 
-JSON_ITEMS = 256  # array items written at a time
+JSON_ITEMS = (
+    16  # array items written at a time (few: more would outlive a young-generation collection)
+)
 
 
 def _emit_json_array(items: Iterable[Any]) -> None:
