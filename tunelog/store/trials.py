@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import itertools
 import json
-import operator
+import sqlite3
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
-
-import orjson
 
 from tunelog.convergence import Progress, SourceRun, is_best_only
 from tunelog.store.database import Store
@@ -51,56 +49,61 @@ def each_trial_run(
                       last_id, improvements FROM trial_runs
                ORDER BY workload_id, source_id, target_id"""
         )
-        for workload_id, same in itertools.groupby(rows, operator.itemgetter(2)):
+        for workload_id, same in itertools.groupby(_with_steps(rows), _workload_of):
             yield from _runs_of(store, workload_id, list(same), group_of, best_only)
+
+
+RUNS_READ = 1024  # trial_runs rows read, and their improvements decoded, at a time
+
+
+def _with_steps(rows: sqlite3.Cursor) -> Iterator[tuple[tuple[Any, ...], list[list[Any]]]]:
+    """Each row with its `improvements` decoded: `[[trial, cost], ...]`.
+
+    A chunk of rows' values decoded as one JSON array (80k rows at 80k workloads: one
+    json.loads each costs three times more; a stored value is always one JSON array,
+    `codec.improvements_text`)."""
+    while chunk := rows.fetchmany(RUNS_READ):
+        steps: list[list[list[Any]]] = json.loads("[" + ",".join(row[8] for row in chunk) + "]")
+        yield from zip(chunk, steps, strict=True)
+
+
+def _workload_of(row_and_steps: tuple[tuple[Any, ...], list[list[Any]]]) -> int:
+    return int(row_and_steps[0][2])
 
 
 def _runs_of(
     store: Store,
     workload_id: int,
-    rows: Sequence[tuple[Any, ...]],
+    rows: Sequence[tuple[tuple[Any, ...], list[list[Any]]]],
     group_of: Mapping[int, K],
     best_only: set[int],
 ) -> Iterator[tuple[tuple[K, int], list[SourceRun]]]:
-    """One workload's (group, workload) entries from its rows (one per source and target)."""
+    """One workload's (group, workload) entries from its rows (one per source and target),
+    each with its improvements decoded."""
     if len(rows) == 1:  # the usual: one source's run on one target
-        source_id, target_id, _, trials, valid, start, _, _, improvements = rows[0]
-        run = SourceRun(source_id, start, _progress(trials, valid, improvements))
+        (source_id, target_id, _, trials, valid, start, _, _, _), steps = rows[0]
+        run = SourceRun(source_id, start, _progress(trials, valid, steps))
         run.best_only = source_id in best_only
         yield (group_of[target_id], workload_id), [run]
         return
-    parts: dict[tuple[K, int], list[tuple[Any, ...]]] = {}  # by (group, source)
-    for row in rows:
-        parts.setdefault((group_of[row[1]], row[0]), []).append(row)
+    parts: dict[tuple[K, int], list[tuple[tuple[Any, ...], list[list[Any]]]]] = {}
+    for row, steps in rows:  # by (group, source)
+        parts.setdefault((group_of[row[1]], row[0]), []).append((row, steps))
     found: dict[tuple[K, int], list[SourceRun]] = {}
     for (group, source_id), runs in parts.items():
         if len(runs) == 1:
-            _, _, _, trials, valid, start, _, _, improvements = runs[0]
-            run = SourceRun(source_id, start, _progress(trials, valid, improvements))
+            (_, _, _, trials, valid, start, _, _, _), steps = runs[0]
+            run = SourceRun(source_id, start, _progress(trials, valid, steps))
         else:
-            run = _interleaved_run(store, source_id, workload_id, runs)
+            run = _interleaved_run(store, source_id, workload_id, [row for row, _ in runs])
         run.best_only = source_id in best_only
         found.setdefault((group, workload_id), []).append(run)
     yield from found.items()
 
 
-def _progress(trials: int, valid: int, improvements: str) -> Progress:
-    """A stored run's progress from its `trial_runs` columns."""
-    return Progress(trials, valid, [(n, c) for n, c in improvements_of(improvements)])
-
-
-def improvements_of(text: str) -> list[list[Any]]:
-    """A `trial_runs.improvements` value decoded: `[[trial, cost], ...]`.
-
-    orjson (a tenth of json's time: a listing decodes one per stored run, 80k at 80k
-    workloads) reads the finite floats the importer writes (`codec.improvements_text`: their
-    repr) to the same values; anything it refuses goes to json, which reads what it always did.
-    """
-    try:
-        decoded: list[list[Any]] = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        decoded = json.loads(text)
-    return decoded
+def _progress(trials: int, valid: int, steps: list[list[Any]]) -> Progress:
+    """A stored run's progress from its `trial_runs` columns (`steps`: its improvements)."""
+    return Progress(trials, valid, [(n, c) for n, c in steps])
 
 
 def _interleaved_run(
