@@ -325,3 +325,19 @@ def test_unseen_models_in_one_pass_are_the_groups_and_each_keys_without_a_model(
         # In an order of its own (each workload's layers together): the same layers.
         found = list(store.layer_candidates(unseen_models=True))
         assert sorted(found, key=repr) == sorted(expected, key=repr)
+
+
+@pytest.mark.parametrize("golden", golden_files()[:3], ids=[g.name for g in golden_files()[:3]])
+def test_layer_streams_read_together_or_left_early_give_the_same_layers(
+    golden: Path, imported_once: ImportedOnce
+) -> None:
+    require_shared()
+    with imported_once.store(corpus_log_for(golden)) as store:
+        whole = list(store.layer_candidates())
+        left = store.layer_candidates()
+        next(left, None)
+        left.close()  # its statement ends and its tables go before the next stream reads
+        first, second = store.layer_candidates(), store.layer_candidates()
+        together = [pair for pairs in zip(first, second, strict=True) for pair in pairs]
+        assert together == [layer for layer in whole for _ in range(2)]
+        assert list(store.layer_candidates()) == whole

@@ -13,7 +13,8 @@ import pytest
 
 from tunelog.conditions import All, AnyOf, Not, Target, holds, possible_kinds
 from tunelog.conditions import test as fact_test
-from tunelog.strategies import NEVER_OFFERED, OFFERED, Offer, relay_offers
+from tunelog.strategies import NEVER_OFFERED, OFFERED, Offer, offer_facts, relay_offers
+from tunelog.strategy_table import KNOWN_TEMPLATES
 from tunelog.targets import parse_target
 from tunelog.workloads import layer_facts
 
@@ -265,6 +266,22 @@ def test_a_strategy_condition_offers_the_template_on_one_side_only(
             assert found.offered and not found.certain and found.depends_on, found
         else:
             assert found == NEVER_OFFERED
+
+
+@pytest.mark.parametrize(("target", "template", "offered", "other", "answer"), CASES)
+def test_an_offer_depends_on_the_facts_its_conditions_read_only(
+    target: str, template: str, offered: list[Any], other: list[Any], answer: bool | None
+) -> None:
+    # `layers` judges relay's offer once per distinct value of `offer_facts`: every other
+    # fact dropped, each case's offer (on both sides, for every template) stays the same.
+    keys = parse_target(target).keys
+    for args in (offered, other):
+        if not args:
+            continue
+        facts = layer_facts(template, args)
+        for task_name in (template, *sorted(KNOWN_TEMPLATES)[::7]):
+            read = {n: facts[n] for n in offer_facts(keys, task_name) if n in facts}
+            assert relay_offers(keys, task_name, read) == relay_offers(keys, task_name, facts)
 
 
 def test_a_conditional_offer_says_what_it_depends_on() -> None:

@@ -118,6 +118,18 @@ def holds(cond: Cond, facts: Mapping[str, object], keys: tuple[str, ...]) -> boo
     return False if all(a is False for a in answers) else None
 
 
+def facts_read(cond: Cond) -> frozenset[str]:
+    """The facts of a layer that `holds` and `unknowns` read for `cond` (`kind` is read from
+    the keys): two layers whose facts agree on these, each present or absent alike, get the
+    same answers."""
+    if isinstance(cond, Test):
+        return frozenset() if cond.fact == "kind" else frozenset((cond.fact,))
+    if isinstance(cond, Target):
+        return frozenset()
+    parts = (cond.part,) if isinstance(cond, Not) else cond.parts
+    return frozenset().union(*(facts_read(part) for part in parts))
+
+
 def unknowns(cond: Cond, facts: Mapping[str, object], keys: tuple[str, ...]) -> list[str]:
     """The target properties and unread facts that leave `cond` undecided (for messages)."""
     if isinstance(cond, Target):

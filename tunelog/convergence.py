@@ -56,7 +56,7 @@ compared with the final best of the whole sequence:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import NamedTuple
 
@@ -121,8 +121,10 @@ def best_so_far(trials: Iterable[tuple[float, int]]) -> list[CurvePoint]:
     return points
 
 
-@dataclass(frozen=True, slots=True)
-class Convergence:
+# A NamedTuple, not a frozen dataclass: `workloads` keeps one per (target group, workload),
+# 80k at 80k workloads; a frozen dataclass costs several times more to build, and a tuple of
+# plain values is one the cyclic garbage collector stops traversing.
+class Convergence(NamedTuple):
     """A sequence's summary: trials, valid trials, best, when it was reached, and the verdict."""
 
     trials: int
@@ -229,10 +231,13 @@ def is_best_only(trials_per_sequence: Iterable[int]) -> bool:
 
 def join_runs(runs: Sequence[SourceRun]) -> Convergence:
     """The summary of a sequence made of several sources' runs (ordered as in the docstring)."""
-    joined = Progress()
-    for run in sorted(runs, key=lambda r: (r.start, r.source_id)):
-        joined.extend(run.progress)
-    summary = joined.summary()
+    if len(runs) == 1:  # most sequences: a run joined to nothing is itself
+        summary = runs[0].progress.summary()
+    else:
+        joined = Progress()
+        for run in sorted(runs, key=lambda r: (r.start, r.source_id)):
+            joined.extend(run.progress)
+        summary = joined.summary()
     if runs and all(run.best_only for run in runs):
-        return replace(summary, verdict=BEST_ONLY)
+        return summary._replace(verdict=BEST_ONLY)
     return summary

@@ -26,19 +26,21 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from tunelog.filters import Filters
 from tunelog.machines import cross_machine_warning
 from tunelog.rules.slots import first_held, query_slots, target_group
 from tunelog.rules.throughput import gflops
-from tunelog.strategies import Offer, relay_offers, strategy_note
+from tunelog.strategies import Offer, offer_facts, relay_offers, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.versions import ANSOR_VERSION  # not tunelog.ansor's: it loads hashlib and orjson
 from tunelog.workloadinfo import WorkloadInfo
 
 
-@dataclass(frozen=True, slots=True)
-class SlotWinner:
+# A NamedTuple, not a frozen dataclass: the layer listings build one per answered candidate
+# (120k at 80k workloads), and a frozen dataclass costs several times more to build.
+class SlotWinner(NamedTuple):
     """The record holding a slot."""
 
     record_id: int
@@ -76,7 +78,7 @@ class TargetGroup:
         return text if self.model == UNKNOWN_MODEL else f"{text} ({self.model})"
 
 
-@dataclass
+@dataclass(slots=True)  # slots: built for each of 125k candidates at 80k workloads
 class TemplateResult:
     """One template of a layer in one target group."""
 
@@ -114,7 +116,7 @@ class TemplateResult:
         return name + " (v0.1)" if w.version == "0.1" else name
 
 
-@dataclass
+@dataclass(slots=True)
 class Layer:
     """One operator call on one target group, with every template that could implement it."""
 
@@ -212,6 +214,9 @@ class _Offers:
         # mapping (`store.workloadfacts.FactsReader`), so relay's conditions are judged once
         # for them all. The mapping is kept with the offer so that its id is never reused.
         self._offers: dict[tuple[tuple[str, ...], str, int], tuple[object, Offer]] = {}
+        # And by the facts relay's conditions read (`strategies.offer_facts`): 8k distinct
+        # facts at 80k workloads, a few hundred distinct answers' inputs.
+        self._by_read: dict[tuple[tuple[str, ...], str, tuple[object, ...]], Offer] = {}
 
     def of(self, keys: tuple[str, ...], workload: WorkloadInfo) -> Offer:
         """Whether relay offers this workload's template for its layer under these keys."""
@@ -219,8 +224,21 @@ class _Offers:
         key = (keys, workload.task_name, id(facts))
         found = self._offers.get(key)
         if found is None:
-            found = self._offers[key] = (facts, relay_offers(keys, workload.task_name, facts))
+            found = self._offers[key] = (facts, self._judged(keys, workload.task_name, facts))
         return found[1]
+
+    def _judged(self, keys: tuple[str, ...], task_name: str, facts: Mapping[str, object]) -> Offer:
+        read = (keys, task_name, tuple(facts.get(n, _ABSENT) for n in offer_facts(keys, task_name)))
+        try:
+            offer = self._by_read.get(read)
+        except TypeError:  # a fact that is no hashable value: judged on its own
+            return relay_offers(keys, task_name, facts)
+        if offer is None:
+            offer = self._by_read[read] = relay_offers(keys, task_name, facts)
+        return offer
+
+
+_ABSENT = object()  # a fact the workload's facts do not hold
 
 
 def build_layer(
@@ -233,19 +251,24 @@ def build_layer(
     """
     templates: list[TemplateResult] = []
     newer_answers = False  # a template of a log version after v0.1 is answered
+    keys, offer_of = group.keys, offers.of
     for workload, tuned_here, answer in candidates:
-        offer = offers.of(group.keys, workload)
+        offer = offer_of(keys, workload)
         offered = offer.offered
         chosen = answer if offered else None
-        if tuned_here is None and chosen is None:
+        if tuned_here is not None:
+            template = tuned_here
+        elif chosen is not None:
+            template = TemplateResult(workload)
+        else:
             continue  # never tuned for this group, and no shared key slot answers for it
-        template = tuned_here or TemplateResult(workload)
         template.chosen = chosen
         template.offered = offered
         template.certain = offer.certain
         template.offer_note = offer.note
         templates.append(template)
-        newer_answers = newer_answers or (chosen is not None and workload.version != "0.1")
+        if chosen is not None and workload.version != "0.1":
+            newer_answers = True
     if not templates:
         return None
     if newer_answers:
@@ -253,10 +276,9 @@ def build_layer(
         for t in templates:
             if t.workload.version == "0.1":
                 t.chosen = None
-    ranked = sorted(
-        (t for t in templates if t.chosen is not None),
-        key=lambda t: t.chosen.mean_cost if t.chosen is not None else 0.0,
-    )  # stable: equal costs keep import order, as relay's strict `>` keeps the first
+    ranked = [t for t in templates if t.chosen is not None]
+    # Stable: equal costs keep import order, as relay's strict `>` keeps the first.
+    ranked.sort(key=_chosen_cost)
     untuned = [t for t in templates if t.chosen is None]
     first = templates[0].workload.stored
     winner = ranked[0] if ranked else None
@@ -270,6 +292,10 @@ def build_layer(
         runner_up=ranked[1] if len(ranked) > 1 else None,
         warnings=_machine_warnings(group, winner),
     )
+
+
+def _chosen_cost(template: TemplateResult) -> float:
+    return template.chosen.mean_cost if template.chosen is not None else 0.0
 
 
 def _machine_warnings(group: TargetGroup, winner: TemplateResult | None) -> list[str]:

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import NamedTuple
 
-from tunelog.conditions import holds, unknowns
+from tunelog.conditions import facts_read, holds, unknowns
 from tunelog.strategy_conditions import CONDITIONS
 from tunelog.strategy_table import KNOWN_TEMPLATES, PASSIVE_KEYS, STRATEGIES
 
@@ -106,6 +106,25 @@ def _deciding_keys(keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
         if key is not None:
             pairs.append((op, key))
     return tuple(pairs)
+
+
+@lru_cache(maxsize=4096)
+def offer_facts(keys: tuple[str, ...], task_name: str) -> tuple[str, ...]:
+    """The facts of a layer that `relay_offers(keys, task_name, facts)` reads: it answers
+    alike for any two layers whose facts agree on these (each present or absent alike).
+
+    Every condition its loop may read, whichever it stops at (a superset is still exact).
+    """
+    if task_name not in KNOWN_TEMPLATES or not may_offer(keys, task_name):
+        return ()
+    if offered_templates(keys) is None:
+        return ()
+    names: set[str] = set()
+    for op, key in _deciding_keys(keys):
+        cond = CONDITIONS.get(key, {}).get(op, {}).get(task_name)
+        if task_name in STRATEGIES[key][op] and cond is not None:
+            names |= facts_read(cond)
+    return tuple(sorted(names))
 
 
 def relay_offers(keys: tuple[str, ...], task_name: str, facts: Mapping[str, object]) -> Offer:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from tunelog.store import Store
@@ -31,15 +32,20 @@ class LayerConvergence:
 
     def of(self, layer: Layer, template: TemplateResult) -> Convergence:
         """The template's convergence on the layer's group (no trials: not tuned)."""
-        key = (layer.group.keys, layer.group.model, template.workload.id)
-        from tunelog.convergence import Progress
-
-        found = self.by_key.get(key)
-        return found if found is not None else Progress().summary()
+        found = self.by_key.get((layer.group.keys, layer.group.model, template.workload.id))
+        return found if found is not None else _not_tuned()
 
     def of_layer(self, layer: Layer) -> Convergence:
         """The convergence of the template relay picks (else of the first template)."""
         return self.of(layer, layer.winner or layer.templates[0])
+
+
+@lru_cache(maxsize=1)
+def _not_tuned() -> Convergence:
+    """The summary of a sequence without trials (frozen: one serves every template)."""
+    from tunelog.convergence import Progress
+
+    return Progress().summary()
 
 
 @contextmanager

@@ -29,15 +29,34 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(_escaped(_json_text(value, indent=True)) + "\n")
 
 
+JSON_ITEMS = (
+    16  # array items written at a time (few: more would outlive a young-generation collection)
+)
+
+
 def _emit_json_array(items: Iterable[Any]) -> None:
     """`[`, each item indented as orjson's OPT_INDENT_2 indents an array's items, `]`."""
     write = sys.stdout.write
     opening = "[\n  "
-    for item in items:
-        # JSON strings hold no raw line break: every "\n" is between values, indented.
-        write(opening + _escaped(_json_text(item, indent=True)).replace("\n", "\n  "))
+    iterator = iter(items)
+    while batch := list(islice(iterator, JSON_ITEMS)):
+        write(opening + _json_items(batch))
         opening = ",\n  "
     write("[]\n" if opening == "[\n  " else "\n]\n")
+
+
+def _json_items(items: list[Any]) -> str:
+    """Array items as `_emit_json_array` writes them, `,` and a line break between them."""
+    import orjson
+
+    try:
+        # An array's items as orjson indents them: "[\n  " + items + "\n]".
+        return _escaped(orjson.dumps(items, option=orjson.OPT_INDENT_2).decode()[4:-2])
+    except orjson.JSONEncodeError:
+        # JSON strings hold no raw line break: every "\n" is between values, indented.
+        return ",\n  ".join(
+            _escaped(_json_text(item, indent=True)).replace("\n", "\n  ") for item in items
+        )
 
 
 def _escaped(text: str) -> str:
@@ -108,6 +127,14 @@ def emit_table(
         _err(empty)
 
 
+def _shown_cells(row: Sequence[Any]) -> list[str]:
+    """A row's cells as text, control characters escaped (`output.shown`)."""
+    texts = ["" if cell is None else str(cell) for cell in row]
+    if "".join(texts).isprintable():  # the usual row: no cell has anything to escape
+        return texts
+    return [shown(text) for text in texts]
+
+
 def _emit_page(
     rows: Sequence[Sequence[Any]], headers: Sequence[str | Column], notes: set[str]
 ) -> None:
@@ -115,7 +142,7 @@ def _emit_page(
     from tunelog.tables import columns_of, fit_table, simple_table, wrapped_table
 
     specs = columns_of(headers)
-    cells = [["" if cell is None else shown(str(cell)) for cell in row] for row in rows]
+    cells = [_shown_cells(row) for row in rows]
     names = [shown(spec.name) for spec in specs]
     width = terminal_width()
     if width is not None:
@@ -130,9 +157,10 @@ def _emit_page(
         if fitted.dropped and note not in notes:
             notes.add(note)
             _err(note)
-    if any("\n" in cell for row in cells for cell in row):  # wrapped by fit_table
-        echo(wrapped_table(cells, names))
-        return
+        # Only fit_table breaks lines in a cell (`shown` escapes a cell's own line breaks).
+        if any("\n" in "".join(row) for row in cells):
+            echo(wrapped_table(cells, names))
+            return
     text = simple_table(cells, names)
     if text is None:  # characters whose width or treatment only tabulate knows
         from tabulate import tabulate

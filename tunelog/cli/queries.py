@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from tunelog.api.diagnosing import ErrorSummary
     from tunelog.api.runs import LayerConvergence
-    from tunelog.layers import Layer
+    from tunelog.layers import Layer, TemplateResult
     from tunelog.models import BestRow
 
 
@@ -201,11 +201,7 @@ _LAYER_COLUMNS = (*_LAYER_HEADERS, Column("to best", rank=2), Column("verdict", 
 
 
 def _layer_row(layer: Layer) -> list[Any]:
-    tried = "; ".join(
-        f"{t.name} ({t.trials} {t.valid}/{t.failed}: "
-        f"{format_seconds(t.chosen.mean_cost) if t.chosen else _no_answer(t)})"
-        for t in layer.templates
-    )
+    tried = "; ".join(map(_tried_text, layer.templates))
     winner = layer.winner
     margin = layer.margin
     gflops = layer.gflops
@@ -219,6 +215,13 @@ def _layer_row(layer: Layer) -> list[Any]:
         f"+{margin * 100:.0f}%" if margin is not None else "",
         f"{gflops:.1f}" if gflops is not None else "unknown" if winner else "",
     ]
+
+
+def _tried_text(template: TemplateResult) -> str:
+    """A template in the `templates` cell: its trials, valid/failed, and best or why none."""
+    trials, valid, chosen = template.trials, template.valid, template.chosen
+    best = format_seconds(chosen.mean_cost) if chosen is not None else _no_answer(template)
+    return f"{template.name} ({trials} {valid}/{trials - valid}: {best})"  # failed: the rest
 
 
 def _winner_text(layer: Layer) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+import sqlite3
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tunelog.rules.slots import FIRST_HELD_RANK_SQL
@@ -72,7 +73,7 @@ class LayerInputs(Connection):
 
     def layer_candidates(
         self, for_groups: Sequence[TargetGroup] | None = None, *, unseen_models: bool = False
-    ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
+    ) -> Generator[tuple[TargetGroup, str, list[Candidate]], None, None]:
         """Each (target group, layer key) with records, and its candidate templates, in the
         order `workloads` lists layers: `layers.layers_of`'s input, read one layer at a time.
 
@@ -113,17 +114,22 @@ class LayerInputs(Connection):
             members += [(i, number) for i, g in by_target.items() if (g.keys, g.model) == wanted]
         groups += every_layer_of
         with self.snapshot():
-            self._fill_layer_groups(groups, members)
-            yield from self._read_layers(groups, seen_groups, interleaved=unseen_models)
+            yield from self._read_layers(
+                groups, members, seen_groups, targets, interleaved=unseen_models
+            )
 
     def _read_layers(
-        self, groups: list[TargetGroup], seen_groups: int, *, interleaved: bool
+        self,
+        groups: list[TargetGroup],
+        members: Sequence[tuple[int, int]],
+        seen_groups: int,
+        targets: Sequence[tuple[int, str]],
+        *,
+        interleaved: bool,
     ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
         """`LAYER_ROWS_SQL`'s layers of `groups` (the first `seen_groups` placed by their
-        tallies, the others after them or, `interleaved`, among them), sorted into a temporary
-        table and read back with their workloads."""
-        from tunelog.store.workloadfacts import FACT_COLUMNS
-
+        tallies, the others after them or, `interleaved`, among them), each candidate with its
+        workload (`members`: each target id's group number)."""
         (target_scale,) = self.conn.execute(
             "SELECT coalesce(max(id), 0) + 1 FROM targets"
         ).fetchone()
@@ -132,20 +138,19 @@ class LayerInputs(Connection):
         ).fetchone()
         # The places of the groups placed at every layer key come after all the others.
         after_seen = workload_scale * target_scale
-        sql = LAYER_ROWS_SQL.format(
-            places=PLACES_SQL,
-            first_held=FIRST_HELD_RANK_SQL.format(
-                asked="temp.layer_asks", query="m.group_no", workload="m.workload_id"
-            ),
-        )
-        # Sorted without the workloads' text (a narrow sort is faster), then read with it
-        # in that order: no workload is held in Python beyond its layer. A table of its
-        # own: another stream of the same store may be read at the same time.
-        rows_table = f"temp.layer_rows_{next(_STREAMS)}"
-        self.conn.execute(f"CREATE TABLE {rows_table} ({LAYER_ROW_COLUMNS})")
+        # Tables of this stream's own: another stream of the same store may be read at the
+        # same time.
+        stream = next(_STREAMS)
+        tables = {name: f"temp.layer_{name}_{stream}" for name in LAYER_TABLES}
+        sources = {
+            int(i): str(path) for i, path in self.conn.execute("SELECT id, path FROM sources")
+        }
+        rows = None
         try:
-            self.conn.execute(
-                f"INSERT INTO {rows_table} {sql}",
+            self._fill_layer_tables(
+                groups,
+                members,
+                tables,
                 {
                     "target_scale": target_scale,
                     "seen_groups": seen_groups,
@@ -155,43 +160,81 @@ class LayerInputs(Connection):
                     "spread": len(groups) - seen_groups + 1 if interleaved else 1,
                 },
             )
-            yield from _layer_candidates(
-                self.conn.execute(
-                    "SELECT o.*, w.task_name, w.template_key, w.args, w.version, w.spelling, "
-                    f"{', '.join('w.' + c for c in FACT_COLUMNS.split(', '))} "
-                    f"FROM {rows_table} o JOIN workloads w ON w.id = o.workload_id "
-                    "ORDER BY o.seq"
-                ),
-                groups,
+            # Read in place order (no sort of the whole answer: only each candidate's error
+            # numbers are sorted): narrow rows (ids, numbers), each workload's columns read
+            # apart, once per stretch of layers that list it (`_layer_candidates`).
+            rows = self.conn.execute(
+                LAYER_ROWS_SQL.format(
+                    first_held=FIRST_HELD_RANK_SQL.format(
+                        asked=tables["asks"], query="p.group_no", workload="w.id"
+                    ),
+                    **tables,
+                )
             )
+            yield from _layer_candidates(rows, groups, self._workload_rows, sources, dict(targets))
         finally:
-            self.conn.execute(f"DROP TABLE {rows_table}")
+            if rows is not None:
+                rows.close()  # a stream left early: its statement must end before the drops
+            for table in tables.values():
+                self.conn.execute(f"DROP TABLE IF EXISTS {table}")
 
-    def _fill_layer_groups(
-        self, groups: Sequence[TargetGroup], members: Sequence[tuple[int, int]]
+    def _workload_rows(self, ids: Iterable[int]) -> list[tuple[Any, ...]]:
+        """The columns `_layer_candidates` builds a workload from, of these workload ids."""
+        from tunelog.store.workloadfacts import FACT_COLUMNS
+
+        wanted = ",".join(str(int(i)) for i in ids)
+        return self.conn.execute(
+            "SELECT id, task_name, template_key, args, version, spelling, "
+            f"{FACT_COLUMNS} FROM workloads WHERE id IN ({wanted})"
+        ).fetchall()
+
+    def _fill_layer_tables(
+        self,
+        groups: Sequence[TargetGroup],
+        members: Sequence[tuple[int, int]],
+        tables: Mapping[str, str],
+        places: Mapping[str, object],
     ) -> None:
-        """The temporary tables `LAYER_ROWS_SQL` reads: each target's group, each group's query."""
+        """The temporary tables `LAYER_ROWS_SQL` reads: each target's group, each group's
+        query, the groups' tallies and each layer's place (`places`: PLACES_SQL's numbers)."""
         from tunelog.rules.slots import asked_rows, query_slots
 
-        self.conn.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS layer_groups "
-            "(target_id INTEGER NOT NULL, group_no INTEGER NOT NULL, "
-            "PRIMARY KEY (target_id, group_no)) WITHOUT ROWID"
-        )
-        self.conn.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS layer_asks (query INTEGER NOT NULL, "
-            "rank INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, "
-            "PRIMARY KEY (query, rank)) WITHOUT ROWID"
-        )
-        self.conn.execute("DELETE FROM temp.layer_groups")
-        self.conn.execute("DELETE FROM temp.layer_asks")
-        self.conn.executemany("INSERT INTO temp.layer_groups VALUES (?, ?)", members)
+        for name, columns in LAYER_TABLES.items():
+            self.conn.execute(f"CREATE TABLE {tables[name]} {columns}")
+        self.conn.executemany(f"INSERT INTO {tables['groups']} VALUES (?, ?)", members)
         for number, group in enumerate(groups):
             self.conn.executemany(
-                "INSERT INTO temp.layer_asks VALUES (?, ?, ?, ?)",
+                f"INSERT INTO {tables['asks']} VALUES (?, ?, ?, ?)",
                 asked_rows(number, query_slots(group.keys, group.model)),
             )
+        self.conn.execute(GROUP_TALLIES_SQL.format(**tables))
+        self.conn.execute(PLACES_SQL.format(**tables), places)
 
+
+# The temporary tables of one stream of layers (`_fill_layer_tables`).
+LAYER_TABLES = {
+    # each target's group number
+    "groups": "(target_id INTEGER NOT NULL, group_no INTEGER NOT NULL, "
+    "PRIMARY KEY (target_id, group_no)) WITHOUT ROWID",
+    # each group's query, in `rules.slots.asked_rows`' form
+    "asks": "(query INTEGER NOT NULL, rank INTEGER NOT NULL, kind TEXT NOT NULL, "
+    "name TEXT NOT NULL, PRIMARY KEY (query, rank)) WITHOUT ROWID",
+    # GROUP_TALLIES_SQL's rows
+    "tallies": "(group_no INTEGER NOT NULL, workload_id INTEGER NOT NULL, "
+    "error_no INTEGER NOT NULL, records INTEGER, low REAL, high REAL, first_target INTEGER, "
+    "PRIMARY KEY (group_no, workload_id, error_no)) WITHOUT ROWID",
+    # PLACES_SQL's rows: a place is a rowid, so that layers are read in place order
+    "places": "(place INTEGER PRIMARY KEY, group_no INTEGER NOT NULL, layer_key TEXT)",
+}
+
+# Per (group, workload, error number): its tallies on the group's targets summed, and the first
+# target that has it (a template's errors are listed in the order its targets' tallies come).
+GROUP_TALLIES_SQL = """
+INSERT INTO {tallies}
+SELECT g.group_no, c.workload_id, c.error_no, sum(c.records), min(c.min_all_cost),
+       max(c.max_all_cost), min(c.target_id)
+FROM tallies c JOIN {groups} g ON g.target_id = c.target_id
+GROUP BY g.group_no, c.workload_id, c.error_no"""
 
 # A layer's place, as one number: for the groups seen in the database (numbers below
 # :seen_groups), its first (workload id, target id) among the group's tallies; for the others,
@@ -199,9 +242,10 @@ class LayerInputs(Connection):
 # its first workload's (workload id, 0) and the group's number among them (:spread numbers
 # apart: target ids start at 1, so no two places are equal).
 PLACES_SQL = """
+INSERT INTO {places} (group_no, layer_key, place)
     SELECT gt.group_no, w.layer_key,
            min(gt.workload_id * :target_scale + gt.first_target) * :spread
-    FROM group_tallies gt JOIN workloads w ON w.id = gt.workload_id
+    FROM {tallies} gt JOIN workloads w ON w.id = gt.workload_id
     WHERE gt.group_no < :seen_groups
     GROUP BY gt.group_no, w.layer_key
     UNION ALL
@@ -209,78 +253,110 @@ PLACES_SQL = """
            CASE WHEN :interleaved
                 THEN min(w.id) * :target_scale * :spread + g.query - :seen_groups + 1
                 ELSE :after_seen + g.query * :workload_scale + min(w.id) END
-    FROM workloads w, (SELECT DISTINCT query FROM temp.layer_asks
+    FROM workloads w, (SELECT DISTINCT query FROM {asks}
                        WHERE query >= :seen_groups) g
     GROUP BY g.query, w.layer_key"""
 
-# Per (group, workload, error number): its tallies on the group's targets summed, and the first
-# target that has it (a template's errors are listed in the order its targets' tallies come).
 RECENT_WORKLOADS = 1024  # at 80k workloads, as many reuses as keeping every workload
-_STREAMS = itertools.count()  # names each `layer_candidates` stream's table of rows
+ROWS_READ = 512  # rows read at a time: their workloads not kept are read in one query
+_STREAMS = itertools.count()  # names each `layer_candidates` stream's tables
 
-LAYER_ROW_COLUMNS = """seq INTEGER PRIMARY KEY, place INTEGER, group_no INTEGER,
-    workload_id INTEGER, error_no INTEGER, records INTEGER, low REAL, high REAL,
-    record_id INTEGER, mean_cost REAL, config_index INTEGER, path TEXT, line INTEGER,
-    target TEXT, layer_key TEXT"""
+# One row per candidate and error number, in layer order: each place's workloads of its layer
+# key (in id order) that have tallies in the group or a slot its query asks.
 LAYER_ROWS_SQL = """
-WITH group_tallies AS MATERIALIZED (
-    SELECT g.group_no, c.workload_id, c.error_no, sum(c.records) AS records,
-           min(c.min_all_cost) AS low, max(c.max_all_cost) AS high,
-           min(c.target_id) AS first_target
-    FROM tallies c JOIN temp.layer_groups g ON g.target_id = c.target_id
-    GROUP BY g.group_no, c.workload_id, c.error_no),
-places(group_no, layer_key, place) AS MATERIALIZED ({places}),
-members AS (
-    SELECT p.place, p.group_no, p.layer_key, w.id AS workload_id
-    FROM places p JOIN workloads w ON w.layer_key = p.layer_key)
-SELECT NULL, m.place, m.group_no, m.workload_id, gt.error_no, gt.records, gt.low, gt.high,
-       s.record_id, s.mean_cost, r.config_index, src.path, r.line, t.target, m.layer_key
-FROM members m
-LEFT JOIN group_tallies gt ON gt.group_no = m.group_no AND gt.workload_id = m.workload_id
-LEFT JOIN temp.layer_asks q ON q.query = m.group_no AND q.rank = {first_held}
-LEFT JOIN slots s ON s.kind = q.kind AND s.name = q.name AND s.workload_id = m.workload_id
+SELECT p.place, p.group_no, w.id, gt.error_no, gt.records, gt.low, gt.high,
+       s.record_id, s.mean_cost, r.config_index, r.source_id, r.line, r.target_id
+FROM {places} p JOIN workloads w ON w.layer_key = p.layer_key
+LEFT JOIN {tallies} gt ON gt.group_no = p.group_no AND gt.workload_id = w.id
+LEFT JOIN {asks} q ON q.query = p.group_no AND q.rank = {first_held}
+LEFT JOIN slots s ON s.kind = q.kind AND s.name = q.name AND s.workload_id = w.id
 LEFT JOIN records r ON r.id = s.record_id
-LEFT JOIN sources src ON src.id = r.source_id
-LEFT JOIN targets t ON t.id = r.target_id
 WHERE gt.workload_id IS NOT NULL OR s.workload_id IS NOT NULL
-ORDER BY m.place, m.workload_id, gt.first_target, gt.error_no"""
+ORDER BY p.place, w.id, gt.first_target, gt.error_no"""
 
 
 def _layer_candidates(
-    rows: Iterable[Sequence[Any]], groups: Sequence[TargetGroup]
+    rows: sqlite3.Cursor,
+    groups: Sequence[TargetGroup],
+    workload_rows: Callable[[Iterable[int]], Iterable[Sequence[Any]]],
+    sources: Mapping[int, str],
+    targets: Mapping[int, str],
 ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
-    """`LAYER_ROWS_SQL`'s rows (one per candidate and error number), each with its workload's
-    columns, as layers of candidates."""
+    """`LAYER_ROWS_SQL`'s rows (one per candidate and error number) as layers of candidates,
+    each with its workload (`workload_rows`: the columns of workloads by id; `sources` and
+    `targets`: each id's path and target string)."""
     from tunelog.layers import SlotWinner, TemplateResult
-    from tunelog.store.workloadfacts import FactsReader
-    from tunelog.workloadinfo import WorkloadInfo
 
-    decoded = FactsReader()
-    # A workload is a candidate of its layer in each group (125k candidates of 40k workloads
-    # at 80k), and the groups' layers of one workload come close together in layer order:
-    # the recently listed workloads are kept (least recently listed first) and built once.
-    recent: dict[int, WorkloadInfo] = {}
+    workloads = _RecentWorkloads(workload_rows)
     place = None
     group = groups[0] if groups else None
-    layer_key = ""
     candidates: list[Candidate] = []
     workload_id = -1
     tuned: TemplateResult | None = None
-    for (
-        _, row_place, group_no, row_workload, error_no, records, low, high,
-        record_id, mean, config_index, path, line, target, row_key,
-        task, template_key, args, version, spelling, *facts,
-    ) in rows:  # fmt: skip
-        if row_place != place:
-            if candidates and group is not None:
-                yield group, layer_key, candidates
-            place, group, layer_key = row_place, groups[group_no], str(row_key)
-            candidates, workload_id = [], -1
-        if row_workload != workload_id:
-            workload_id = row_workload
-            info = recent.pop(workload_id, None)
+    while chunk := rows.fetchmany(ROWS_READ):
+        recent = workloads.of(row[2] for row in chunk)
+        for (
+            row_place, group_no, row_workload, error_no, records, low, high,
+            record_id, mean, config_index, source_id, line, target_id,
+        ) in chunk:  # fmt: skip
+            if row_place != place:
+                if candidates and group is not None:
+                    yield group, candidates[0][0].stored.layer_key, candidates
+                place, group = row_place, groups[group_no]
+                candidates, workload_id = [], -1
+            if row_workload != workload_id:
+                workload_id = row_workload
+                info = recent[workload_id]
+                tuned = None if error_no is None else TemplateResult(info)
+                answer = None
+                if record_id is not None:
+                    answer = SlotWinner(
+                        record_id, mean, config_index, sources[source_id], line, targets[target_id]
+                    )
+                candidates.append((info, tuned, answer))
+            if tuned is not None:
+                tuned.errors[error_no] = records
+                tuned.all_cost_range[error_no] = (low, high)
+    if candidates and group is not None:
+        # Every candidate of a layer has its layer key (`members` joins on it).
+        yield group, candidates[0][0].stored.layer_key, candidates
+
+
+class _RecentWorkloads:
+    """The workloads of the rows read last, each built once while it keeps being listed.
+
+    A workload is a candidate of its layer in each group (125k candidates of 40k workloads at
+    80k), and the groups' layers of one workload come close together in layer order: the
+    RECENT_WORKLOADS listed last are kept (least recently listed first), and those of a chunk
+    of rows that are not are read in one query (one per workload costs as much as the rest).
+    """
+
+    def __init__(self, workload_rows: Callable[[Iterable[int]], Iterable[Sequence[Any]]]):
+        from tunelog.store.workloadfacts import FactsReader
+
+        self._read = workload_rows
+        self._decoded = FactsReader()
+        self._kept: dict[int, WorkloadInfo] = {}
+
+    def of(self, ids: Iterable[int]) -> dict[int, WorkloadInfo]:
+        """The kept workloads, these ids' among them (listed last)."""
+        from tunelog.workloadinfo import WorkloadInfo
+
+        kept = self._kept
+        wanted = dict.fromkeys(ids)
+        missing = []
+        for workload_id in wanted:
+            info = kept.pop(workload_id, None)
             if info is None:
-                info = WorkloadInfo(
+                missing.append(workload_id)
+            else:
+                kept[workload_id] = info  # listed last
+        if missing:
+            decoded = self._decoded
+            for workload_id, task, template_key, args, version, spelling, *facts in self._read(
+                missing
+            ):
+                kept[workload_id] = WorkloadInfo(
                     workload_id,
                     task,
                     template_key,
@@ -289,16 +365,7 @@ def _layer_candidates(
                     spelling,
                     decoded(task, template_key, args, version, spelling, facts),
                 )
-                if len(recent) >= RECENT_WORKLOADS:
-                    del recent[next(iter(recent))]  # the least recently listed
-            recent[workload_id] = info
-            tuned = None if error_no is None else TemplateResult(info)
-            answer = None
-            if record_id is not None:
-                answer = SlotWinner(record_id, mean, config_index, path, line, target)
-            candidates.append((info, tuned, answer))
-        if tuned is not None:
-            tuned.errors[error_no] = records
-            tuned.all_cost_range[error_no] = (low, high)
-    if candidates and group is not None:
-        yield group, layer_key, candidates
+        excess = len(kept) - max(RECENT_WORKLOADS, len(wanted))
+        for workload_id in list(itertools.islice(kept, excess)) if excess > 0 else ():
+            del kept[workload_id]  # the least recently listed
+        return kept
