@@ -6,10 +6,11 @@ on first use (PEP 562), so `import tunelog` and the command's start-up stay chea
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from tunelog.lazyexports import exported, listed
 
 __version__ = "0.1.0"
 
@@ -156,13 +157,8 @@ sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tunelog' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return exported(__name__, globals(), _EXPORTS, name)
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return listed(globals(), _EXPORTS)

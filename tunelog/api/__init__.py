@@ -14,8 +14,9 @@ command pays only for the modules it calls.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from tunelog.lazyexports import exported, listed
 
 # Public name -> the module that defines it.
 _EXPORTS = {
@@ -193,13 +194,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tunelog.api' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return exported(__name__, globals(), _EXPORTS, name)
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return listed(globals(), _EXPORTS)
