@@ -28,7 +28,7 @@ from tunelog.records import (
     repair_line,
     scan_line,
 )
-from tunelog.recordvalues import make_measurement, stored_measurement
+from tunelog.recordvalues import make_measurement, measurement_of, stored_measurement
 
 V02 = (
     b'{"input": ["cuda -model=titanx", "conv2d_nchw.cuda", [["TENSOR", [1, 3, 8, 8], "float32"],'
@@ -465,7 +465,7 @@ def test_the_msgspec_structs_have_the_models_fields_and_defaults(
     assert mirrored == modelled
 
 
-def test_make_measurement_is_measurements_constructor() -> None:
+def test_make_measurement_and_measurement_of_are_measurements_constructor() -> None:
     fields = dict(
         log_version="0.2", target="llvm", task_name="dense_nopack.x86", template_key="",
         args_json="[1]", config_index=3, costs=(0.5,), error_no=0, all_cost=1.0,
@@ -476,6 +476,9 @@ def test_make_measurement_is_measurements_constructor() -> None:
     assert type(made) is Measurement
     assert made == Measurement(**fields)  # type: ignore[arg-type]
     assert made._asdict() == fields
+    of_tuple = measurement_of(tuple(fields.values()))
+    assert type(of_tuple) is Measurement
+    assert of_tuple._asdict() == fields
     stored = stored_measurement(
         ("0.2", "llvm", "dense_nopack.x86", "", "[1]"), config_index=3, error_no=0,
         all_cost=1.0, timestamp=2.0, mean_cost=0.5, spelling=None,

@@ -90,9 +90,12 @@ def test_checked_answers_valid_records_from_comparisons_alone(
         return check_values(record)
 
     monkeypatch.setattr(recordvalidity, "check_values", check_values_spy)
-    verdict = checked(record)
+    verdict = checked(*record)  # the values as a parser hands them, in field order
     assert _verdict(verdict) == _verdict(check_values(record))
     assert asked == ([] if reason is None else [record])  # a valid record: no full check
+    if reason is None:
+        assert type(verdict) is Measurement
+        assert verdict == record
 
 
 @pytest.mark.parametrize(("changes", "reason"), CASES, ids=IDS)

@@ -5,8 +5,8 @@ decoded by msgspec against `tunelog.recordstructs`, mirrors of the pydantic mode
 `tunelog.recordmodels` (the JSON AutoTVM writes, tvm-reference §1; why both exist is said
 there); every other line goes through those models, imported only then (a line that is plainly
 not JSON is named from its bytes), and is rejected with a reason a person can act on. Every
-record's values pass `rules.recordvalidity.checked`; every Measurement is built by
-`recordvalues.make_measurement`.
+record's values pass `rules.recordvalidity.checked`, which builds its Measurement
+(`recordvalues.measurement_of`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ from tunelog.recordvalues import Knob as Knob
 from tunelog.recordvalues import KnobType as KnobType
 from tunelog.recordvalues import Measurement as Measurement
 from tunelog.recordvalues import Rejected as Rejected
-from tunelog.recordvalues import make_measurement
 from tunelog.recordvalues import non_json_shape as non_json_shape
 from tunelog.recordvalues import numpy_mean as numpy_mean
 from tunelog.rules.recordvalidity import check_values as check_values
@@ -131,72 +130,67 @@ def scan_content(line: bytes) -> ScannedLine:
     """`scan_line` for a line already stripped of its BOM and line end (see `strip_line`).
 
     The usual line is decoded by a strict schema (`recordstructs.StrictRecordV02`); anything
-    both strict schemas refuse takes `_scan_other`.
+    it refuses takes `_scan_other`. A v0.2 record, decoded by either v0.2 schema, becomes its
+    Measurement here, through `checked` (the usual line runs no other Python function of ours
+    but `_too_deep`).
     """
     # First, as parse_line does (no schema bounds the depth, and msgspec does not even look into
     # the first of two repeated keys): lines nested past MAX_NESTING are rejected.
     if _too_deep(line):
         return _fallback(line)  # a comment may hold any brackets
     try:
-        fast = STRICT_V02.decode(line)
+        fast: FastRecordV02 = STRICT_V02.decode(line)
     except (ValueError, RecursionError):  # msgspec.DecodeError, UnicodeDecodeError
-        pass
-    else:
-        return _v02_measurement(fast, line)
-    if not _v01_layout_first(line):
-        return _scan_other(line)
-    try:
-        fast01 = STRICT_V01.decode(line)
-    except (ValueError, RecursionError):
-        return _scan_other(line)
-    if not valid_workload(bytes(fast01.i[4])):
-        return _scan_other(line)
-    return _v01_measurement(fast01, line)
-
-
-def _scan_other(line: bytes) -> ScannedLine:
-    """Lines (not too deep) the strict schemas refuse: unknown keys, other formats, errors."""
-    if _v01_layout_first(line):
-        if b'"v0.' in line:
-            ansor = scan_ansor_line_fast(line) or scan_ansor_line(line)
-            if ansor is not None:
-                return ansor if isinstance(ansor, Rejected) else ansor[1]
-        try:
-            fast01 = FAST_V01.decode(line)
-        except (ValueError, RecursionError):
-            return _fallback(line)
-        return _v01_measurement(fast01, line)
-    try:
-        fast = FAST_V02.decode(line)
-    except (ValueError, RecursionError):
-        return _fallback(line)
-    return _v02_measurement(fast, line)
-
-
-def _v02_measurement(fast: FastRecordV02, line: bytes) -> ScannedLine:
-    """A decoded v0.2 record's Measurement, through `checked` (the usual line's path)."""
+        other = _scan_other(line)
+        if not isinstance(other, FastRecordV02):
+            return other
+        fast = other
     target, task_name, raw_args, _kwargs = fast.input
     args = ARGS_JSON.get(raw_text := bytes(raw_args)) or args_json(raw_text)
     if args is None:  # not a list, or nested too deep: let the models say what is wrong
         return _fallback(line)
     costs, error_no, all_cost, timestamp = fast.result
     return checked(
-        make_measurement(
-            "0.2",  # log_version
-            target,
-            task_name,
-            "",  # template_key
-            args,  # args_json
-            fast.config.index,  # config_index
-            costs,
-            error_no,
-            all_cost,
-            timestamp,
-            fast.tvm_version,
-            costs[0] if len(costs) == 1 else numpy_mean(costs),  # mean_cost
-            None,  # spelling
-        )
+        "0.2",  # log_version
+        target,
+        task_name,
+        "",  # template_key
+        args,  # args_json
+        fast.config.index,  # config_index
+        costs,
+        error_no,
+        all_cost,
+        timestamp,
+        fast.tvm_version,
+        costs[0] if len(costs) == 1 else numpy_mean(costs),  # mean_cost
+        None,  # spelling
     )
+
+
+def _scan_other(line: bytes) -> ScannedLine | FastRecordV02:
+    """Lines (not too deep) the strict v0.2 schema refuses: v0.1 records, unknown keys, other
+    formats, errors. A v0.2 record comes back decoded, for `scan_content` to measure."""
+    if not _v01_layout_first(line):
+        try:
+            return FAST_V02.decode(line)
+        except (ValueError, RecursionError):
+            return _fallback(line)
+    try:
+        strict01 = STRICT_V01.decode(line)
+    except (ValueError, RecursionError):
+        pass
+    else:
+        if valid_workload(bytes(strict01.i[4])):
+            return _v01_measurement(strict01, line)
+    if b'"v0.' in line:
+        ansor = scan_ansor_line_fast(line) or scan_ansor_line(line)
+        if ansor is not None:
+            return ansor if isinstance(ansor, Rejected) else ansor[1]
+    try:
+        fast01 = FAST_V01.decode(line)
+    except (ValueError, RecursionError):
+        return _fallback(line)
+    return _v01_measurement(fast01, line)
 
 
 def _v01_measurement(fast: StrictRecordV01 | FastRecordV01, line: bytes) -> ScannedLine:
@@ -209,21 +203,19 @@ def _v01_measurement(fast: StrictRecordV01 | FastRecordV01, line: bytes) -> Scan
         return _fallback(line)
     costs, error_no, all_cost, timestamp = fast.r
     return checked(
-        make_measurement(
-            "0.1",  # log_version
-            target,
-            task_name,
-            config.t,  # template_key
-            args,  # args_json
-            config.i,  # config_index
-            costs,
-            error_no,
-            all_cost,
-            timestamp,
-            None,  # tvm_version
-            costs[0] if len(costs) == 1 else numpy_mean(costs),  # mean_cost
-            None,  # spelling
-        )
+        "0.1",  # log_version
+        target,
+        task_name,
+        config.t,  # template_key
+        args,  # args_json
+        config.i,  # config_index
+        costs,
+        error_no,
+        all_cost,
+        timestamp,
+        None,  # tvm_version
+        costs[0] if len(costs) == 1 else numpy_mean(costs),  # mean_cost
+        None,  # spelling
     )
 
 

@@ -1,5 +1,6 @@
 """A record's values, whatever parser read it: the normalised `Measurement` and its one
-constructor for the paths that build one per line (`make_measurement`), the kinds of
+constructor for the paths that build one per line (`measurement_of`, fed a tuple of the
+values; `make_measurement`, the same with positional arguments), the kinds of
 line that are not records (the value checks a schema cannot express:
 `tunelog.rules.recordvalidity`; canonical JSON and the workload identity:
 `tunelog.rules.workloadidentity`).
@@ -14,6 +15,7 @@ import functools
 import math
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeAlias
 
@@ -120,7 +122,13 @@ class Measurement(NamedTuple):
         return workload_json(self.task_name, self.args_json)
 
 
-_new_tuple: Any = tuple.__new__
+# The one constructor of a Measurement from its values, in field order, as one tuple:
+# `tuple.__new__(Measurement, values)`, the tuple NamedTuple's `__new__` builds, without that
+# Python-level `__new__` (a C call: the parsers build one per line, see
+# `rules.recordvalidity.checked`). `tests/test_records.py` holds it equal to `Measurement(...)`.
+measurement_of: Callable[[tuple[Any, ...]], Measurement] = functools.partial(
+    tuple.__new__, Measurement
+)
 
 
 def make_measurement(
@@ -139,15 +147,12 @@ def make_measurement(
     spelling: str | None,
     /,
 ) -> Measurement:
-    """`Measurement(...)` for the paths that build one per line (the parsers' fast paths, a
-    merge, a removal's replay): the same tuple without the NamedTuple's Python-level `__new__`.
-
-    Its arguments are positional, in `Measurement`'s field order (callers name each in a
-    comment): thirteen keyword arguments cost the import about 2 % of its instructions
-    (callgrind, 20k lines). `tests/test_records.py` holds the two constructors equal.
+    """`Measurement(...)` for the paths that build one per stored record (a merge, a removal's
+    replay): `measurement_of` its arguments, positional in `Measurement`'s field order (callers
+    name each in a comment; thirteen keyword arguments cost about 2 % of an import's
+    instructions). `tests/test_records.py` holds the constructors equal.
     """
-    return _new_tuple(  # type: ignore[no-any-return]
-        Measurement,
+    return measurement_of(
         (
             log_version,
             target,
@@ -162,7 +167,7 @@ def make_measurement(
             tvm_version,
             mean_cost,
             spelling,
-        ),
+        )
     )
 
 

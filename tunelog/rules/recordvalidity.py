@@ -3,8 +3,9 @@
 The schemas (the pydantic models of `tunelog.recordmodels`, their msgspec mirrors in
 `tunelog.recordstructs`, `tunelog.ansor.parse_ansor`) say which fields a line holds and of what
 type; what is left is here. `check_values` says why a record is rejected; `checked` is what the
-parsers call: its quick yes for the usual record (a cached target, every number in range, from
-comparisons alone), else `check_values`' verdict. `tests/test_recordvalidity.py` runs one table
+parsers' msgspec paths call with the values they decoded: the record's Measurement when it is
+plainly valid (a cached target, every number in range, from comparisons alone), else
+`check_values`' verdict. `tests/test_recordvalidity.py` runs one table
 of records through both and through both parsers.
 """
 
@@ -14,7 +15,7 @@ import math
 import sys
 
 from tunelog.exceptions import TargetParseError
-from tunelog.recordvalues import Measurement, Rejected
+from tunelog.recordvalues import Measurement, Rejected, measurement_of
 from tunelog.targets import parse_target
 
 __all__ = [
@@ -36,21 +37,55 @@ VALID_TARGETS_KEPT = 4096
 FLOAT_MAX = sys.float_info.max
 
 
-def checked(record: Measurement) -> Measurement | Rejected:
-    """The record, or why it is rejected: `check_values`' verdict, answered from comparisons
-    alone when the record is plainly valid (its target parsed before, every number in range).
+def checked(
+    log_version: str,
+    target: str,
+    task_name: str,
+    template_key: str,
+    args_json: str,
+    config_index: int,
+    costs: tuple[float, ...],
+    error_no: int,
+    all_cost: float,
+    timestamp: float,
+    tvm_version: str | None,
+    mean_cost: float,
+    spelling: str | None,
+    /,
+) -> Measurement | Rejected:
+    """The Measurement of a parsed record's values (positional, in `Measurement`'s field order),
+    or why it is rejected: `check_values`' verdict, answered from comparisons alone when the
+    record is plainly valid (its target parsed before, every number in range).
 
-    The parsers call this once per record line (the quick yes keeps `check_values` off the hot
-    path)."""
-    _, target, task_name, _, _, index, costs, error_no, all_cost, timestamp, _, mean, _ = record
+    Every AutoTVM parser's msgspec path calls this once per record line, with the values the
+    decoder read: checking them before the Measurement exists and building it here (by
+    `recordvalues.measurement_of`, a C call) keeps the usual line to one Python frame for both.
+    """
+    record = measurement_of(
+        (
+            log_version,
+            target,
+            task_name,
+            template_key,
+            args_json,
+            config_index,
+            costs,
+            error_no,
+            all_cost,
+            timestamp,
+            tvm_version,
+            mean_cost,
+            spelling,
+        )
+    )
     if (
-        0.0 <= mean <= FLOAT_MAX
+        0.0 <= mean_cost <= FLOAT_MAX
         and (len(costs) == 1 or min(costs) >= 0.0)
         and -FLOAT_MAX <= all_cost <= FLOAT_MAX
         and -FLOAT_MAX <= timestamp <= FLOAT_MAX
         and task_name
         and target in VALID_TARGETS
-        and -INT64_LIMIT <= index < INT64_LIMIT
+        and -INT64_LIMIT <= config_index < INT64_LIMIT
         and -INT64_LIMIT <= error_no < INT64_LIMIT
     ):
         return record
