@@ -13,9 +13,8 @@ UTF8_BOM = b"\xef\xbb\xbf"
 
 def strip_line(raw: bytes) -> bytes:
     """The line's content: without a UTF-8 BOM and without the line end (LF, CRLF or CR)."""
-    if raw.startswith(UTF8_BOM):
-        raw = raw[3:]
-    return raw.rstrip(b"\r\n")
+    # Two C calls and no branch: this runs once per line of every import.
+    return raw.removeprefix(UTF8_BOM).rstrip(b"\r\n")
 
 
 # Quote characters a web page or word processor substitutes for ASCII `"`.
