@@ -96,9 +96,11 @@ def answering_slot_sql(order: Sequence[tuple[str, str]]) -> tuple[str, list[obje
 # `first_held` in SQL for many queries at once: `asked_rows` fills a table `asked(query, rank,
 # kind, name)` with each query's order; this expression is the rank of the slot that answers
 # query `{query}` for workload `{workload}` (NULL: nothing held). The layer listings join it.
-FIRST_HELD_RANK_SQL = """(SELECT min(q.rank) FROM {asked} q JOIN slots s
+# Like `first_held`, it stops at the first held slot: the asked rows are read in rank order
+# (the table's key) and LIMIT 1 ends the scan, where min() would look up every slot asked.
+FIRST_HELD_RANK_SQL = """(SELECT q.rank FROM {asked} q JOIN slots s
                          ON s.kind = q.kind AND s.name = q.name AND s.workload_id = {workload}
-                         WHERE q.query = {query})"""
+                         WHERE q.query = {query} ORDER BY q.rank LIMIT 1)"""
 
 
 def asked_rows(query: int, order: Sequence[tuple[str, str]]) -> list[tuple[int, int, str, str]]:
