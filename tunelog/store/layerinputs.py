@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tunelog.rules.slots import FIRST_HELD_RANK_SQL
+from tunelog.rules.slots import FIRST_HELD_RECORD_SQL
 from tunelog.store.connection import Connection
 
 if TYPE_CHECKING:
@@ -260,22 +260,23 @@ _STREAMS = itertools.count()  # names each `layer_candidates` stream's tables
 # key (in id order) that have tallies in the group or a slot its query asks. Every step reads
 # an index in the order ORDER BY asks (places by rowid, a layer key's workloads by id, a
 # candidate's tallies by their key), so SQLite sorts nothing; the tallies come last, so the
-# first held slot is looked up once per candidate, not once per error number.
+# first held slot is looked up once per candidate, not once per error number. The answer's
+# cost is its record's: a slot's `mean_cost` is its record's own (`rules.bestrecord`'s upsert
+# and `store.removal` store it so; tests/test_model_based holds it), and reading it there
+# saves looking the slot up again.
 LAYER_ROWS_SQL = """
 SELECT p.place, p.group_no, w.id, gt.error_no, gt.records, gt.low, gt.high,
-       s.record_id, s.mean_cost, r.config_index, r.source_id, r.line, r.target_id
+       r.id, r.mean_cost, r.config_index, r.source_id, r.line, r.target_id
 FROM {places} p JOIN workloads w ON w.layer_key = p.layer_key
-LEFT JOIN {asks} q ON q.query = p.group_no AND q.rank = {first_held}
-LEFT JOIN slots s ON s.kind = q.kind AND s.name = q.name AND s.workload_id = w.id
-LEFT JOIN records r ON r.id = s.record_id
+LEFT JOIN records r ON r.id = {first_held}
 LEFT JOIN {tallies} gt ON gt.group_no = p.group_no AND gt.workload_id = w.id
-WHERE gt.workload_id IS NOT NULL OR s.workload_id IS NOT NULL
+WHERE gt.workload_id IS NOT NULL OR r.id IS NOT NULL
 ORDER BY p.place, w.id, gt.first_target, gt.error_no"""
 
 
 def layer_rows_sql(tables: Mapping[str, str]) -> str:
     """`LAYER_ROWS_SQL` over one stream's tables (`LAYER_TABLES`' names -> the stream's)."""
-    first_held = FIRST_HELD_RANK_SQL.format(
+    first_held = FIRST_HELD_RECORD_SQL.format(
         asked=tables["asks"], query="p.group_no", workload="w.id"
     )
     return LAYER_ROWS_SQL.format(first_held=first_held, **tables)
