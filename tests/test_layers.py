@@ -27,6 +27,7 @@ from tunelog.layers import Layer, TargetGroup, template_identity
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest
 from tunelog.store import Store
+from tunelog.store.layerinputs import LAYER_TABLES, layer_rows_sql
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.workloadinfo import WorkloadInfo
 
@@ -341,3 +342,23 @@ def test_layer_streams_read_together_or_left_early_give_the_same_layers(
         together = [pair for pairs in zip(first, second, strict=True) for pair in pairs]
         assert together == [layer for layer in whole for _ in range(2)]
         assert list(store.layer_candidates()) == whole
+
+
+def test_the_layer_query_reads_its_rows_in_layer_order_without_a_sort(tmp_path: Path) -> None:
+    # Each step of LAYER_ROWS_SQL reads an index in the order its ORDER BY asks: a sort of
+    # the answer (or of each layer's rows) would cost a listing seconds at 80k workloads.
+    with Store(tmp_path / "l.db") as store:
+        tunelog.import_paths(store, [str(X86), str(EDGE)])
+        stream = store.layer_candidates(unseen_models=True)
+        assert next(stream, None) is not None  # the stream's tables exist while it is read
+        names = [str(n) for (n,) in store.conn.execute("SELECT name FROM sqlite_temp_master")]
+        tables = {
+            table: "temp." + next(n for n in names if n.startswith(f"layer_{table}_"))
+            for table in LAYER_TABLES
+        }
+        plan = [
+            str(step[3])
+            for step in store.conn.execute("EXPLAIN QUERY PLAN " + layer_rows_sql(tables))
+        ]
+        stream.close()
+    assert plan and not [step for step in plan if "B-TREE" in step], plan

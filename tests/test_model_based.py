@@ -671,6 +671,15 @@ class StoreMachine(RuleBasedStateMachine):
         assert store_slot_table(self.store) == model_slot_table(self.reference.slots())
 
     @invariant()
+    def a_slots_cost_is_its_records_mean(self) -> None:
+        """(1b) The layer listings read an answer's cost from its record (LAYER_ROWS_SQL)."""
+        differing = self.store.conn.execute(
+            "SELECT count(*) FROM slots s LEFT JOIN records r ON r.id = s.record_id "
+            "WHERE r.mean_cost IS NOT s.mean_cost"
+        ).fetchone()
+        assert differing == (0,)
+
+    @invariant()
     def export_writes_each_winner_once_with_its_own_bytes(self) -> None:
         """(2) winner_lines() is the model's holders, and loading it decides as the model."""
         exported = list(self.store.winner_lines())

@@ -2,7 +2,7 @@
 
 The rule "a query is answered by the first held slot in query order" runs in Python
 (`HistoryBest.query`, `layers.query`, both through `first_held`) and in SQL (`--for-target`'s
-WHERE clause, `answering_slot_sql`; the layer listings' `FIRST_HELD_RANK_SQL`); a slot's label
+WHERE clause, `answering_slot_sql`; the layer listings' `FIRST_HELD_RECORD_SQL`); a slot's label
 is written in Python (`slot_label`) and SQL (`SLOT_LABEL_SQL`) and read back by
 `competes_for_labels`. One table, every implementation.
 """
@@ -18,7 +18,7 @@ from tunelog.layers import SlotWinner, group_targets, query
 from tunelog.rules.slots import (
     ANY_TARGET,
     ANY_TARGET_SLOT,
-    FIRST_HELD_RANK_SQL,
+    FIRST_HELD_RECORD_SQL,
     KEY_SLOT,
     MODEL_SLOT,
     SLOT_LABEL_SQL,
@@ -101,12 +101,17 @@ def answer_by_sql(target: str, held: Held) -> Answer:
     return (str(rows[0][0]), str(rows[0][1])) if rows else None
 
 
-def answer_by_rank_sql(target: str, held: Held) -> Answer:
+def answer_by_record_sql(target: str, held: Held) -> Answer:
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE slots (kind TEXT, name TEXT, workload_id INTEGER)")
-    conn.executemany("INSERT INTO slots VALUES (?, ?, 7)", held)
+    conn.execute(
+        "CREATE TABLE slots (kind TEXT, name TEXT, workload_id INTEGER, record_id INTEGER)"
+    )
+    # Each held slot of workload 7 by a record of its own (its position in `held`).
+    conn.executemany(
+        "INSERT INTO slots VALUES (?, ?, 7, ?)", [(k, n, i) for i, (k, n) in enumerate(held)]
+    )
     every = [(MODEL_SLOT, "t4"), (MODEL_SLOT, "rk3399"), (KEY_SLOT, "cuda"), (KEY_SLOT, "cpu"), ANY]
-    conn.executemany("INSERT INTO slots VALUES (?, ?, 8)", every)
+    conn.executemany("INSERT INTO slots VALUES (?, ?, 8, 100)", every)
     conn.execute("CREATE TABLE asked (query INTEGER, rank INTEGER, kind TEXT, name TEXT)")
     parsed = parse_target(target)
     conn.executemany(
@@ -114,12 +119,10 @@ def answer_by_rank_sql(target: str, held: Held) -> Answer:
         # Another query asking every slot must not change query 2's answer.
         asked_rows(1, every) + asked_rows(2, query_slots(parsed.keys, parsed.model)),
     )
-    rank = FIRST_HELD_RANK_SQL.format(asked="asked", query="2", workload="7")
-    rows = conn.execute(f"SELECT kind, name FROM asked WHERE query = 2 AND rank = {rank}")
-    found = rows.fetchall()
+    record = FIRST_HELD_RECORD_SQL.format(asked="asked", query="2", workload="7")
+    (found,) = conn.execute(f"SELECT {record}").fetchone()
     conn.close()
-    assert len(found) <= 1
-    return (str(found[0][0]), str(found[0][1])) if found else None
+    return None if found is None else (str(held[found][0]), str(held[found][1]))
 
 
 QUERY_IMPLEMENTATIONS: dict[str, Callable[[str, Held], Answer]] = {
@@ -127,7 +130,7 @@ QUERY_IMPLEMENTATIONS: dict[str, Callable[[str, Held], Answer]] = {
     "HistoryBest.query": answer_by_history_best,
     "layers.query": answer_by_layers,
     "answering_slot_sql": answer_by_sql,
-    "FIRST_HELD_RANK_SQL": answer_by_rank_sql,
+    "FIRST_HELD_RECORD_SQL": answer_by_record_sql,
 }
 
 

@@ -8,7 +8,7 @@ the target (apache/tvm#15549): one target-less slot, asked last.
 Also here, since they are the same rule seen from outside: the text a slot is shown as
 (`model=t4`, `cuda`) and read back from, and the (keys, model) group of targets that every
 query answers alike. Where SQL applies the rule, its text sits beside the Python:
-`SLOT_LABEL_SQL`, `answering_slot_sql` and `FIRST_HELD_RANK_SQL`; `tests/test_slot_rules.py`
+`SLOT_LABEL_SQL`, `answering_slot_sql` and `FIRST_HELD_RECORD_SQL`; `tests/test_slot_rules.py`
 runs every case through both.
 """
 
@@ -94,15 +94,17 @@ def answering_slot_sql(order: Sequence[tuple[str, str]]) -> tuple[str, list[obje
 
 
 # `first_held` in SQL for many queries at once: `asked_rows` fills a table `asked(query, rank,
-# kind, name)` with each query's order; this expression is the rank of the slot that answers
-# query `{query}` for workload `{workload}` (NULL: nothing held). The layer listings join it.
-FIRST_HELD_RANK_SQL = """(SELECT min(q.rank) FROM {asked} q JOIN slots s
-                         ON s.kind = q.kind AND s.name = q.name AND s.workload_id = {workload}
-                         WHERE q.query = {query})"""
+# kind, name)` with each query's order; this expression is the record holding the slot that
+# answers query `{query}` for workload `{workload}` (NULL: nothing held). The layer listings
+# join it. Like `first_held`, it stops at the first held slot: the asked rows are read in rank
+# order (the table's key) and LIMIT 1 ends the scan, where min() would look up every slot.
+FIRST_HELD_RECORD_SQL = """(SELECT s.record_id FROM {asked} q JOIN slots s
+                           ON s.kind = q.kind AND s.name = q.name AND s.workload_id = {workload}
+                           WHERE q.query = {query} ORDER BY q.rank LIMIT 1)"""
 
 
 def asked_rows(query: int, order: Sequence[tuple[str, str]]) -> list[tuple[int, int, str, str]]:
-    """The rows of `FIRST_HELD_RANK_SQL`'s `asked` table for one query asking `order`."""
+    """The rows of `FIRST_HELD_RECORD_SQL`'s `asked` table for one query asking `order`."""
     return [(query, rank, kind, name) for rank, (kind, name) in enumerate(order)]
 
 

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tunelog.rules.slots import FIRST_HELD_RANK_SQL
+from tunelog.rules.slots import FIRST_HELD_RECORD_SQL
 from tunelog.store.connection import Connection
 
 if TYPE_CHECKING:
@@ -160,17 +160,10 @@ class LayerInputs(Connection):
                     "spread": len(groups) - seen_groups + 1 if interleaved else 1,
                 },
             )
-            # Read in place order (no sort of the whole answer: only each candidate's error
-            # numbers are sorted): narrow rows (ids, numbers), each workload's columns read
-            # apart, once per stretch of layers that list it (`_layer_candidates`).
-            rows = self.conn.execute(
-                LAYER_ROWS_SQL.format(
-                    first_held=FIRST_HELD_RANK_SQL.format(
-                        asked=tables["asks"], query="p.group_no", workload="w.id"
-                    ),
-                    **tables,
-                )
-            )
+            # Read in place order (SQLite sorts nothing): narrow rows (ids, numbers), each
+            # workload's columns read apart, once per stretch of layers that list it
+            # (`_layer_candidates`).
+            rows = self.conn.execute(layer_rows_sql(tables))
             yield from _layer_candidates(rows, groups, self._workload_rows, sources, dict(targets))
         finally:
             if rows is not None:
@@ -219,10 +212,12 @@ LAYER_TABLES = {
     # each group's query, in `rules.slots.asked_rows`' form
     "asks": "(query INTEGER NOT NULL, rank INTEGER NOT NULL, kind TEXT NOT NULL, "
     "name TEXT NOT NULL, PRIMARY KEY (query, rank)) WITHOUT ROWID",
-    # GROUP_TALLIES_SQL's rows
+    # GROUP_TALLIES_SQL's rows. The key puts a (group, workload)'s rows in the order
+    # LAYER_ROWS_SQL lists them (first target, then error number), so that query reads them in
+    # that order and sorts nothing (first_target is one value per (group, workload, error)).
     "tallies": "(group_no INTEGER NOT NULL, workload_id INTEGER NOT NULL, "
     "error_no INTEGER NOT NULL, records INTEGER, low REAL, high REAL, first_target INTEGER, "
-    "PRIMARY KEY (group_no, workload_id, error_no)) WITHOUT ROWID",
+    "PRIMARY KEY (group_no, workload_id, first_target, error_no)) WITHOUT ROWID",
     # PLACES_SQL's rows: a place is a rowid, so that layers are read in place order
     "places": "(place INTEGER PRIMARY KEY, group_no INTEGER NOT NULL, layer_key TEXT)",
 }
@@ -262,17 +257,29 @@ ROWS_READ = 512  # rows read at a time: their workloads not kept are read in one
 _STREAMS = itertools.count()  # names each `layer_candidates` stream's tables
 
 # One row per candidate and error number, in layer order: each place's workloads of its layer
-# key (in id order) that have tallies in the group or a slot its query asks.
+# key (in id order) that have tallies in the group or a slot its query asks. Every step reads
+# an index in the order ORDER BY asks (places by rowid, a layer key's workloads by id, a
+# candidate's tallies by their key), so SQLite sorts nothing; the tallies come last, so the
+# first held slot is looked up once per candidate, not once per error number. The answer's
+# cost is its record's: a slot's `mean_cost` is its record's own (`rules.bestrecord`'s upsert
+# and `store.removal` store it so; tests/test_model_based holds it), and reading it there
+# saves looking the slot up again.
 LAYER_ROWS_SQL = """
 SELECT p.place, p.group_no, w.id, gt.error_no, gt.records, gt.low, gt.high,
-       s.record_id, s.mean_cost, r.config_index, r.source_id, r.line, r.target_id
+       r.id, r.mean_cost, r.config_index, r.source_id, r.line, r.target_id
 FROM {places} p JOIN workloads w ON w.layer_key = p.layer_key
+LEFT JOIN records r ON r.id = {first_held}
 LEFT JOIN {tallies} gt ON gt.group_no = p.group_no AND gt.workload_id = w.id
-LEFT JOIN {asks} q ON q.query = p.group_no AND q.rank = {first_held}
-LEFT JOIN slots s ON s.kind = q.kind AND s.name = q.name AND s.workload_id = w.id
-LEFT JOIN records r ON r.id = s.record_id
-WHERE gt.workload_id IS NOT NULL OR s.workload_id IS NOT NULL
+WHERE gt.workload_id IS NOT NULL OR r.id IS NOT NULL
 ORDER BY p.place, w.id, gt.first_target, gt.error_no"""
+
+
+def layer_rows_sql(tables: Mapping[str, str]) -> str:
+    """`LAYER_ROWS_SQL` over one stream's tables (`LAYER_TABLES`' names -> the stream's)."""
+    first_held = FIRST_HELD_RECORD_SQL.format(
+        asked=tables["asks"], query="p.group_no", workload="w.id"
+    )
+    return LAYER_ROWS_SQL.format(first_held=first_held, **tables)
 
 
 def _layer_candidates(
