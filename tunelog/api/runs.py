@@ -36,6 +36,12 @@ class LayerConvergence:
         found = self.by_key.get(((layer.group.keys, layer.group.model), template.workload.id))
         return found if found is not None else _not_tuned()
 
+    def of_templates(self, layer: Layer) -> list[Convergence]:
+        """`of` each of the layer's templates, in order (the group's key built once)."""
+        group, by_key = (layer.group.keys, layer.group.model), self.by_key
+        found = [by_key.get((group, t.workload.id)) for t in layer.templates]
+        return [summary if summary is not None else _not_tuned() for summary in found]
+
     def of_layer(self, layer: Layer) -> Convergence:
         """The convergence of the template relay picks (else of the first template)."""
         return self.of(layer, layer.winner or layer.templates[0])

@@ -129,8 +129,13 @@ def emit_table(
 
 def _shown_cells(row: Sequence[Any]) -> list[str]:
     """A row's cells as text, control characters escaped (`output.shown`)."""
-    texts = ["" if cell is None else str(cell) for cell in row]
-    if "".join(texts).isprintable():  # the usual row: no cell has anything to escape
+    try:  # a row of text cells (as the listings build theirs): nothing to convert
+        joined = "".join(row)
+        texts = list(row)
+    except TypeError:
+        texts = ["" if cell is None else str(cell) for cell in row]
+        joined = "".join(texts)
+    if joined.isprintable():  # the usual row: no cell has anything to escape
         return texts
     return [shown(text) for text in texts]
 

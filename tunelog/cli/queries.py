@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from tunelog.api.diagnosing import ErrorSummary
     from tunelog.api.runs import LayerConvergence
+    from tunelog.convergence import Convergence
     from tunelog.layers import Layer, TemplateResult
     from tunelog.models import BestRow
 
@@ -176,11 +177,9 @@ def _emit_layers(
         emit_json(api.layer_as_dict(layer, convergence) for layer in found)
         return
     notes = LayerNotes()
+    of_layer = convergence.of_layer
     emit_table(
-        (
-            [*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))]
-            for layer in notes.noted(found)
-        ),
+        (_layer_row(layer, of_layer(layer)) for layer in notes.noted(found)),
         _LAYER_COLUMNS,
         empty=_nothing_matches(filters, named=named),
     )
@@ -200,26 +199,34 @@ _LAYER_HEADERS = (
 _LAYER_COLUMNS = (*_LAYER_HEADERS, Column("to best", rank=2), Column("verdict", rank=1))
 
 
-def _layer_row(layer: Layer) -> list[Any]:
-    tried = "; ".join(map(_tried_text, layer.templates))
+def _layer_row(layer: Layer, summary: Convergence) -> list[str]:
+    """A row of `workloads`' table: the layer's cells, then its convergence's (`summary`).
+
+    Every cell is text already (`emit_table` converts none): 80k rows at 80k workloads.
+    """
     winner = layer.winner
+    chosen = winner.chosen if winner is not None else None
     margin = layer.margin
     gflops = layer.gflops
     return [
         layer.group.label,
         layer.family,
         layer.shapes,
-        tried,
+        "; ".join([_tried_text(t) for t in layer.templates]),
         _winner_text(layer),
-        winner.chosen.config_index if winner and winner.chosen else "",
+        str(chosen.config_index) if chosen is not None else "",
         f"+{margin * 100:.0f}%" if margin is not None else "",
         f"{gflops:.1f}" if gflops is not None else "unknown" if winner else "",
+        *_convergence_cells(summary),
     ]
 
 
 def _tried_text(template: TemplateResult) -> str:
     """A template in the `templates` cell: its trials, valid/failed, and best or why none."""
-    trials, valid, chosen = template.trials, template.valid, template.chosen
+    # The error counts summed once here (`TemplateResult.trials` and `valid` read them).
+    errors, chosen = template.errors, template.chosen
+    trials = sum(errors.values())
+    valid = errors.get(0, 0)
     best = format_seconds(chosen.mean_cost) if chosen is not None else _no_answer(template)
     return f"{template.name} ({trials} {valid}/{trials - valid}: {best})"  # failed: the rest
 
