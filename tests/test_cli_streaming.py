@@ -79,3 +79,17 @@ def test_a_rows_cells_are_shown_alike_whether_given_as_text_or_values(row: list[
     texts = ["" if cell is None else str(cell) for cell in row]
     expected = texts if "".join(texts).isprintable() else [shown(t) for t in texts]
     assert emitters._shown_cells(row) == expected
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [["conv2d", "1x3"], ["dense", "2x4"]],
+        [["conv2d", "1x3"], ("dense", "a\x9bb")],
+        [["conv2d", 3], ["dense", None]],
+        [],
+    ],
+    ids=["text", "one-row-to-escape", "values", "empty"],
+)
+def test_a_page_of_rows_is_shown_as_its_rows_are_one_by_one(rows: list[list[object]]) -> None:
+    assert emitters._page_cells(rows) == [emitters._shown_cells(row) for row in rows]

@@ -179,8 +179,9 @@ def run_summary(
         last_significant = to_best = best_cost = None
     else:
         # The first valid trial counts as significant: before it there was no config at all.
-        last_significant, before = improvements[0]
-        for number, after in improvements[1:]:
+        steps = iter(improvements)
+        last_significant, before = next(steps)
+        for number, after in steps:
             if is_significant_gain(before, after):
                 last_significant = number
             before = after
