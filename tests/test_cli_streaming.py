@@ -10,6 +10,7 @@ import pytest
 from tabulate import tabulate
 
 from tunelog.cli import emit_json, emit_table, emitters
+from tunelog.cli.output import shown
 
 HEADERS = ["layer", "latency"]
 
@@ -59,3 +60,36 @@ def test_a_json_array_from_an_iterator_is_the_array_written_at_once(
     if not any(isinstance(v, dict) and "big" in v for v in items):
         whole = orjson.dumps(items, option=orjson.OPT_INDENT_2).decode()
         assert streamed == whole.replace("\x9b", "\\u009b") + "\n"
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        ["conv2d", "1x3", "12.0 us"],
+        ("conv2d", "", "x"),
+        ["conv2d", 7, None, 2.5],
+        ["tab\there", "ok"],
+        ["a\x9bb", 3],
+        [],
+    ],
+    ids=["text", "text-tuple", "mixed", "control", "c1-mixed", "empty"],
+)
+def test_a_rows_cells_are_shown_alike_whether_given_as_text_or_values(row: list[object]) -> None:
+    """A row of text cells (the listings') takes the quick path: the cells every row gets."""
+    texts = ["" if cell is None else str(cell) for cell in row]
+    expected = texts if "".join(texts).isprintable() else [shown(t) for t in texts]
+    assert emitters._shown_cells(row) == expected
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [["conv2d", "1x3"], ["dense", "2x4"]],
+        [["conv2d", "1x3"], ("dense", "a\x9bb")],
+        [["conv2d", 3], ["dense", None]],
+        [],
+    ],
+    ids=["text", "one-row-to-escape", "values", "empty"],
+)
+def test_a_page_of_rows_is_shown_as_its_rows_are_one_by_one(rows: list[list[object]]) -> None:
+    assert emitters._page_cells(rows) == [emitters._shown_cells(row) for row in rows]

@@ -24,6 +24,7 @@ from tunelog.convergence import (
     SourceRun,
     best_so_far,
     join_runs,
+    run_summary,
 )
 from tunelog.store import Store
 from tunelog.store.codec import improvements_text
@@ -111,6 +112,36 @@ def test_runs_joined_equal_one_sequence(
     assert join_runs(list(reversed(runs))) == whole
     expected_best = [p.best for p in best_so_far(a + b + c)]
     assert whole.best_cost == (expected_best[-1] if expected_best else None)
+
+
+@pytest.mark.parametrize("best_only", [False, True])
+@pytest.mark.parametrize(
+    "trials",
+    [
+        pytest.param([], id="no trials"),
+        pytest.param([(FAILED, 6)] * 3, id="only failures"),
+        pytest.param([(2.0, 0)], id="one valid"),
+        pytest.param([(2.0, 0), (1.99, 0), (1.0, 0), (0.999, 0)], id="gains and noise"),
+        pytest.param([(0.0, 0), (FAILED, 1)], id="a zero cost"),
+        pytest.param(_decreasing_until(100, 81), id="still improving"),
+        pytest.param([*_decreasing_until(100, 50), (1.0 / 1.05**50 / 1.005, 0)], id="converged"),
+        pytest.param([(FAILED, 6)] * 300 + _decreasing_until(70, 1), id="first valid late"),
+    ],
+)
+def test_a_stored_run_summarised_from_its_columns_equals_its_progress_summary(
+    trials: list[tuple[float, int]], best_only: bool
+) -> None:
+    """`run_summary` of `trial_runs`' columns (improvements as JSON gives them back) is what
+    a Progress of the same trials and `join_runs` of that one run say."""
+    progress = Progress()
+    for cost, error_no in trials:
+        progress.add(cost, error_no)
+    stored = json.loads(improvements_text(progress.improvements))
+    summary = run_summary(progress.trials, progress.valid, stored, best_only=best_only)
+    run = SourceRun(1, 0.0, progress, best_only=best_only)
+    assert summary == join_runs([run])
+    expected = progress.summary()
+    assert summary == (expected._replace(verdict=BEST_ONLY) if best_only else expected)
 
 
 # -- through the store --------------------------------------------------------------------------

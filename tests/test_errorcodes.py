@@ -26,6 +26,7 @@ from tunelog.failurecauses import (
     MIN_VALID_TRIALS,
     NOTABLE_SHARE,
     SPACE_MISFIT_SHARE,
+    _diagnosed,
     cause_of_failures,
     diagnose,
 )
@@ -370,6 +371,30 @@ def test_diagnose_ignores_meaningless_all_costs(costs: list[float]) -> None:
 def test_diagnose_does_not_quote_all_costs_for_other_causes() -> None:
     sentences = diagnose({4: 30}, all_costs=[10.0])
     assert not any("timeout was" in s for s in sentences)
+
+
+OTHER_COSTS: list[list[float]] = [[], [3.0, 3.0], [10.0] * 4, [2.5]]
+ANSWERS: list[str | None] = [
+    None,
+    "",
+    "No valid measurement here; another target's answers (a.log:7).",
+]
+
+
+def test_diagnose_answers_what_its_rules_say_whatever_it_asked_before() -> None:
+    """`diagnose` keeps answers keyed by what they read (no all_costs without a timeout, no
+    answered_by with a valid trial): every case, asked after all the others in either order,
+    is what the rules say of its full inputs."""
+    questions = [
+        (counts, costs, answered)
+        for _, counts, all_costs, _ in DIAGNOSIS_CASES
+        for costs in [all_costs, *OTHER_COSTS]
+        for answered in ANSWERS
+    ]
+    for ordered in (questions, questions[::-1]):
+        for counts, costs, answered in ordered:
+            expected = list(_diagnosed.__wrapped__(tuple(counts.items()), tuple(costs), answered))
+            assert diagnose(counts, all_costs=costs, answered_by=answered) == expected
 
 
 def test_thresholds_are_documented_fractions() -> None:

@@ -59,7 +59,7 @@ from hypothesis.stateful import (
 
 import tunelog
 from tests.conftest import SAMPLE_LOGS, assert_tallies_match_records
-from tunelog.convergence import SourceRun
+from tunelog.convergence import SourceRun, join_runs
 from tunelog.filters import Filters
 from tunelog.inputs import LogInput, OpenedLog
 from tunelog.models import FileReport
@@ -714,6 +714,12 @@ class StoreMachine(RuleBasedStateMachine):
         assert run_table(trials.trial_runs(self.store, group_of)) == run_table(
             trials.scan_trial_runs(self.store, group_of)
         )
+        # The listings' summaries (one stored run summarised from its columns) are the joined
+        # runs' summaries.
+        assert trials.convergence_by_group(self.store, group_of) == {
+            key: join_runs(runs)
+            for key, runs in trials.scan_trial_runs(self.store, group_of).items()
+        }
 
     @invariant()
     def counts_agree_with_the_stored_records(self) -> None:

@@ -108,3 +108,28 @@ def test_facts_read_at_once_are_each_readers_answer(tmp_path: Path) -> None:
         assert facts.flops == flops(w.task_name, w.template_key, args), w
         if w.version != ANSOR_VERSION:
             assert facts.shapes == short_args(w.task_name, args), w
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[["TENSOR",[1,64,56,56],"float32"],[1,1],"NCHW"]',
+        "[]",
+        " [1, 2] ",
+        '[1e400, -0.0, "\\u00e9"]',
+    ],
+    ids=["canonical", "empty", "spaced", "special-values"],
+)
+def test_stored_arguments_decode_as_json_loads_decodes_them(text: str) -> None:
+    facts = WorkloadFacts("key", {}, "conv2d", "1x64", None)
+    info = WorkloadInfo(1, "conv2d_nchw.cuda", "", text, "0.2", None, facts)
+    assert info.args == json.loads(text)
+    assert info.args is not info.args  # a new list each time
+
+
+@pytest.mark.parametrize("text", ["[1] x", "[1", ""])
+def test_stored_arguments_that_are_not_json_raise_as_json_loads_does(text: str) -> None:
+    facts = WorkloadFacts("key", {}, "conv2d", "1x64", None)
+    info = WorkloadInfo(1, "conv2d_nchw.cuda", "", text, "0.2", None, facts)
+    with pytest.raises(json.JSONDecodeError):
+        info.args  # noqa: B018

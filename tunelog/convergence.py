@@ -57,8 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tunelog.rules.bestsofar import BestSoFar
 
@@ -159,23 +158,42 @@ class Progress(BestSoFar):
     `rules.bestsofar.BestSoFar`), and summarises it with a verdict."""
 
     def summary(self) -> Convergence:
-        """The summary and verdict of the trials seen so far."""
-        improvements = self.improvements
-        best_cost = improvements[-1][1] if improvements else None
-        to_best = improvements[-1][0] if improvements else None
+        """The summary and verdict of the trials seen so far (`run_summary`)."""
+        return run_summary(self.trials, self.valid, self.improvements)
+
+
+def run_summary(
+    trials: int,
+    valid: int,
+    improvements: Sequence[Sequence[Any]],  # (int, float) pairs: tuples, or lists from JSON
+    *,
+    best_only: bool = False,
+) -> Convergence:
+    """The summary and verdict of a sequence from its counts and improvements, `(trial
+    number, new best)` in order (`Progress.summary`'s, and a stored run's columns as they
+    are: the listings summarise 80k stored runs without building a Progress for each).
+
+    `best_only`: every trial comes from best-only sources (verdict BEST_ONLY).
+    """
+    if not improvements:
+        last_significant = to_best = best_cost = None
+    else:
         # The first valid trial counts as significant: before it there was no config at all.
-        last_significant: int | None = improvements[0][0] if improvements else None
-        for (_, before), (number, after) in pairwise(improvements):
+        steps = iter(improvements)
+        last_significant, before = next(steps)
+        for number, after in steps:
             if is_significant_gain(before, after):
                 last_significant = number
-        return Convergence(
-            trials=self.trials,
-            valid=self.valid,
-            best_cost=best_cost,
-            trials_to_best=to_best,
-            last_significant=last_significant,
-            verdict=verdict(self.trials, self.valid, last_significant),
-        )
+            before = after
+        to_best, best_cost = improvements[-1]
+    return Convergence(
+        trials,
+        valid,
+        best_cost,
+        to_best,
+        last_significant,
+        BEST_ONLY if best_only else verdict(trials, valid, last_significant),
+    )
 
 
 def is_significant_gain(before: float, after: float) -> bool:
@@ -226,18 +244,22 @@ def is_best_only(trials_per_sequence: Iterable[int]) -> bool:
     measures tens to thousands of configs per task.
     """
     counts = list(trials_per_sequence)
-    return bool(counts) and sum(counts) <= BEST_ONLY_MEAN * len(counts)
+    return is_best_only_total(sum(counts), len(counts))
+
+
+def is_best_only_total(trials: int, sequences: int) -> bool:
+    """`is_best_only` from a source's trials summed over its `sequences` (target, workload)s
+    (what SQL's SUM and COUNT give without listing every sequence)."""
+    return sequences > 0 and trials <= BEST_ONLY_MEAN * sequences
 
 
 def join_runs(runs: Sequence[SourceRun]) -> Convergence:
     """The summary of a sequence made of several sources' runs (ordered as in the docstring)."""
+    best_only = bool(runs) and all(run.best_only for run in runs)
     if len(runs) == 1:  # most sequences: a run joined to nothing is itself
-        summary = runs[0].progress.summary()
+        progress = runs[0].progress
     else:
-        joined = Progress()
+        progress = Progress()
         for run in sorted(runs, key=lambda r: (r.start, r.source_id)):
-            joined.extend(run.progress)
-        summary = joined.summary()
-    if runs and all(run.best_only for run in runs):
-        return summary._replace(verdict=BEST_ONLY)
-    return summary
+            progress.extend(run.progress)
+    return run_summary(progress.trials, progress.valid, progress.improvements, best_only=best_only)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 from tunelog.errorcodes import (
     BUILD_TIMEOUT,
@@ -116,7 +117,12 @@ def cause_of_failures(counts: Mapping[int, int]) -> int | None:
     Ties go to the lower number; None when no trial failed past instantiation. Callers use it
     to pick the all_cost values to pass to `diagnose` (the timeout in effect for that kind).
     """
-    built = _built_failures(counts)
+    return _cause_of(tuple(counts.items()))
+
+
+@lru_cache(maxsize=4096)  # asked per failing template (38k at 80k workloads), of a few counts
+def _cause_of(items: tuple[tuple[int, int], ...]) -> int | None:
+    built = _built_failures(dict(items))
     return min(built, key=lambda number: (-built[number], number), default=None)
 
 
@@ -149,10 +155,24 @@ def diagnose(
       non-instantiation failures and >= NOTABLE_SHARE of all trials: that kind with its remedy;
     * 0 < valid < MIN_VALID_TRIALS: "Only N valid trials: tune longer".
     """
-    positive = {number: n for number, n in counts.items() if n > 0}
+    # Judged once per distinct question (`errors` asks for 38k templates at 80k workloads,
+    # with a dozen distinct counts): what the answer does not read is left out of the key.
+    # all_costs are read only when a timeout is the cause (`_timeout_note`), answered_by only
+    # when no trial is valid.
+    costs = tuple(all_costs) if BUILD_TIMEOUT in counts or RUN_TIMEOUT in counts else ()
+    answered = answered_by if counts.get(NO_ERROR, 0) <= 0 else None
+    return list(_diagnosed(tuple(counts.items()), costs, answered))
+
+
+@lru_cache(maxsize=4096)
+def _diagnosed(
+    items: tuple[tuple[int, int], ...], all_costs: tuple[float, ...], answered_by: str | None
+) -> tuple[str, ...]:
+    """`diagnose` of `dict(items)` (its rules)."""
+    positive = {number: n for number, n in items if n > 0}
     total = sum(positive.values())
     if total == 0:
-        return []
+        return ()
     valid = positive.get(NO_ERROR, 0)
     failed = total - valid
     instantiation = positive.get(INSTANTIATION_ERROR, 0)
@@ -178,7 +198,7 @@ def diagnose(
             )
         if top is not None:
             sentences.append(top_cause(top, any_valid=False))
-        return sentences
+        return tuple(sentences)
 
     if failed / total > HIGH_FAILURE_SHARE:
         ones = "one" if valid == 1 else "ones"
@@ -196,4 +216,4 @@ def diagnose(
     if valid < MIN_VALID_TRIALS:
         plural = "trial" if valid == 1 else "trials"
         sentences.append(f"Only {valid} valid {plural}: tune longer before trusting the best.")
-    return sentences
+    return tuple(sentences)

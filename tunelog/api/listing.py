@@ -58,8 +58,17 @@ def each_layer(store: Store, filters: Filters | None) -> Iterator[Layer]:
     if target is not None:
         for_groups = [TargetGroup(target.keys, target.model, (target.raw,))]
     pairs = store.selected_pairs(filters) if filters is not None else None
+    by_group = filters is None or not filters.selects_tasks  # `_matches` reads the group only
+    shown: dict[int, tuple[TargetGroup, bool]] = {}  # id(group) -> (group, _matches): kept alive
     for lay in layers_of(store.layer_candidates(for_groups)):
-        if _matches(lay, filters) and _has_selected_records(lay, pairs):
+        if by_group:  # asked once per group (a few dozen), not per layer (80k at 80k workloads)
+            known = shown.get(id(lay.group))
+            if known is None:
+                known = shown[id(lay.group)] = (lay.group, _matches(lay, filters))
+            matches = known[1]
+        else:
+            matches = _matches(lay, filters)
+        if matches and (pairs is None or _has_selected_records(lay, pairs)):
             yield lay
 
 

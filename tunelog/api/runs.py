@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from tunelog.store.trials import TrialRow
 
 
-ConvergenceKey = tuple[tuple[str, ...], str, int]  # (target keys, model, workload id)
+# ((target keys, model), workload id): as `store.trials.convergence_by_group` keys them.
+ConvergenceKey = tuple[tuple[tuple[str, ...], str], int]
 
 
 @dataclass
@@ -32,8 +33,14 @@ class LayerConvergence:
 
     def of(self, layer: Layer, template: TemplateResult) -> Convergence:
         """The template's convergence on the layer's group (no trials: not tuned)."""
-        found = self.by_key.get((layer.group.keys, layer.group.model, template.workload.id))
+        found = self.by_key.get(((layer.group.keys, layer.group.model), template.workload.id))
         return found if found is not None else _not_tuned()
+
+    def of_templates(self, layer: Layer) -> list[Convergence]:
+        """`of` each of the layer's templates, in order (the group's key built once)."""
+        group, by_key = (layer.group.keys, layer.group.model), self.by_key
+        found = [by_key.get((group, t.workload.id)) for t in layer.templates]
+        return [summary if summary is not None else _not_tuned() for summary in found]
 
     def of_layer(self, layer: Layer) -> Convergence:
         """The convergence of the template relay picks (else of the first template)."""
@@ -71,22 +78,18 @@ def layer_convergence(store: Store, found: Sequence[Layer] | None = None) -> Lay
     if found is not None and any(lay.selection is not None for lay in found):
         with _answering(store, found) as chosen:
             return layer_convergence(chosen, [replace(lay, selection=None) for lay in found])
-    from tunelog.convergence import join_runs
-    from tunelog.store.trials import each_trial_run, targets
+    from tunelog.store.trials import convergence_by_group, targets
 
     group_of = {
         target_id: (parsed.keys, parsed.model)
         for target_id, target in targets(store)
         for parsed in (parse_target(target),)
     }
-    wanted = None if found is None else {(lay.group.keys, lay.group.model) for lay in found}
-    return LayerConvergence(
-        {
-            (group[0], group[1], workload_id): join_runs(parts)
-            for (group, workload_id), parts in each_trial_run(store, group_of)
-            if wanted is None or group in wanted
-        }
-    )
+    by_key = convergence_by_group(store, group_of)
+    if found is not None:
+        wanted = {(lay.group.keys, lay.group.model) for lay in found}
+        by_key = {key: summary for key, summary in by_key.items() if key[0] in wanted}
+    return LayerConvergence(by_key)
 
 
 def _group_target_ids(store: Store, layer: Layer) -> list[int]:

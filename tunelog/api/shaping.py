@@ -24,8 +24,9 @@ def layer_as_dict(layer: Layer, convergence: LayerConvergence | None = None) -> 
     """
     data = _layer_dict(layer)
     if convergence is not None:
-        for entry, template in zip(data["templates"], layer.templates, strict=True):  # type: ignore[call-overload]
-            entry["convergence"] = convergence.of(layer, template).as_dict()
+        templates: list[dict[str, object]] = data["templates"]  # type: ignore[assignment]
+        for entry, summary in zip(templates, convergence.of_templates(layer), strict=True):
+            entry["convergence"] = summary.as_dict()
         chosen = convergence.of_layer(layer)
         data["verdict"] = chosen.verdict
         data["trials_to_best"] = chosen.trials_to_best
@@ -34,37 +35,47 @@ def layer_as_dict(layer: Layer, convergence: LayerConvergence | None = None) -> 
 
 def _layer_dict(layer: Layer) -> dict[str, object]:
     winner = layer.winner
-    return {
-        "target_keys": list(layer.group.keys),
-        "model": layer.group.model,
-        "targets": list(layer.group.targets),
-        "operator": layer.family,
-        "shapes": layer.shapes,
-        "layer_key": layer.key,
-        "templates": [
+    winning = winner.chosen if winner is not None else None
+    group = layer.group
+    templates: list[dict[str, object]] = []
+    layer_trials = 0  # `Layer.trials`, summed here from each template's count already taken
+    for t in layer.templates:
+        # `TemplateResult.trials`/`valid`/`failed` each sum the error counts again: once here.
+        trials = sum(t.errors.values())
+        valid = t.errors.get(0, 0)
+        layer_trials += trials
+        workload, chosen = t.workload, t.chosen
+        templates.append(
             {
-                "template": t.workload.task_name,
-                "template_key": t.workload.template_key,
-                "args": t.workload.args,
-                "trials": t.trials,
-                "valid": t.valid,
-                "failed": t.failed,
-                "best_cost": t.chosen.mean_cost if t.chosen else None,
-                "best_config": t.chosen.config_index if t.chosen else None,
-                "source": f"{t.chosen.source}:{t.chosen.line}" if t.chosen else None,
-                "measured_on": t.chosen.target if t.chosen else None,
+                "template": workload.task_name,
+                "template_key": workload.template_key,
+                "args": workload.args,
+                "trials": trials,
+                "valid": valid,
+                "failed": trials - valid,
+                "best_cost": chosen.mean_cost if chosen else None,
+                "best_config": chosen.config_index if chosen else None,
+                "source": f"{chosen.source}:{chosen.line}" if chosen else None,
+                "measured_on": chosen.target if chosen else None,
                 "offered": t.offered,
                 "offer_condition": t.offer_note,
             }
-            for t in layer.templates
-        ],
+        )
+    return {
+        "target_keys": list(group.keys),
+        "model": group.model,
+        "targets": list(group.targets),
+        "operator": layer.family,
+        "shapes": layer.shapes,
+        "layer_key": layer.key,
+        "templates": templates,
         "winner": winner.workload.task_name if winner else None,
-        "winner_config": winner.chosen.config_index if winner and winner.chosen else None,
-        "winner_cost": winner.chosen.mean_cost if winner and winner.chosen else None,
+        "winner_config": winning.config_index if winning else None,
+        "winner_cost": winning.mean_cost if winning else None,
         "margin": layer.margin,
         "flops": layer.flops,
         "gflops": layer.gflops,
-        "trials": layer.trials,
+        "trials": layer_trials,
         "warnings": list(layer.warnings),
         "strategy_note": layer.strategy_note,
     }

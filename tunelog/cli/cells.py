@@ -5,13 +5,9 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tunelog.cli.emitters import _json_text
 from tunelog.filters import Filters
-
-if TYPE_CHECKING:
-    from tunelog.convergence import Convergence
 
 
 def _source_ref(ref: str) -> str:
@@ -73,9 +69,3 @@ def _errors_text(counts: dict[int, int]) -> str:
 
     failed = sorted(((c, n) for n, c in counts.items() if n != 0), reverse=True)
     return ", ".join(f"{error_name(n)} x{c}" for c, n in failed)
-
-
-def _convergence_cells(summary: Convergence) -> list[str]:
-    """`to best` (trial that reached the best / trials) and the verdict."""
-    to_best = f"{summary.trials_to_best}/{summary.trials}" if summary.trials_to_best else ""
-    return [to_best, summary.verdict]

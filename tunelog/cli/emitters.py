@@ -129,10 +129,27 @@ def emit_table(
 
 def _shown_cells(row: Sequence[Any]) -> list[str]:
     """A row's cells as text, control characters escaped (`output.shown`)."""
-    texts = ["" if cell is None else str(cell) for cell in row]
-    if "".join(texts).isprintable():  # the usual row: no cell has anything to escape
+    try:  # a row of text cells (as the listings build theirs): nothing to convert
+        joined = "".join(row)
+        texts = list(row)
+    except TypeError:
+        texts = ["" if cell is None else str(cell) for cell in row]
+        joined = "".join(texts)
+    if joined.isprintable():  # the usual row: no cell has anything to escape
         return texts
     return [shown(text) for text in texts]
+
+
+def _page_cells(rows: Sequence[Sequence[Any]]) -> list[list[str]]:
+    """A page's rows as `_shown_cells` gives them; a page of text cells with nothing to escape
+    (the listings' usual page) checked in one pass, not row by row."""
+    try:
+        printable = "".join(map("".join, rows)).isprintable()
+    except TypeError:  # a cell that is not text yet
+        printable = False
+    if printable:
+        return list(map(list, rows))
+    return [_shown_cells(row) for row in rows]
 
 
 def _emit_page(
@@ -142,7 +159,7 @@ def _emit_page(
     from tunelog.tables import columns_of, fit_table, simple_table, wrapped_table
 
     specs = columns_of(headers)
-    cells = [_shown_cells(row) for row in rows]
+    cells = _page_cells(rows)
     names = [shown(spec.name) for spec in specs]
     width = terminal_width()
     if width is not None:

@@ -45,12 +45,20 @@ class LayerNotes:
 
     def noted(self, found: Iterator[Layer]) -> Iterator[Layer]:
         """`found`, each layer's notes and warnings kept as it passes."""
+        # A layer's strategy note is its group's keys' (`Layer.strategy_note`): asked once per
+        # keys, not per layer (80k layers at 80k workloads, a few dozen keys).
+        keys_seen: set[tuple[str, ...]] = set()
         for lay in found:
-            if lay.strategy_note is not None:
-                self.strategy_notes.add(lay.strategy_note)
-            self.warnings += (
-                f"{lay.group.label} {lay.family} {lay.shapes}: {w}" for w in lay.warnings
-            )
+            keys = lay.group.keys
+            if keys not in keys_seen:
+                keys_seen.add(keys)
+                note = lay.strategy_note
+                if note is not None:
+                    self.strategy_notes.add(note)
+            if lay.warnings:
+                self.warnings += (
+                    f"{lay.group.label} {lay.family} {lay.shapes}: {w}" for w in lay.warnings
+                )
             yield lay
 
     def warn(self, *, listed_by: str) -> None:

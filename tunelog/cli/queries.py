@@ -10,7 +10,6 @@ from tunelog.cli.app import app, example
 from tunelog.cli.cells import (
     _SEE_WHAT_THERE_IS,
     _compact,
-    _convergence_cells,
     _errors_text,
     _nothing_matches,
     _template_text,
@@ -42,7 +41,8 @@ if TYPE_CHECKING:
 
     from tunelog.api.diagnosing import ErrorSummary
     from tunelog.api.runs import LayerConvergence
-    from tunelog.layers import Layer, TemplateResult
+    from tunelog.convergence import Convergence
+    from tunelog.layers import Layer, TargetGroup, TemplateResult
     from tunelog.models import BestRow
 
 
@@ -176,11 +176,9 @@ def _emit_layers(
         emit_json(api.layer_as_dict(layer, convergence) for layer in found)
         return
     notes = LayerNotes()
+    of_layer, row_of = convergence.of_layer, _LayerRows().row
     emit_table(
-        (
-            [*_layer_row(layer), *_convergence_cells(convergence.of_layer(layer))]
-            for layer in notes.noted(found)
-        ),
+        (row_of(layer, of_layer(layer)) for layer in notes.noted(found)),
         _LAYER_COLUMNS,
         empty=_nothing_matches(filters, named=named),
     )
@@ -200,36 +198,69 @@ _LAYER_HEADERS = (
 _LAYER_COLUMNS = (*_LAYER_HEADERS, Column("to best", rank=2), Column("verdict", rank=1))
 
 
-def _layer_row(layer: Layer) -> list[Any]:
-    tried = "; ".join(map(_tried_text, layer.templates))
-    winner = layer.winner
-    margin = layer.margin
-    gflops = layer.gflops
-    return [
-        layer.group.label,
-        layer.family,
-        layer.shapes,
-        tried,
-        _winner_text(layer),
-        winner.chosen.config_index if winner and winner.chosen else "",
-        f"+{margin * 100:.0f}%" if margin is not None else "",
-        f"{gflops:.1f}" if gflops is not None else "unknown" if winner else "",
-    ]
+NAMES_KEPT = 4096  # template names kept: a workload is listed again soon, in another group
 
 
-def _tried_text(template: TemplateResult) -> str:
-    """A template in the `templates` cell: its trials, valid/failed, and best or why none."""
-    trials, valid, chosen = template.trials, template.valid, template.chosen
+class _LayerRows:
+    """`workloads`' table rows, each cell text already (`emit_table` converts none): 80k rows
+    at 80k workloads. A template's name is made once per workload while it is recent (the
+    layers of one key come one group after another), a group's label once."""
+
+    def __init__(self) -> None:
+        self._names: dict[int, str] = {}  # workload id -> `TemplateResult.name`
+        self._labels: dict[int, tuple[TargetGroup, str]] = {}  # id(group) -> (it, label)
+
+    def _name(self, template: TemplateResult) -> str:
+        name = self._names.get(template.workload.id)
+        if name is None:
+            if len(self._names) >= NAMES_KEPT:
+                self._names.clear()
+            name = self._names[template.workload.id] = template.name
+        return name
+
+    def row(self, layer: Layer, summary: Convergence) -> list[str]:
+        """The layer's cells, then its convergence's (`summary`)."""
+        group = layer.group
+        label = self._labels.get(id(group))
+        if label is None:  # the group is kept with its label: its id stays its own
+            label = self._labels[id(group)] = (group, group.label)
+        winner = layer.winner
+        chosen = winner.chosen if winner is not None else None
+        margin = layer.margin
+        gflops = layer.gflops
+        to_best = summary.trials_to_best
+        return [
+            label[1],
+            layer.family,
+            layer.shapes,
+            "; ".join([_tried_text(t, self._name(t)) for t in layer.templates]),
+            _winner_text(layer, self._name(winner) if winner is not None else ""),
+            str(chosen.config_index) if chosen is not None else "",
+            f"+{margin * 100:.0f}%" if margin is not None else "",
+            f"{gflops:.1f}" if gflops is not None else "unknown" if winner else "",
+            # `to best`: the trial that reached the best / trials; the verdict.
+            f"{to_best}/{summary.trials}" if to_best else "",
+            summary.verdict,
+        ]
+
+
+def _tried_text(template: TemplateResult, name: str) -> str:
+    """A template in the `templates` cell (`name`: its name): its trials, valid/failed, and
+    best or why none."""
+    # The error counts summed once here (`TemplateResult.trials` and `valid` read them).
+    errors, chosen = template.errors, template.chosen
+    trials = sum(errors.values())
+    valid = errors.get(0, 0)
     best = format_seconds(chosen.mean_cost) if chosen is not None else _no_answer(template)
-    return f"{template.name} ({trials} {valid}/{trials - valid}: {best})"  # failed: the rest
+    return f"{name} ({trials} {valid}/{trials - valid}: {best})"  # failed: the rest
 
 
-def _winner_text(layer: Layer) -> str:
-    """The winning template as `workloads` shows it: an auto_scheduler task is named by its
-    hash, already the operator column's, so only what follows it (`(auto_scheduler)`)."""
+def _winner_text(layer: Layer, name: str) -> str:
+    """The winning template (`name`: its name) as `workloads` shows it: an auto_scheduler task
+    is named by its hash, already the operator column's, so only what follows it
+    (`(auto_scheduler)`)."""
     if layer.winner is None:
         return "(untuned)"
-    name = layer.winner.name
     rest = name.removeprefix(layer.family + " ")
     return rest if rest.startswith("(") else name
 

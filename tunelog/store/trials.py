@@ -14,7 +14,15 @@ import sqlite3
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from tunelog.convergence import Progress, SourceRun, is_best_only
+from tunelog.convergence import (
+    Convergence,
+    Progress,
+    SourceRun,
+    is_best_only,
+    is_best_only_total,
+    join_runs,
+    run_summary,
+)
 from tunelog.store.database import Store
 
 if TYPE_CHECKING:
@@ -39,18 +47,74 @@ def each_trial_run(
 ) -> Iterator[tuple[tuple[K, int], list[SourceRun]]]:
     """`trial_runs`' entries one workload at a time (only one workload's rows held)."""
     with store.snapshot():
-        counts: dict[int, list[int]] = {}
-        for source_id, trials in store.conn.execute("SELECT source_id, trials FROM trial_runs"):
-            counts.setdefault(source_id, []).append(trials)
-        best_only = {source_id for source_id, trials in counts.items() if is_best_only(trials)}
-        del counts
-        rows = store.conn.execute(
-            """SELECT source_id, target_id, workload_id, trials, valid, start, first_id,
-                      last_id, improvements FROM trial_runs
-               ORDER BY workload_id, source_id, target_id"""
-        )
+        best_only = _best_only_sources(store)
+        rows = store.conn.execute(_RUNS_BY_WORKLOAD)
         for workload_id, same in itertools.groupby(_with_steps(rows), _workload_of):
             yield from _runs_of(store, workload_id, list(same), group_of, best_only)
+
+
+_RUNS_BY_WORKLOAD = """SELECT source_id, target_id, workload_id, trials, valid, start, first_id,
+                              last_id, improvements FROM trial_runs
+                       ORDER BY workload_id, source_id, target_id"""
+
+
+def _best_only_sources(store: Store) -> set[int]:
+    """The sources that are best-only files (`convergence.is_best_only`)."""
+    return {
+        source_id
+        for source_id, trials, sequences in store.conn.execute(
+            "SELECT source_id, SUM(trials), COUNT(*) FROM trial_runs GROUP BY source_id"
+        )
+        if is_best_only_total(trials, sequences)
+    }
+
+
+def convergence_by_group(
+    store: Store, group_of: Mapping[int, K]
+) -> dict[tuple[K, int], Convergence]:
+    """Per (target group, workload id): its convergence summary (`convergence.join_runs` of
+    `trial_runs`' entries).
+
+    A (group, workload) of one stored run, the usual case, is summarised from its columns
+    (`convergence.run_summary`: no SourceRun or Progress built); a workload with several runs
+    in one group is joined as `each_trial_run` gives them.
+    """
+    found: dict[tuple[K, int], Convergence] = {}
+    with store.snapshot():
+        best_only = _best_only_sources(store)
+        rows = store.conn.execute(_RUNS_BY_WORKLOAD)
+        same: list[tuple[tuple[Any, ...], list[list[Any]]]] = []  # one workload's rows
+        while chunk := rows.fetchmany(RUNS_READ):
+            # The chunk's improvements decoded at once, as `_with_steps` does (inlined: a
+            # generator's step per row costs more than the rest of the loop).
+            steps: list[list[list[Any]]] = json.loads("[" + ",".join(r[8] for r in chunk) + "]")
+            for row_and_steps in zip(chunk, steps, strict=True):
+                if same and row_and_steps[0][2] != same[0][0][2]:
+                    _summarise(store, same, group_of, best_only, found)
+                    same = []
+                same.append(row_and_steps)
+        if same:
+            _summarise(store, same, group_of, best_only, found)
+    return found
+
+
+def _summarise(
+    store: Store,
+    rows: Sequence[tuple[tuple[Any, ...], list[list[Any]]]],
+    group_of: Mapping[int, K],
+    best_only: set[int],
+    found: dict[tuple[K, int], Convergence],
+) -> None:
+    """One workload's (group, workload) summaries into `found` from its rows."""
+    if len(rows) == 1 or len({group_of[row[1]] for row, _ in rows}) == len(rows):
+        # Each row alone in its group: one run each, summarised from its columns.
+        for row, steps in rows:  # (source, target, workload, trials, valid, ...)
+            found[group_of[row[1]], row[2]] = run_summary(
+                row[3], row[4], steps, best_only=row[0] in best_only
+            )
+        return
+    for key, runs in _runs_of(store, rows[0][0][2], rows, group_of, best_only):
+        found[key] = join_runs(runs)
 
 
 RUNS_READ = 1024  # trial_runs rows read, and their improvements decoded, at a time
