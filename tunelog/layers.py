@@ -101,6 +101,12 @@ class TemplateResult:
         """Records with error_no 0."""
         return self.errors.get(0, 0)
 
+    def counts(self) -> tuple[int, int]:
+        """`(trials, valid)` read at once, for callers that need both per template (the
+        listings' rows at 80k workloads: each property reads the error counts again)."""
+        errors = self.errors
+        return sum(errors.values()), errors.get(0, 0)
+
     @property
     def failed(self) -> int:
         """Records with a non-zero error_no."""

@@ -49,8 +49,8 @@ def each_error(store: Store, filters: Filters | None = None) -> Iterator[ErrorSu
     """`errors` in layer order, one at a time (sorted stably by failures, `errors`' order)."""
     for layer in each_layer(store, filters):
         for template in layer.templates:
-            errors = template.errors  # `template.failed`, its counts read once
-            if sum(errors.values()) != errors.get(0, 0):
+            trials, valid = template.counts()  # `template.failed`, the counts read once
+            if trials != valid:
                 yield ErrorSummary(layer, template, _diagnosis(layer, template))
 
 

@@ -40,9 +40,7 @@ def _layer_dict(layer: Layer) -> dict[str, object]:
     templates: list[dict[str, object]] = []
     layer_trials = 0  # `Layer.trials`, summed here from each template's count already taken
     for t in layer.templates:
-        # `TemplateResult.trials`/`valid`/`failed` each sum the error counts again: once here.
-        trials = sum(t.errors.values())
-        valid = t.errors.get(0, 0)
+        trials, valid = t.counts()
         layer_trials += trials
         workload, chosen = t.workload, t.chosen
         templates.append(

@@ -247,10 +247,8 @@ class _LayerRows:
 def _tried_text(template: TemplateResult, name: str) -> str:
     """A template in the `templates` cell (`name`: its name): its trials, valid/failed, and
     best or why none."""
-    # The error counts summed once here (`TemplateResult.trials` and `valid` read them).
-    errors, chosen = template.errors, template.chosen
-    trials = sum(errors.values())
-    valid = errors.get(0, 0)
+    trials, valid = template.counts()
+    chosen = template.chosen
     best = format_seconds(chosen.mean_cost) if chosen is not None else _no_answer(template)
     return f"{name} ({trials} {valid}/{trials - valid}: {best})"  # failed: the rest
 

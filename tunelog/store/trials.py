@@ -83,18 +83,8 @@ def convergence_by_group(
     with store.snapshot():
         best_only = _best_only_sources(store)
         rows = store.conn.execute(_RUNS_BY_WORKLOAD)
-        same: list[tuple[tuple[Any, ...], list[list[Any]]]] = []  # one workload's rows
-        while chunk := rows.fetchmany(RUNS_READ):
-            # The chunk's improvements decoded at once, as `_with_steps` does (inlined: a
-            # generator's step per row costs more than the rest of the loop).
-            steps: list[list[list[Any]]] = json.loads("[" + ",".join(r[8] for r in chunk) + "]")
-            for row_and_steps in zip(chunk, steps, strict=True):
-                if same and row_and_steps[0][2] != same[0][0][2]:
-                    _summarise(store, same, group_of, best_only, found)
-                    same = []
-                same.append(row_and_steps)
-        if same:
-            _summarise(store, same, group_of, best_only, found)
+        for _, same in itertools.groupby(_with_steps(rows), _workload_of):
+            _summarise(store, list(same), group_of, best_only, found)
     return found
 
 
