@@ -533,6 +533,70 @@ def _nested(levels: int) -> object:
     return value
 
 
+def _repeated_input(spelling: str) -> bytes:
+    """V02 with a first "input" key (spelled as given) whose arguments nest 120 levels."""
+    first = json.loads(V02)["input"]
+    first[2] = _nested(120)
+    return V02.replace(b"{", ("{" + spelling + ": " + json.dumps(first) + ", ").encode(), 1)
+
+
+# Lines the strict v0.2 schema reads, nested past the limit where it reads no value or one it
+# keeps raw: each must still be counted (rules.nesting) and rejected by both parsers.
+_DEEP_WHERE_THE_STRICT_SCHEMA_DOES_NOT_LOOK = {
+    "input repeated": _repeated_input('"input"'),
+    "input repeated, spelled with an escape": _repeated_input('"\\u0069nput"'),
+    "input repeated, an escape elsewhere": _repeated_input('"input"').replace(
+        b'"float32"', b'"float\\u0033\\u0032"', 1
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    _DEEP_WHERE_THE_STRICT_SCHEMA_DOES_NOT_LOOK.values(),
+    ids=_DEEP_WHERE_THE_STRICT_SCHEMA_DOES_NOT_LOOK.keys(),
+)
+def test_deep_values_the_strict_schema_skips_are_rejected_by_both_parsers(raw: bytes) -> None:
+    assert recordstructs.STRICT_V02.decode(raw) is not None  # the strict schema reads it...
+    assert records.nesting_depth(raw) > records.MAX_NESTING  # ...and it nests too deep
+    for parse in (parse_line, scan_line):
+        assert parse(raw) == Rejected("lists or objects nested more than 100 levels deep")
+
+
+def test_the_usual_line_is_read_without_counting_its_brackets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The strict schema bounds what it reads (recordstructs.SHALLOW_LEVELS): the usual line's
+    depth is known without the bracket count that every other line pays."""
+
+    def no_count(line: bytes) -> bool:
+        raise AssertionError(f"brackets counted for {line[:40]!r}")
+
+    monkeypatch.setattr(records, "_too_deep", no_count)
+    assert isinstance(scan_line(V02 + b"\n"), Measurement)
+
+
+@pytest.mark.parametrize(
+    ("path", "levels"),
+    [
+        (["config", "entity", 0, 2], recordstructs.SHALLOW_LEVELS + 1),
+        (["input", 3, "kwarg"], recordstructs.SHALLOW_LEVELS + 1),
+        (["config", "entity", 0, 2], 90),
+    ],
+)
+def test_values_deeper_than_the_strict_schema_reads_are_still_records(
+    path: list[str | int], levels: int
+) -> None:
+    """A knob value or keyword argument nested past SHALLOW_LEVELS (within the limit) takes the
+    tolerant schema: the same record as the models read."""
+    raw = _mutate(V02, path, _nested(levels))
+    with pytest.raises(ValueError):
+        recordstructs.STRICT_V02.decode(raw)
+    scanned = scan_line(raw)
+    assert isinstance(scanned, Measurement)
+    assert scanned == parse_line(raw).measurement()  # type: ignore[union-attr]
+
+
 # Where a deep value can sit, and the depth of that place in the record: a value at depth d
 # with `levels` lists nests the line d + levels deep.
 _DEEP_PLACES = [

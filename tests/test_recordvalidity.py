@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from tunelog.records import Measurement, Rejected, parse_line, scan_line
@@ -108,3 +109,15 @@ def test_both_parsers_reject_alike(changes: dict[str, Any], reason: str | None) 
     assert _verdict(model) == expected
     if reason is None:
         assert isinstance(fast, Measurement)
+
+
+@pytest.mark.parametrize("text", [b"1e999", b"-1e999", b"NaN", b"Infinity", b"-Infinity"])
+@pytest.mark.parametrize("field", ["all_cost", "timestamp"])
+def test_a_non_finite_float_never_reaches_checked(text: bytes, field: str) -> None:
+    """`checked` compares no float but the mean and the costs' signs: msgspec, whose values it
+    is handed, decodes no infinity or NaN, so such a line takes the models' path and verdict."""
+    with pytest.raises(msgspec.DecodeError):
+        msgspec.json.decode(text, type=float)
+    line = _line({field: 7.25}).replace(b"7.25", text)
+    assert isinstance(scan_line(line), Rejected)
+    assert scan_line(line) == parse_line(line)

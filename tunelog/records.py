@@ -11,7 +11,6 @@ record's values pass `rules.recordvalidity.checked`, which builds its Measuremen
 
 from __future__ import annotations
 
-import itertools
 import re
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -30,6 +29,7 @@ from tunelog.recordstructs import (
     FastRecordV01,
     FastRecordV02,
     StrictRecordV01,
+    StrictRecordV02,
     args_json,
     valid_workload,
 )
@@ -42,6 +42,9 @@ from tunelog.recordvalues import Measurement as Measurement
 from tunelog.recordvalues import Rejected as Rejected
 from tunelog.recordvalues import non_json_shape as non_json_shape
 from tunelog.recordvalues import numpy_mean as numpy_mean
+from tunelog.rules.nesting import MAX_NESTING as MAX_NESTING
+from tunelog.rules.nesting import TOO_DEEP_REASON, too_deep
+from tunelog.rules.nesting import nesting_depth as nesting_depth
 from tunelog.rules.recordvalidity import check_values as check_values
 from tunelog.rules.recordvalidity import checked
 from tunelog.rules.workloadidentity import canonical_json as canonical_json
@@ -82,7 +85,7 @@ def parse_line(raw: bytes) -> ParsedLine:
         return BLANK
     if stripped.startswith(b"#"):
         return COMMENT
-    if _too_deep(line):
+    if too_deep(line):
         return _TOO_DEEP
     v01_first = _v01_layout_first(line)
     if v01_first and b'"v0.' in line:  # auto_scheduler writes "v": "v0.6"
@@ -131,20 +134,26 @@ def scan_content(line: bytes) -> ScannedLine:
 
     The usual line is decoded by a strict schema (`recordstructs.StrictRecordV02`); anything
     it refuses takes `_scan_other`. A v0.2 record, decoded by either v0.2 schema, becomes its
-    Measurement here, through `checked` (the usual line runs no other Python function of ours
-    but `_too_deep`).
+    Measurement here, through `checked` (the usual line runs no other Python function of ours).
     """
-    # First, as parse_line does (no schema bounds the depth, and msgspec does not even look into
-    # the first of two repeated keys): lines nested past MAX_NESTING are rejected.
-    if _too_deep(line):
-        return _fallback(line)  # a comment may hold any brackets
     try:
-        fast: FastRecordV02 = STRICT_V02.decode(line)
+        fast: StrictRecordV02 | FastRecordV02 = STRICT_V02.decode(line)
     except (ValueError, RecursionError):  # msgspec.DecodeError, UnicodeDecodeError
-        other = _scan_other(line)
-        if not isinstance(other, FastRecordV02):
-            return other
-        fast = other
+        fast = None  # type: ignore[assignment]
+    # The nesting limit (rules.nesting), as parse_line applies it. A line the strict schema
+    # read nests deep only in its raw arguments, which `args_json` checks, if it has one
+    # "input" key: the schema bounds every value it reads but those arguments, and the raw
+    # arguments of an "input" that a later one overrides are never looked at. A line with a
+    # backslash may spell the key `\u0069nput`, so it may have two. Every other line is
+    # measured first.
+    if fast is None or line.count(b'"input"') != 1 or _BACKSLASH in line:
+        if _too_deep(line):
+            return _fallback(line)  # a comment may hold any brackets
+        if fast is None:
+            other = _scan_other(line)
+            if not isinstance(other, FastRecordV02):
+                return other
+            fast = other
     target, task_name, raw_args, _kwargs = fast.input
     args = ARGS_JSON.get(raw_text := bytes(raw_args)) or args_json(raw_text)
     if args is None:  # not a list, or nested too deep: let the models say what is wrong
@@ -168,8 +177,9 @@ def scan_content(line: bytes) -> ScannedLine:
 
 
 def _scan_other(line: bytes) -> ScannedLine | FastRecordV02:
-    """Lines (not too deep) the strict v0.2 schema refuses: v0.1 records, unknown keys, other
-    formats, errors. A v0.2 record comes back decoded, for `scan_content` to measure."""
+    """Lines (not too deep: `_too_deep`) the strict v0.2 schema refuses or cannot bound: v0.1
+    records, unknown keys, deeper values, other formats, errors. A v0.2 record comes back
+    decoded, for `scan_content` to measure."""
     if not _v01_layout_first(line):
         try:
             return FAST_V02.decode(line)
@@ -229,28 +239,10 @@ def _fallback(line: bytes) -> ScannedLine:
     return validated.measurement()
 
 
-# Lists and objects nested deeper than this are rejected. AutoTVM records nest 5 levels deep
-# (record, input, arguments, tensor, shape); the parsers part ways far above that (pydantic
-# refuses ~200 levels, msgspec ~1000, orjson cannot write 255, Python's json and TVM's loader
-# hit the recursion limit near 1000), so one limit well below all of them keeps every reader
-# of a stored line in agreement.
-MAX_NESTING = 100
-_TOO_DEEP = Rejected(f"lists or objects nested more than {MAX_NESTING} levels deep")
-# Bracket text of a line without its strings, and each bracket's step in depth.
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_DEPTH_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
-
-
-def nesting_depth(line: bytes) -> int:
-    """How deep the line's lists and objects nest (brackets inside JSON strings ignored)."""
-    brackets = _JSON_STRING.sub(b"", line).translate(None, _NOT_BRACKETS)
-    return max(itertools.accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0)
-
-
-def _too_deep(line: bytes) -> bool:
-    # Counting brackets first: a line needs more than MAX_NESTING of them to nest that deep.
-    return line.count(b"[") + line.count(b"{") > MAX_NESTING and nesting_depth(line) > MAX_NESTING
+_TOO_DEEP = Rejected(TOO_DEEP_REASON)
+_too_deep = too_deep
+# As an int, `in` looks for the byte with memchr (a one-byte bytes object: a slower search).
+_BACKSLASH = ord("\\")
 
 
 def __getattr__(name: str) -> Any:

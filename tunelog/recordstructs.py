@@ -12,9 +12,12 @@ holds the two to the same fields and, line by mutated line, to the same verdicts
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeAlias
+
 import msgspec
 
 from tunelog.recordvalues import JsonValue, KnobType
+from tunelog.rules.nesting import arguments_too_deep
 from tunelog.rules.workloadidentity import canonical_json
 
 
@@ -64,8 +67,37 @@ FAST_V01 = msgspec.json.Decoder(FastRecordV01)
 # line fails the v0.1 schema at its first key and the other way round, so no byte test picks
 # the layout. v0.1's workload stays raw text (each distinct text checked once, see
 # valid_workload).
-class StrictRecordV02(FastRecordV02, forbid_unknown_fields=True):
-    """FastRecordV02 refusing any other key."""
+#
+# The strict v0.2 schema also bounds how deep the values it reads nest (knob values and keyword
+# arguments: real ones are a list of numbers at most), so that a line it reads nests deep only
+# in its raw arguments (`args_json` checks those), and `records.scan_content` need not count
+# the brackets of such a line (rules.nesting). A deeper value takes the tolerant schemas.
+SHALLOW_LEVELS = 4
+if TYPE_CHECKING:
+    ShallowJson: TypeAlias = JsonValue
+else:
+    ShallowJson = str | int | float | bool | None
+    for _ in range(SHALLOW_LEVELS):
+        ShallowJson = str | int | float | bool | None | list[ShallowJson] | dict[str, ShallowJson]
+
+
+class StrictConfigV02(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    """FastConfigV02 refusing any other key, its knob values nested SHALLOW_LEVELS deep at most."""
+
+    index: int
+    code_hash: str | None
+    entity: list[tuple[str, KnobType, ShallowJson]]
+
+
+class StrictRecordV02(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+    """FastRecordV02 refusing any other key, at any level, and values nested deeper than
+    SHALLOW_LEVELS (but the raw arguments)."""
+
+    input: tuple[str, str, msgspec.Raw, dict[str, ShallowJson]]
+    config: StrictConfigV02
+    result: tuple[tuple[float, ...], int, float, float]
+    version: float | None = None
+    tvm_version: str | None = None
 
 
 STRICT_V02 = msgspec.json.Decoder(StrictRecordV02)
@@ -91,12 +123,13 @@ ARGS_JSON_KEPT = 4096
 
 
 def args_json(raw: bytes) -> str | None:
-    """Canonical JSON of raw argument text not yet cached; None if not a valid list."""
+    """Canonical JSON of raw argument text not yet cached; None if not a valid list, or if it
+    nests the record past the nesting limit (`rules.nesting.arguments_too_deep`)."""
     try:
         value = msgspec.json.decode(raw)
     except (ValueError, RecursionError):  # raw text skips UTF-8 checks inside its strings
         return None
-    if not isinstance(value, list):
+    if not isinstance(value, list) or arguments_too_deep(raw):
         return None
     canonical = canonical_json(value)
     if len(ARGS_JSON) >= ARGS_JSON_KEPT:
