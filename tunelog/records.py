@@ -79,7 +79,11 @@ def _v01_layout_first(line: bytes) -> bool:
 
 def parse_line(raw: bytes) -> ParsedLine:
     """Classify one line of a log (line end and BOM allowed); records come back as models."""
-    line = strip_line(raw)
+    return parse_content(strip_line(raw))
+
+
+def parse_content(line: bytes) -> ParsedLine:
+    """`parse_line` for a line already stripped of its BOM and line end (see `strip_line`)."""
     stripped = line.strip()
     if not stripped:
         return BLANK
@@ -145,9 +149,10 @@ def scan_content(line: bytes) -> ScannedLine:
     # "input" key: the schema bounds every value it reads but those arguments, and the raw
     # arguments of an "input" that a later one overrides are never looked at. A line with a
     # backslash may spell the key `\u0069nput`, so it may have two. Every other line is
-    # measured first.
-    if fast is None or line.count(b'"input"') != 1 or _BACKSLASH in line:
-        if _too_deep(line):
+    # measured first. (The usual line starts its object at once: msgspec also reads a line
+    # after a second UTF-8 BOM, which no other reader does.)
+    if fast is None or line[0] != _OPEN_OBJECT or line.count(b'"input"') != 1 or _BACKSLASH in line:
+        if _too_deep(line) or line.startswith(UTF8_BOM):
             return _fallback(line)  # a comment may hold any brackets
         if fast is None:
             other = _scan_other(line)
@@ -231,7 +236,7 @@ def _v01_measurement(fast: StrictRecordV01 | FastRecordV01, line: bytes) -> Scan
 
 def _fallback(line: bytes) -> ScannedLine:
     # Blank lines and comments are not JSON either: they are classified here, off the hot path.
-    validated = parse_line(line)
+    validated = parse_content(line)  # stripped once already: a second BOM is no BOM
     if isinstance(validated, (Comment, Blank, Rejected)):
         return validated
     if isinstance(validated, AnsorRecord):
@@ -243,6 +248,7 @@ _TOO_DEEP = Rejected(TOO_DEEP_REASON)
 _too_deep = too_deep
 # As an int, `in` looks for the byte with memchr (a one-byte bytes object: a slower search).
 _BACKSLASH = ord("\\")
+_OPEN_OBJECT = ord("{")
 
 
 def __getattr__(name: str) -> Any:
