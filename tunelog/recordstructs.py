@@ -81,23 +81,18 @@ else:
         ShallowJson = str | int | float | bool | None | list[ShallowJson] | dict[str, ShallowJson]
 
 
-class StrictConfigV02(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+class StrictConfigV02(FastConfigV02, forbid_unknown_fields=True):
     """FastConfigV02 refusing any other key, its knob values nested SHALLOW_LEVELS deep at most."""
 
-    index: int
-    code_hash: str | None
     entity: list[tuple[str, KnobType, ShallowJson]]
 
 
-class StrictRecordV02(msgspec.Struct, gc=False, forbid_unknown_fields=True):
+class StrictRecordV02(FastRecordV02, forbid_unknown_fields=True):
     """FastRecordV02 refusing any other key, at any level, and values nested deeper than
     SHALLOW_LEVELS (but the raw arguments)."""
 
     input: tuple[str, str, msgspec.Raw, dict[str, ShallowJson]]
     config: StrictConfigV02
-    result: tuple[tuple[float, ...], int, float, float]
-    version: float | None = None
-    tvm_version: str | None = None
 
 
 STRICT_V02 = msgspec.json.Decoder(StrictRecordV02)
