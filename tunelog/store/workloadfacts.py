@@ -15,6 +15,9 @@ from tunelog.workloadinfo import WorkloadFacts
 # The columns a reader selects after a workload's own ones, in `decoded`'s order.
 FACT_COLUMNS = "layer_key, facts, family, shapes, flops"
 FILL_PAGE = 2048  # workloads read and written at a time by `fill_workload_facts`
+# `json.dumps(facts, separators=(",", ":"))` without a new encoder per call (the import
+# writes one text per workload it adds).
+_FACTS_TEXT = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def fill_workload_facts(conn: sqlite3.Connection) -> int:
@@ -65,7 +68,7 @@ def encoded(facts: WorkloadFacts) -> tuple[str, str, str, str, str | None]:
     """The column values of a workload's facts."""
     return (
         facts.layer_key,
-        json.dumps(dict(facts.facts), separators=(",", ":")),
+        _FACTS_TEXT(dict(facts.facts)),
         facts.family,
         facts.shapes,
         None if facts.flops is None else str(facts.flops),

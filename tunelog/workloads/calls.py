@@ -90,11 +90,8 @@ def _ints(value: object) -> tuple[int, ...] | None:
     if not isinstance(value, (list, tuple)):
         return None
     for item in value:
-        if (
-            not isinstance(item, int)
-            or isinstance(item, bool)
-            or not _INT64_MIN <= item <= _INT64_MAX
-        ):
+        # Decoded JSON holds no subclass of int but bool: `type` says both at once.
+        if type(item) is not int or not _INT64_MIN <= item <= _INT64_MAX:
             return None
     return tuple(value)
 
