@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tunelog
-from tests.conftest import runner
+from tests.conftest import X86, runner
 from tunelog import ansor
 from tunelog.ansor import AnsorRecord
 from tunelog.cli import app
@@ -284,3 +285,20 @@ def test_error_numbers_beyond_64_bits_are_refused_as_the_checks_refuse_them(erro
     raw = ansor_line(error_no=error_no).encode()
     assert isinstance(parse_line(raw), Rejected)
     assert scan_line(raw) == parse_line(raw)
+
+
+def test_best_rows_for_a_table_skip_the_arguments_only_where_the_short_text_is_stored(
+    tmp_path: Path,
+) -> None:
+    """`with_args=False` (the `best` table): an AutoTVM row shows its stored short text, so
+    its arguments are not decoded; an auto_scheduler row is shown from its key's items."""
+    log = tmp_path / "ansor.json"
+    log.write_text(ansor_line() + "\n")
+    with Store(tmp_path / "b.db") as store:
+        tunelog.import_paths(store, [str(X86), str(log)])
+        full = list(store.each_best(as_written=True))
+        lean = list(store.each_best(as_written=True, with_args=False))
+    assert {row.shapes is None for row in full} == {True, False}  # both kinds of row
+    assert lean == [
+        dataclasses.replace(row, args=[] if row.shapes is not None else row.args) for row in full
+    ]

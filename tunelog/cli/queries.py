@@ -60,7 +60,7 @@ def best(
     same keys and -model as its target; `source`: the file and line of the winning record.
     """
     with opened_store() as store:
-        rows = store.each_best(filters, knobs=knobs, as_written=True)
+        rows = store.each_best(filters, knobs=knobs, as_written=True, with_args=as_json)
         if as_json:
             emit_json(row.model_dump() for row in rows)
             return

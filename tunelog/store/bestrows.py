@@ -31,6 +31,7 @@ def each_best_row(
     for_target: str | None = None,
     knobs: bool = False,
     as_written: bool = False,
+    with_args: bool = True,
 ) -> Iterator[BestRow]:
     """The slot winners the WHERE clause over `slots s JOIN records r` keeps, one BestRow per
     (workload, winning record), in (workload id, record id) order, each yielded as its
@@ -39,7 +40,9 @@ def each_best_row(
     `for_target`: the target string every row's machine warning is judged against (else the
     targets that measured the workload and compete for one of the row's slots). `as_written`:
     an auto_scheduler row's `args` with the structure its key is written with, instead of
-    the flattened tuple that is its identity (see `args_as_written`).
+    the flattened tuple that is its identity (see `args_as_written`). `with_args=False`: a
+    row with `shapes` (its workload's stored short text) comes with empty `args`, for a
+    table that shows `shapes` (decoding every row's arguments was a sixth of `best`).
     """
     import json
 
@@ -84,9 +87,13 @@ def each_best_row(
         _, task_name, template_key, args_text, version, shapes = workloads.of(workload_id)
         measured = tallies.of(workload_id)
         target, group = targets.of[target_id]
-        args = json.loads(args_text)
-        if as_written and version == ANSOR_VERSION:
-            args = args_as_written(conn, task_name, args)
+        if version == ANSOR_VERSION:
+            shapes = None  # shown from its key's items (`args`)
+        args: list[object] = []
+        if with_args or shapes is None:
+            args = json.loads(args_text)
+            if as_written and version == ANSOR_VERSION:
+                args = args_as_written(conn, task_name, args)
         pending = BestRow(
             slots=[label],
             target=target,
@@ -101,7 +108,7 @@ def each_best_row(
             record_id=record_id,
             trials=measured.trials.get(group),  # type: ignore[arg-type]
             knobs=_knobs(reader.line(record_id)) if reader is not None else None,
-            shapes=shapes if version != ANSOR_VERSION else None,
+            shapes=shapes,
         )
     if pending is not None and measured is not None:
         pending.warnings = warnings.of(pending, measured.targets)

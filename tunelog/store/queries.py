@@ -73,20 +73,28 @@ class Queries(Sources):
         return list(self.each_best(filters, knobs=knobs))
 
     def each_best(
-        self, filters: Filters | None = None, *, knobs: bool = False, as_written: bool = False
+        self,
+        filters: Filters | None = None,
+        *,
+        knobs: bool = False,
+        as_written: bool = False,
+        with_args: bool = True,
     ) -> Iterator[BestRow]:
         """`best`'s rows one at a time, in its order, read while the store is open: one
         ordered query, so no row is held after it is yielded (see store.bestrows).
 
         `as_written`: an auto_scheduler row's `args` with the structure its key is written
         with (`tunelog.api.best` and the CLI show them so), instead of the flattened tuple
-        that is its identity.
+        that is its identity. `with_args=False`: rows that have `shapes` come without `args`
+        (for a table, which shows `shapes`).
         """
         from tunelog.store.bestrows import each_best_row
 
         if filters is not None and filters.selects_sources:
             with self.selected(filters) as (chosen, rest):
-                yield from chosen.each_best(rest, knobs=knobs, as_written=as_written)
+                yield from chosen.each_best(
+                    rest, knobs=knobs, as_written=as_written, with_args=with_args
+                )
             return
         filters = filters or Filters()
         where, params = self._slot_filter_sql(filters)
@@ -97,6 +105,7 @@ class Queries(Sources):
             for_target=filters.for_target,
             knobs=knobs,
             as_written=as_written,
+            with_args=with_args,
         )
 
     def args_as_written(self, task_name: str, args: list[object]) -> list[object]:
