@@ -573,7 +573,7 @@ def test_the_usual_line_is_read_without_counting_its_brackets(
     def no_count(line: bytes) -> bool:
         raise AssertionError(f"brackets counted for {line[:40]!r}")
 
-    monkeypatch.setattr(records, "_too_deep", no_count)
+    monkeypatch.setattr(records, "too_deep", no_count)
     assert isinstance(scan_line(V02 + b"\n"), Measurement)
 
 
@@ -657,6 +657,10 @@ _PARTED_ONCE = {
     "input key escaped, a string v": V02.replace(b'"input"', b'"\\u0069nput"').replace(
         b'"0.8.dev0"', b'"v"'
     ),
+    # The same with a "v" key: read as v0.2 as when "input" is written plainly.
+    "input key escaped, a v key": V02.replace(b'"input"', b'"\\u0069nput"').replace(
+        b'"version"', b'"v"'
+    ),
     # strip_line takes one BOM; msgspec skipped the second one, the models do not.
     "two BOMs": UTF8_BOM + UTF8_BOM + V02,
 }
@@ -669,3 +673,16 @@ def test_both_parsers_read_lines_that_once_parted_them_alike(raw: bytes) -> None
         assert scanned == parsed
     else:
         assert scanned == parsed.measurement()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "plain",
+    [V02.replace(b'"0.8.dev0"', b'"v"'), V02.replace(b'"version"', b'"v"')],
+    ids=["a string v", "a v key"],
+)
+def test_an_escaped_input_key_reads_as_the_plain_one(plain: bytes) -> None:
+    """TVM reads the decoded keys (rules.layout): `"\\u0069nput"` is the "input" key."""
+    escaped = plain.replace(b'"input"', b'"\\u0069nput"')
+    for parse in (scan_line, parse_line):
+        assert parse(escaped) == parse(plain)
+    assert isinstance(scan_line(plain), Measurement)

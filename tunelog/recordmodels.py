@@ -24,6 +24,7 @@ from tunelog.recordvalues import (
     non_json_shape,
     numpy_mean,
 )
+from tunelog.rules.layout import has_input_key
 from tunelog.rules.recordvalidity import check_values
 from tunelog.rules.workloadidentity import canonical_json, workload_json
 
@@ -251,7 +252,7 @@ def validate(line: bytes, v01_first: bool) -> TuningRecord | Rejected:
     try:
         record: TuningRecord = first.model_validate_json(line)
     except ValidationError as exc:
-        if first is RecordV01 and _has_v02_keys(line):  # an escaped key hid "input" from bytes
+        if first is RecordV01 and has_input_key(line):  # an escaped "input" (rules.layout)
             return validate(line, False)
         return _explain_rejection(line, first, exc)
     except (ValueError, RecursionError) as exc:  # pragma: no cover - defensive
@@ -260,16 +261,6 @@ def validate(line: bytes, v01_first: bool) -> TuningRecord | Rejected:
         return Rejected(f"unknown log version {record.v!r} (AutoTVM writes 0.1 or 0.2)")
     checked = check_values(record.measurement())
     return record if isinstance(checked, Measurement) else checked
-
-
-def _has_v02_keys(line: bytes) -> bool:
-    """Whether the line is an object with an "input" key and no "v" key: read as v0.2 by TVM,
-    which looks at the keys (`decode`), whatever the bytes test of the layout guessed."""
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(value, dict) and "input" in value and "v" not in value
 
 
 def _explain_rejection(line: bytes, tried: type[TuningRecord], exc: ValidationError) -> Rejected:

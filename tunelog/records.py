@@ -42,6 +42,7 @@ from tunelog.recordvalues import Measurement as Measurement
 from tunelog.recordvalues import Rejected as Rejected
 from tunelog.recordvalues import non_json_shape as non_json_shape
 from tunelog.recordvalues import numpy_mean as numpy_mean
+from tunelog.rules.layout import v01_layout_first
 from tunelog.rules.nesting import MAX_NESTING as MAX_NESTING
 from tunelog.rules.nesting import TOO_DEEP_REASON, too_deep
 from tunelog.rules.nesting import nesting_depth as nesting_depth
@@ -69,14 +70,6 @@ COMMENT = Comment()
 BLANK = Blank()
 
 
-def _v01_layout_first(line: bytes) -> bool:
-    """Whether the v0.1 layout is tried before v0.2: the line has a "v" key and no "input" key.
-
-    The one rule of which layout a line looks like, for parse_line and the fast paths alike.
-    """
-    return b'"v"' in line and b'"input"' not in line
-
-
 def parse_line(raw: bytes) -> ParsedLine:
     """Classify one line of a log (line end and BOM allowed); records come back as models."""
     return parse_content(strip_line(raw))
@@ -91,7 +84,7 @@ def parse_content(line: bytes) -> ParsedLine:
         return COMMENT
     if too_deep(line):
         return _TOO_DEEP
-    v01_first = _v01_layout_first(line)
+    v01_first = v01_layout_first(line)
     if v01_first and b'"v0.' in line:  # auto_scheduler writes "v": "v0.6"
         ansor = scan_ansor_line(line)
         if ansor is not None:
@@ -152,7 +145,7 @@ def scan_content(line: bytes) -> ScannedLine:
     # measured first. (The usual line starts its object at once: msgspec also reads a line
     # after a second UTF-8 BOM, which no other reader does.)
     if fast is None or line[0] != _OPEN_OBJECT or line.count(b'"input"') != 1 or _BACKSLASH in line:
-        if _too_deep(line) or line.startswith(UTF8_BOM):
+        if too_deep(line) or line.startswith(UTF8_BOM):
             return _fallback(line)  # a comment may hold any brackets
         if fast is None:
             other = _scan_other(line)
@@ -182,10 +175,10 @@ def scan_content(line: bytes) -> ScannedLine:
 
 
 def _scan_other(line: bytes) -> ScannedLine | FastRecordV02:
-    """Lines (not too deep: `_too_deep`) the strict v0.2 schema refuses or cannot bound: v0.1
+    """Lines (not too deep: `too_deep`) the strict v0.2 schema refuses or cannot bound: v0.1
     records, unknown keys, deeper values, other formats, errors. A v0.2 record comes back
     decoded, for `scan_content` to measure."""
-    if not _v01_layout_first(line):
+    if not v01_layout_first(line):
         try:
             return FAST_V02.decode(line)
         except (ValueError, RecursionError):
@@ -245,7 +238,6 @@ def _fallback(line: bytes) -> ScannedLine:
 
 
 _TOO_DEEP = Rejected(TOO_DEEP_REASON)
-_too_deep = too_deep
 # As an int, `in` looks for the byte with memchr (a one-byte bytes object: a slower search).
 _BACKSLASH = ord("\\")
 _OPEN_OBJECT = ord("{")

@@ -82,14 +82,14 @@ else:
 
 
 class StrictConfigV02(FastConfigV02, forbid_unknown_fields=True):
-    """FastConfigV02 refusing any other key, its knob values nested SHALLOW_LEVELS deep at most."""
+    """FastConfigV02 refusing any other field; knob values nested SHALLOW_LEVELS deep at most."""
 
     entity: list[tuple[str, KnobType, ShallowJson]]
 
 
 class StrictRecordV02(FastRecordV02, forbid_unknown_fields=True):
-    """FastRecordV02 refusing any other key, at any level, and values nested deeper than
-    SHALLOW_LEVELS (but the raw arguments)."""
+    """FastRecordV02 refusing any other field (its config's included) and values nested deeper
+    than SHALLOW_LEVELS (but the raw arguments)."""
 
     input: tuple[str, str, msgspec.Raw, dict[str, ShallowJson]]
     config: StrictConfigV02

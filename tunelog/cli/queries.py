@@ -60,7 +60,9 @@ def best(
     same keys and -model as its target; `source`: the file and line of the winning record.
     """
     with opened_store() as store:
-        rows = store.each_best(filters, knobs=knobs, as_written=True, with_args=as_json)
+        rows = store.each_best(
+            filters, knobs=knobs, as_written=True, args_only_without_shapes=not as_json
+        )
         if as_json:
             emit_json(row.model_dump() for row in rows)
             return

@@ -4,9 +4,9 @@ AutoTVM records nest 5 levels deep (record, input, arguments, tensor, shape); th
 ways far above that (pydantic refuses ~200 levels, msgspec ~1000, orjson cannot write 255,
 Python's json and TVM's loader hit the recursion limit near 1000), so one limit well below all
 of them keeps every reader of a stored line in agreement. `tunelog.records` applies it to every
-line: by `too_deep` before any schema reads a line, except where the strict v0.2 schema
-(`tunelog.recordstructs`) bounds every value it reads itself and the arguments, the one value
-it keeps raw, pass `arguments_too_deep` (see `records.scan_content`).
+line: by `too_deep` before any schema's reading of the line is used, except where the strict
+v0.2 schema (`tunelog.recordstructs`) bounds every value it reads itself and the arguments, the
+one value it keeps raw, pass `arguments_too_deep` (see `records.scan_content`).
 
 Pure.
 """

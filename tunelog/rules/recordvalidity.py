@@ -57,7 +57,8 @@ def checked(
 ) -> Measurement | Rejected:
     """The Measurement of a parsed record's values (positional, in `Measurement`'s field order),
     or why it is rejected: `check_values`' verdict, answered from comparisons alone when the
-    record is plainly valid (its target parsed before, every number in range).
+    record is plainly valid (its target parsed before, every number msgspec can hand it out of
+    range in range).
 
     Every AutoTVM parser's msgspec path calls this once per record line, with the values the
     decoder read: checking them before the Measurement exists and building it here (by

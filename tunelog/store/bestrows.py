@@ -31,7 +31,7 @@ def each_best_row(
     for_target: str | None = None,
     knobs: bool = False,
     as_written: bool = False,
-    with_args: bool = True,
+    args_only_without_shapes: bool = False,
 ) -> Iterator[BestRow]:
     """The slot winners the WHERE clause over `slots s JOIN records r` keeps, one BestRow per
     (workload, winning record), in (workload id, record id) order, each yielded as its
@@ -40,9 +40,10 @@ def each_best_row(
     `for_target`: the target string every row's machine warning is judged against (else the
     targets that measured the workload and compete for one of the row's slots). `as_written`:
     an auto_scheduler row's `args` with the structure its key is written with, instead of
-    the flattened tuple that is its identity (see `args_as_written`). `with_args=False`: a
-    row with `shapes` (its workload's stored short text) comes with empty `args`, for a
-    table that shows `shapes` (decoding every row's arguments was a sixth of `best`).
+    the flattened tuple that is its identity (see `args_as_written`).
+    `args_only_without_shapes`: a row with `shapes` (its workload's stored short text) comes
+    with empty `args`, for a table that shows `shapes` (decoding every row's arguments was a
+    sixth of `best`).
     """
     import json
 
@@ -90,7 +91,7 @@ def each_best_row(
         if version == ANSOR_VERSION:
             shapes = None  # shown from its key's items (`args`)
         args: list[object] = []
-        if with_args or shapes is None:
+        if not args_only_without_shapes or shapes is None:
             args = json.loads(args_text)
             if as_written and version == ANSOR_VERSION:
                 args = args_as_written(conn, task_name, args)

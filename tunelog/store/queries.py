@@ -78,22 +78,25 @@ class Queries(Sources):
         *,
         knobs: bool = False,
         as_written: bool = False,
-        with_args: bool = True,
+        args_only_without_shapes: bool = False,
     ) -> Iterator[BestRow]:
         """`best`'s rows one at a time, in its order, read while the store is open: one
         ordered query, so no row is held after it is yielded (see store.bestrows).
 
         `as_written`: an auto_scheduler row's `args` with the structure its key is written
         with (`tunelog.api.best` and the CLI show them so), instead of the flattened tuple
-        that is its identity. `with_args=False`: rows that have `shapes` come without `args`
-        (for a table, which shows `shapes`).
+        that is its identity. `args_only_without_shapes`: rows that have `shapes` come without
+        `args` (for a table, which shows `shapes`).
         """
         from tunelog.store.bestrows import each_best_row
 
         if filters is not None and filters.selects_sources:
             with self.selected(filters) as (chosen, rest):
                 yield from chosen.each_best(
-                    rest, knobs=knobs, as_written=as_written, with_args=with_args
+                    rest,
+                    knobs=knobs,
+                    as_written=as_written,
+                    args_only_without_shapes=args_only_without_shapes,
                 )
             return
         filters = filters or Filters()
@@ -105,7 +108,7 @@ class Queries(Sources):
             for_target=filters.for_target,
             knobs=knobs,
             as_written=as_written,
-            with_args=with_args,
+            args_only_without_shapes=args_only_without_shapes,
         )
 
     def args_as_written(self, task_name: str, args: list[object]) -> list[object]:

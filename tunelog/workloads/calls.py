@@ -79,8 +79,9 @@ _Call = _Conv | _Matmul
 
 def _int(value: object) -> int | None:
     """An int64 argument, else None."""
-    # JSON booleans are Python ints; a boolean is never a size.
-    if isinstance(value, int) and not isinstance(value, bool) and _INT64_MIN <= value <= _INT64_MAX:
+    # JSON booleans are Python ints, and a boolean is never a size; decoded JSON holds no other
+    # subclass of int, so `type` says both at once.
+    if type(value) is int and _INT64_MIN <= value <= _INT64_MAX:
         return value
     return None
 
@@ -90,7 +91,6 @@ def _ints(value: object) -> tuple[int, ...] | None:
     if not isinstance(value, (list, tuple)):
         return None
     for item in value:
-        # Decoded JSON holds no subclass of int but bool: `type` says both at once.
         if type(item) is not int or not _INT64_MIN <= item <= _INT64_MAX:
             return None
     return tuple(value)
