@@ -29,7 +29,6 @@ from tunelog.recordstructs import (
     FastRecordV01,
     FastRecordV02,
     StrictRecordV01,
-    StrictRecordV02,
     args_json,
     valid_workload,
 )
@@ -134,9 +133,9 @@ def scan_content(line: bytes) -> ScannedLine:
     Measurement here, through `checked` (the usual line runs no other Python function of ours).
     """
     try:
-        fast: StrictRecordV02 | FastRecordV02 = STRICT_V02.decode(line)
+        fast: FastRecordV02 | None = STRICT_V02.decode(line)  # a StrictRecordV02
     except (ValueError, RecursionError):  # msgspec.DecodeError, UnicodeDecodeError
-        fast = None  # type: ignore[assignment]
+        fast = None
     # The nesting limit (rules.nesting), as parse_line applies it. A line the strict schema
     # read nests deep only in its raw arguments, which `args_json` checks, if it has one
     # "input" key: the schema bounds every value it reads but those arguments, and the raw
