@@ -300,6 +300,15 @@ def build_layer(
     )
 
 
+def has_failed_records(layer: Layer) -> bool:
+    """Whether a template of the layer has a failed record on its group (`errors` lists it).
+
+    The store's `failing_only` stream applies it in SQL (`store.layerinputs.FAILING_ONLY_SQL`:
+    a tally of an error number other than 0); tests/test_failing_layers.py runs both.
+    """
+    return any(template.trials != template.valid for template in layer.templates)
+
+
 def _chosen_cost(template: TemplateResult) -> float:
     return template.chosen.mean_cost if template.chosen is not None else 0.0
 

@@ -42,12 +42,16 @@ def _named_counts(counts: tuple[tuple[int, int], ...]) -> tuple[tuple[str, int],
 
 def errors(store: Store, filters: Filters | None = None) -> list[ErrorSummary]:
     """Every template with failed records, per layer, most failures first."""
-    return sorted(each_error(store, filters), key=lambda e: -e.template.failed)
+    from tunelog.collecting import young_collected_less
+
+    with young_collected_less():  # the errors are held while more are made (tunelog.collecting)
+        return sorted(each_error(store, filters), key=lambda e: -e.template.failed)
 
 
 def each_error(store: Store, filters: Filters | None = None) -> Iterator[ErrorSummary]:
     """`errors` in layer order, one at a time (sorted stably by failures, `errors`' order)."""
-    for layer in each_layer(store, filters):
+    # Only the layers with a failed record are read (the others have no template to list).
+    for layer in each_layer(store, filters, failing_only=True):
         for template in layer.templates:
             trials, valid = template.counts()  # `template.failed`, the counts read once
             if trials != valid:

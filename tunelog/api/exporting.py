@@ -217,11 +217,13 @@ def _may_be_chosen_workloads(store: Store) -> set[int]:
     the log never saw (only key slots answer then). A workload left out answers nothing that
     relay would use, so leaving it out keeps relay's choice everywhere.
     """
+    from tunelog.collecting import young_collected_less
     from tunelog.layers import layers_of, may_be_chosen
 
     found: set[int] = set()
-    for lay in layers_of(_may_add_to(found, store.layer_candidates(unseen_models=True))):
-        found.update(template.workload.id for template in may_be_chosen(lay))
+    with young_collected_less():  # each layer's objects die young (see tunelog.collecting)
+        for lay in layers_of(_may_add_to(found, store.layer_candidates(unseen_models=True))):
+            found.update(template.workload.id for template in may_be_chosen(lay))
     return found
 
 

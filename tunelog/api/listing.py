@@ -34,7 +34,10 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
         for lay in found:
             lay.selection = filters.sources_only()
         return found
-    found = list(each_layer(store, filters))
+    from tunelog.collecting import young_collected_less
+
+    with young_collected_less():  # the layers are held while more are made (tunelog.collecting)
+        found = list(each_layer(store, filters))
     if sort == "latency":
         found.sort(key=lambda lay: -_winner_cost(lay))
     elif sort == "gflops":
@@ -46,12 +49,20 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     return found
 
 
-def each_layer(store: Store, filters: Filters | None) -> Iterator[Layer]:
-    """`layers` unsorted, one at a time: a caller that keeps a few need not hold them all."""
-    from tunelog.layers import TargetGroup, layers_of
+def each_layer(
+    store: Store, filters: Filters | None, *, failing_only: bool = False
+) -> Iterator[Layer]:
+    """`layers` unsorted, one at a time: a caller that keeps a few need not hold them all.
+
+    `failing_only`: only the layers with a failed record on their group (a template with
+    trials other than valid ones), which SQLite finds, so the others are never built.
+    """
+    from tunelog.layers import TargetGroup, has_failed_records, layers_of
 
     if filters is not None and filters.selects_sources:
-        yield from layers(store, filters)
+        yield from (
+            lay for lay in layers(store, filters) if not failing_only or has_failed_records(lay)
+        )
         return
     target = filters.query_target if filters is not None else None
     for_groups = None
@@ -60,7 +71,7 @@ def each_layer(store: Store, filters: Filters | None) -> Iterator[Layer]:
     pairs = store.selected_pairs(filters) if filters is not None else None
     by_group = filters is None or not filters.selects_tasks  # `_matches` reads the group only
     shown: dict[int, tuple[TargetGroup, bool]] = {}  # id(group) -> (group, _matches): kept alive
-    for lay in layers_of(store.layer_candidates(for_groups)):
+    for lay in layers_of(store.layer_candidates(for_groups, failing_only=failing_only)):
         if by_group:  # asked once per group (a few dozen), not per layer (80k at 80k workloads)
             known = shown.get(id(lay.group))
             if known is None:
@@ -116,12 +127,15 @@ class UntunedReport:
 def untuned_report(store: Store, filters: Filters | None = None) -> UntunedReport:
     """The untuned layers (see `untuned`) and how many layers the filters matched."""
     asked = filters.for_target if filters is not None else None
+    from tunelog.collecting import young_collected_less
+
     untuned: list[Layer] = []
     matched = 0
-    for lay in each_layer(store, filters):
-        matched += 1
-        if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked)):
-            untuned.append(lay)
+    with young_collected_less():  # each layer's objects die young (see tunelog.collecting)
+        for lay in each_layer(store, filters):
+            matched += 1
+            if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked)):
+                untuned.append(lay)
     return UntunedReport(untuned, matched)
 
 

@@ -152,9 +152,13 @@ def workloads(
     with opened_store() as full, full.selected(filters) as (store, filters):
         if sort is None and layer is None:  # in the order read: written as they are read
             from tunelog.api.listing import each_layer
+            from tunelog.collecting import young_collected_less
 
-            convergence = api.layer_convergence(store)
-            _emit_layers(each_layer(store, filters), convergence, as_json, filters)
+            # Every group's convergence and a page of rows are held while each layer's objects
+            # die young: fewer collections walking them (see tunelog.collecting).
+            with young_collected_less():
+                convergence = api.layer_convergence(store)
+                _emit_layers(each_layer(store, filters), convergence, as_json, filters)
             return
         found = api.layers(store, filters, sort=sort)
         if layer is not None:
@@ -334,8 +338,10 @@ def errors(
     from tunelog import api
     from tunelog.api.diagnosing import each_error
     from tunelog.api.listing import each_layer
+    from tunelog.collecting import young_collected_less
 
-    with opened_store() as store:
+    # The rows are held while each layer's objects die young (see tunelog.collecting).
+    with opened_store() as store, young_collected_less():
         # Each failure kept only as what is printed (not its layer), then sorted as `api.errors`
         # sorts: most failures first, stably.
         found: list[tuple[int, Any]] = [

@@ -72,7 +72,11 @@ class LayerInputs(Connection):
         return targets, workloads, tallies, slots
 
     def layer_candidates(
-        self, for_groups: Sequence[TargetGroup] | None = None, *, unseen_models: bool = False
+        self,
+        for_groups: Sequence[TargetGroup] | None = None,
+        *,
+        unseen_models: bool = False,
+        failing_only: bool = False,
     ) -> Generator[tuple[TargetGroup, str, list[Candidate]], None, None]:
         """Each (target group, layer key) with records, and its candidate templates, in the
         order `workloads` lists layers: `layers.layers_of`'s input, read one layer at a time.
@@ -85,7 +89,9 @@ class LayerInputs(Connection):
         `for_groups`): the database's groups and, in the same pass, the same for each of their
         keys with a model the log never saw, each such layer placed just before the
         database's layers of its first workload (an order for answers that are sets: a
-        workload's layers come together, so it is built once).
+        workload's layers come together, so it is built once). `failing_only`: only the layers
+        with a failed record on the group (a tally of an error number other than 0), each whole
+        and in its place: what `errors` lists, read without the layers that have none.
         """
         from tunelog.layers import TargetGroup, group_targets
         from tunelog.targets import UNKNOWN_MODEL
@@ -115,7 +121,12 @@ class LayerInputs(Connection):
         groups += every_layer_of
         with self.snapshot():
             yield from self._read_layers(
-                groups, members, seen_groups, targets, interleaved=unseen_models
+                groups,
+                members,
+                seen_groups,
+                targets,
+                interleaved=unseen_models,
+                failing_only=failing_only,
             )
 
     def _read_layers(
@@ -126,10 +137,12 @@ class LayerInputs(Connection):
         targets: Sequence[tuple[int, str]],
         *,
         interleaved: bool,
+        failing_only: bool,
     ) -> Iterator[tuple[TargetGroup, str, list[Candidate]]]:
         """`LAYER_ROWS_SQL`'s layers of `groups` (the first `seen_groups` placed by their
         tallies, the others after them or, `interleaved`, among them), each candidate with its
-        workload (`members`: each target id's group number)."""
+        workload (`members`: each target id's group number); `failing_only`: the layers with a
+        failed record only (`FAILING_ONLY_SQL`)."""
         (target_scale,) = self.conn.execute(
             "SELECT coalesce(max(id), 0) + 1 FROM targets"
         ).fetchone()
@@ -159,6 +172,7 @@ class LayerInputs(Connection):
                     "interleaved": interleaved,
                     "spread": len(groups) - seen_groups + 1 if interleaved else 1,
                 },
+                failing_only=failing_only,
             )
             # Read in place order (SQLite sorts nothing): narrow rows (ids, numbers), each
             # workload's columns read apart, once per stretch of layers that list it
@@ -187,9 +201,12 @@ class LayerInputs(Connection):
         members: Sequence[tuple[int, int]],
         tables: Mapping[str, str],
         places: Mapping[str, object],
+        *,
+        failing_only: bool = False,
     ) -> None:
         """The temporary tables `LAYER_ROWS_SQL` reads: each target's group, each group's
-        query, the groups' tallies and each layer's place (`places`: PLACES_SQL's numbers)."""
+        query, the groups' tallies and each layer's place (`places`: PLACES_SQL's numbers;
+        `failing_only`: the places of layers with a failed record only)."""
         from tunelog.rules.slots import asked_rows, query_slots
 
         for name, columns in LAYER_TABLES.items():
@@ -201,7 +218,9 @@ class LayerInputs(Connection):
                 asked_rows(number, query_slots(group.keys, group.model)),
             )
         self.conn.execute(GROUP_TALLIES_SQL.format(**tables))
-        self.conn.execute(PLACES_SQL.format(**tables), places)
+        conditions = FAILING_ONLY_SQL if failing_only else NO_CONDITION_SQL
+        having = {name: text.format(**tables) for name, text in conditions.items()}
+        self.conn.execute(PLACES_SQL.format(**having, **tables), places)
 
 
 # The temporary tables of one stream of layers (`_fill_layer_tables`).
@@ -242,7 +261,7 @@ INSERT INTO {places} (group_no, layer_key, place)
            min(gt.workload_id * :target_scale + gt.first_target) * :spread
     FROM {tallies} gt JOIN workloads w ON w.id = gt.workload_id
     WHERE gt.group_no < :seen_groups
-    GROUP BY gt.group_no, w.layer_key
+    GROUP BY gt.group_no, w.layer_key {seen_having}
     UNION ALL
     SELECT g.query, w.layer_key,
            CASE WHEN :interleaved
@@ -250,7 +269,18 @@ INSERT INTO {places} (group_no, layer_key, place)
                 ELSE :after_seen + g.query * :workload_scale + min(w.id) END
     FROM workloads w, (SELECT DISTINCT query FROM {asks}
                        WHERE query >= :seen_groups) g
-    GROUP BY g.query, w.layer_key"""
+    GROUP BY g.query, w.layer_key {unseen_having}"""
+
+# PLACES_SQL's conditions on a layer: none, or (`failing_only`) a tally of the group with an
+# error number other than 0 among the layer key's workloads, the templates `errors` lists. A
+# condition on the groups (HAVING), not on the rows: a layer kept keeps its place.
+NO_CONDITION_SQL = {"seen_having": "", "unseen_having": ""}
+FAILING_ONLY_SQL = {
+    "seen_having": "HAVING max(gt.error_no <> 0)",
+    "unseen_having": """HAVING max(EXISTS (SELECT 1 FROM {tallies} f
+                                  WHERE f.group_no = g.query AND f.workload_id = w.id
+                                  AND f.error_no <> 0))""",
+}
 
 RECENT_WORKLOADS = 1024  # at 80k workloads, as many reuses as keeping every workload
 ROWS_READ = 512  # rows read at a time: their workloads not kept are read in one query
