@@ -362,3 +362,18 @@ def test_the_layer_query_reads_its_rows_in_layer_order_without_a_sort(tmp_path: 
         ]
         stream.close()
     assert plan and not [step for step in plan if "B-TREE" in step], plan
+
+
+@pytest.mark.parametrize("failing_only", [False, True])
+def test_every_place_of_the_layer_stream_has_rows(tmp_path: Path, failing_only: bool) -> None:
+    # A group of other keys (unseen_models) is placed only at the layer keys it has rows for:
+    # a place without rows would cost the query a scan of its workloads for nothing.
+    with Store(tmp_path / "p.db") as store:
+        tunelog.import_paths(store, [str(X86), str(EDGE)])
+        stream = store.layer_candidates(unseen_models=True, failing_only=failing_only)
+        layers = [next(stream, None)]
+        names = [str(n) for (n,) in store.conn.execute("SELECT name FROM sqlite_temp_master")]
+        places = next(f"temp.{n}" for n in names if n.startswith("layer_places_"))
+        (placed,) = store.conn.execute(f"SELECT count(*) FROM {places}").fetchone()
+        layers += list(stream)
+    assert None not in layers and len(layers) == placed

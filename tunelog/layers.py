@@ -346,6 +346,9 @@ def may_be_chosen(layer: Layer) -> list[TemplateResult]:
     some choice of spellings and targets lets w win. Keeping every such spelling is what keeps
     relay's choice.
     """
+    if len(layer.templates) == 1:  # most layers: nothing to lose to
+        only = layer.templates[0]
+        return [only] if only.chosen is not None else []
     spellings: dict[tuple[str, str, str], list[TemplateResult]] = {}
     for template in layer.templates:
         spellings.setdefault(template_identity(template.workload), []).append(template)

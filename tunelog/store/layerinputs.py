@@ -254,7 +254,10 @@ GROUP BY g.group_no, c.workload_id, c.error_no"""
 # :seen_groups), its first (workload id, target id) among the group's tallies; for the others,
 # after all of those, its group's number and its layer key's first workload, or, :interleaved,
 # its first workload's (workload id, 0) and the group's number among them (:spread numbers
-# apart: target ids start at 1, so no two places are equal).
+# apart: target ids start at 1, so no two places are equal). A layer of the others is placed
+# only where it will have rows (LAYER_ROWS_SQL's condition): a workload of its key tallied on
+# the group, or holding a slot the group's query asks (at 80k workloads, a third of the layer
+# keys have neither for a group of other keys).
 PLACES_SQL = """
 INSERT INTO {places} (group_no, layer_key, place)
     SELECT gt.group_no, w.layer_key,
@@ -263,23 +266,35 @@ INSERT INTO {places} (group_no, layer_key, place)
     WHERE gt.group_no < :seen_groups
     GROUP BY gt.group_no, w.layer_key {seen_having}
     UNION ALL
-    SELECT g.query, w.layer_key,
+    SELECT k.group_no, k.layer_key,
            CASE WHEN :interleaved
-                THEN min(w.id) * :target_scale * :spread + g.query - :seen_groups + 1
-                ELSE :after_seen + g.query * :workload_scale + min(w.id) END
-    FROM workloads w, (SELECT DISTINCT query FROM {asks}
-                       WHERE query >= :seen_groups) g
-    GROUP BY g.query, w.layer_key {unseen_having}"""
+                THEN k.first * :target_scale * :spread + k.group_no - :seen_groups + 1
+                ELSE :after_seen + k.group_no * :workload_scale + k.first END
+    FROM (SELECT u.group_no, u.layer_key,
+                 (SELECT min(f.id) FROM workloads f WHERE f.layer_key = u.layer_key) AS first
+          FROM ({unseen_layers}) u) k"""
 
 # PLACES_SQL's conditions on a layer: none, or (`failing_only`) a tally of the group with an
 # error number other than 0 among the layer key's workloads, the templates `errors` lists. A
-# condition on the groups (HAVING), not on the rows: a layer kept keeps its place.
-NO_CONDITION_SQL = {"seen_having": "", "unseen_having": ""}
+# condition on the layers, not on the rows a place is read from: a layer kept keeps its place.
+# `unseen_layers`: the (group, layer key) pairs of the groups placed after the others that
+# have rows.
+NO_CONDITION_SQL = {
+    "seen_having": "",
+    "unseen_layers": """SELECT q.query AS group_no, w.layer_key FROM {asks} q
+                        JOIN slots s ON s.kind = q.kind AND s.name = q.name
+                        JOIN workloads w ON w.id = s.workload_id
+                        WHERE q.query >= :seen_groups
+                        UNION
+                        SELECT gt.group_no, w.layer_key FROM {tallies} gt
+                        JOIN workloads w ON w.id = gt.workload_id
+                        WHERE gt.group_no >= :seen_groups""",
+}
 FAILING_ONLY_SQL = {
     "seen_having": "HAVING max(gt.error_no <> 0)",
-    "unseen_having": """HAVING max(EXISTS (SELECT 1 FROM {tallies} f
-                                  WHERE f.group_no = g.query AND f.workload_id = w.id
-                                  AND f.error_no <> 0))""",
+    "unseen_layers": """SELECT DISTINCT gt.group_no, w.layer_key FROM {tallies} gt
+                        JOIN workloads w ON w.id = gt.workload_id
+                        WHERE gt.group_no >= :seen_groups AND gt.error_no <> 0""",
 }
 
 RECENT_WORKLOADS = 1024  # at 80k workloads, as many reuses as keeping every workload
