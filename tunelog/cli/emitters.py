@@ -9,7 +9,7 @@ from dataclasses import replace
 from itertools import islice
 from typing import Any
 
-from tunelog.cli.output import _err, echo, shown, terminal_width
+from tunelog.cli.output import _err, echo, echo_shown, shown, terminal_width
 from tunelog.tables import Column
 
 # DEL and the C1 controls: JSON escapes the C0 ones only, orjson writes these raw.
@@ -176,11 +176,12 @@ def _emit_page(
             _err(note)
         # Only fit_table breaks lines in a cell (`shown` escapes a cell's own line breaks).
         if any("\n" in "".join(row) for row in cells):
-            echo(wrapped_table(cells, names))
+            echo_shown(wrapped_table(cells, names))
             return
     text = simple_table(cells, names)
     if text is None:  # characters whose width or treatment only tabulate knows
         from tabulate import tabulate
 
-        text = tabulate(cells, headers=names, tablefmt="simple", disable_numparse=True)
-    echo(text)
+        echo(tabulate(cells, headers=names, tablefmt="simple", disable_numparse=True))
+        return
+    echo_shown(text)  # the shown cells and headers, spaced: nothing more to escape

@@ -41,6 +41,17 @@ def echo(text: str = "") -> None:
     typer.echo(shown(text, keep_newlines=True))
 
 
+def echo_shown(text: str) -> None:
+    """Text made of `shown` pieces and the line breaks between them, on stdout as it is.
+
+    A table page is that (its cells and headers each escaped, `emitters._page_cells`): megabytes
+    at 10,000 rows, which `echo` would check character by character again, and click again
+    for terminal escapes, which `shown` left none of.
+    """
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()  # as `echo` does: a page reaches a pipe as soon as it is made
+
+
 def _err(message: str) -> None:
     sys.stderr.write(shown(message, keep_newlines=True) + "\n")
     sys.stderr.flush()
