@@ -22,6 +22,7 @@ def process_thresholds() -> Iterator[tuple[int, int, int]]:
     [
         ((700, 10, 10), (GC_YOUNG_THRESHOLD, 10, 10)),
         ((500_000, 5, 20), (500_000, 5, 20)),  # never collected more often than the process's
+        ((0, 10, 10), (0, 10, 10)),  # nor at all when the process turned collection off
     ],
 )
 def test_thresholds_are_raised_inside_and_restored_after(

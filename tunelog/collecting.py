@@ -19,10 +19,12 @@ GC_YOUNG_THRESHOLD = 100_000
 @contextmanager
 def young_collected_less(threshold: int = GC_YOUNG_THRESHOLD) -> Iterator[None]:
     """The youngest generation collected every `threshold` allocations (never more often than
-    the process's own setting), the process's thresholds restored after. Collections still
-    run, less often: memory held by cycles is freed a little later."""
+    the process's own setting, and never when the process turned collection off with a
+    threshold of 0), the process's thresholds restored after. Collections still run, less
+    often: memory held by cycles is freed a little later."""
     thresholds = gc.get_threshold()
-    gc.set_threshold(max(thresholds[0], threshold), *thresholds[1:])
+    if thresholds[0]:
+        gc.set_threshold(max(thresholds[0], threshold), *thresholds[1:])
     try:
         yield
     finally:

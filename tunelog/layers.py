@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 from tunelog.filters import Filters
 from tunelog.machines import cross_machine_warning
+from tunelog.rules.failedrecords import has_failed_records as failed_records
 from tunelog.rules.slots import first_held, query_slots, target_group
 from tunelog.rules.throughput import gflops
 from tunelog.strategies import Offer, offer_facts, relay_offers, strategy_note
@@ -301,12 +302,9 @@ def build_layer(
 
 
 def has_failed_records(layer: Layer) -> bool:
-    """Whether a template of the layer has a failed record on its group (`errors` lists it).
-
-    The store's `failing_only` stream applies it in SQL (`store.layerinputs.FAILING_ONLY_SQL`:
-    a tally of an error number other than 0); tests/test_failing_layers.py runs both.
-    """
-    return any(template.trials != template.valid for template in layer.templates)
+    """Whether a template of the layer has a failed record on its group (`errors` lists it):
+    `rules.failedrecords`, whose SQL the store's `failing_only` stream applies."""
+    return any(failed_records(template.errors) for template in layer.templates)
 
 
 def _chosen_cost(template: TemplateResult) -> float:

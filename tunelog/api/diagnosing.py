@@ -50,11 +50,12 @@ def errors(store: Store, filters: Filters | None = None) -> list[ErrorSummary]:
 
 def each_error(store: Store, filters: Filters | None = None) -> Iterator[ErrorSummary]:
     """`errors` in layer order, one at a time (sorted stably by failures, `errors`' order)."""
+    from tunelog.rules.failedrecords import has_failed_records
+
     # Only the layers with a failed record are read (the others have no template to list).
     for layer in each_layer(store, filters, failing_only=True):
         for template in layer.templates:
-            trials, valid = template.counts()  # `template.failed`, the counts read once
-            if trials != valid:
+            if has_failed_records(template.errors):
                 yield ErrorSummary(layer, template, _diagnosis(layer, template))
 
 

@@ -234,10 +234,10 @@ def _may_add_to(
     caller adds to it: relay picks a template only through the slot that answers its query
     (an untuned one never), so a layer whose answered workloads are all found adds none and
     is not built (at 80k workloads, most layers: a workload has one in each target group)."""
-    for layer in layers:
-        for info, _, answer in layer[2]:  # a loop, not any(): 140k layers at 80k workloads
+    for group, layer_key, candidates in layers:
+        for info, _, answer in candidates:  # a loop, not any(): 140k layers at 80k workloads
             if answer is not None and info.id not in found:
-                yield layer
+                yield group, layer_key, candidates
                 break
 
 

@@ -126,9 +126,9 @@ class UntunedReport:
 
 def untuned_report(store: Store, filters: Filters | None = None) -> UntunedReport:
     """The untuned layers (see `untuned`) and how many layers the filters matched."""
-    asked = filters.for_target if filters is not None else None
     from tunelog.collecting import young_collected_less
 
+    asked = filters.for_target if filters is not None else None
     untuned: list[Layer] = []
     matched = 0
     with young_collected_less():  # each layer's objects die young (see tunelog.collecting)

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tunelog.rules.failedrecords import FAILED_TALLY_SQL
 from tunelog.rules.slots import FIRST_HELD_RECORD_SQL
 from tunelog.store.connection import Connection
 
@@ -84,14 +85,14 @@ class LayerInputs(Connection):
         A layer's place is its first (workload id, target id) among the group's tallies; its
         candidates are the workloads of its layer key (in id order) tuned on the group or
         answered for it by a slot the group's query asks. `for_groups`: these groups' layers
-        only (targets the log may never have seen), every layer key of each, group after
-        group, each group's in the order of their first workload. `unseen_models` (without
-        `for_groups`): the database's groups and, in the same pass, the same for each of their
-        keys with a model the log never saw, each such layer placed just before the
+        only (targets the log may never have seen), every layer key with a candidate of each,
+        group after group, each group's in the order of their first workload. `unseen_models`
+        (without `for_groups`): the database's groups and, in the same pass, the same for each
+        of their keys with a model the log never saw, each such layer placed just before the
         database's layers of its first workload (an order for answers that are sets: a
         workload's layers come together, so it is built once). `failing_only`: only the layers
-        with a failed record on the group (a tally of an error number other than 0), each whole
-        and in its place: what `errors` lists, read without the layers that have none.
+        with a failed record on the group (`rules.failedrecords`), each whole and in its place:
+        what `errors` lists, read without the layers that have none.
         """
         from tunelog.layers import TargetGroup, group_targets
         from tunelog.targets import UNKNOWN_MODEL
@@ -114,7 +115,7 @@ class LayerInputs(Connection):
             ]
         else:
             every_layer_of = list(for_groups)
-        seen_groups = len(groups)  # these placed by their tallies, the rest at every layer key
+        seen_groups = len(groups)  # these placed by their tallies, the rest by layer key
         for number, group in enumerate(every_layer_of, seen_groups):
             wanted = (group.keys, group.model)
             members += [(i, number) for i, g in by_target.items() if (g.keys, g.model) == wanted]
@@ -149,7 +150,7 @@ class LayerInputs(Connection):
         (workload_scale,) = self.conn.execute(
             "SELECT coalesce(max(id), 0) + 1 FROM workloads"
         ).fetchone()
-        # The places of the groups placed at every layer key come after all the others.
+        # The places of the groups placed by layer key come after all the others.
         after_seen = workload_scale * target_scale
         # Tables of this stream's own: another stream of the same store may be read at the
         # same time.
@@ -202,7 +203,7 @@ class LayerInputs(Connection):
         tables: Mapping[str, str],
         places: Mapping[str, object],
         *,
-        failing_only: bool = False,
+        failing_only: bool,
     ) -> None:
         """The temporary tables `LAYER_ROWS_SQL` reads: each target's group, each group's
         query, the groups' tallies and each layer's place (`places`: PLACES_SQL's numbers;
@@ -218,9 +219,9 @@ class LayerInputs(Connection):
                 asked_rows(number, query_slots(group.keys, group.model)),
             )
         self.conn.execute(GROUP_TALLIES_SQL.format(**tables))
-        conditions = FAILING_ONLY_SQL if failing_only else NO_CONDITION_SQL
-        having = {name: text.format(**tables) for name, text in conditions.items()}
-        self.conn.execute(PLACES_SQL.format(**having, **tables), places)
+        chosen = FAILING_ONLY_SQL if failing_only else EVERY_LAYER_SQL
+        conditions = {name: text.format(**tables) for name, text in chosen.items()}
+        self.conn.execute(PLACES_SQL.format(**conditions, **tables), places)
 
 
 # The temporary tables of one stream of layers (`_fill_layer_tables`).
@@ -263,7 +264,7 @@ INSERT INTO {places} (group_no, layer_key, place)
     SELECT gt.group_no, w.layer_key,
            min(gt.workload_id * :target_scale + gt.first_target) * :spread
     FROM {tallies} gt JOIN workloads w ON w.id = gt.workload_id
-    WHERE gt.group_no < :seen_groups
+    WHERE gt.group_no < :seen_groups AND w.layer_key IS NOT NULL
     GROUP BY gt.group_no, w.layer_key {seen_having}
     UNION ALL
     SELECT k.group_no, k.layer_key,
@@ -274,27 +275,30 @@ INSERT INTO {places} (group_no, layer_key, place)
                  (SELECT min(f.id) FROM workloads f WHERE f.layer_key = u.layer_key) AS first
           FROM ({unseen_layers}) u) k"""
 
-# PLACES_SQL's conditions on a layer: none, or (`failing_only`) a tally of the group with an
-# error number other than 0 among the layer key's workloads, the templates `errors` lists. A
-# condition on the layers, not on the rows a place is read from: a layer kept keeps its place.
-# `unseen_layers`: the (group, layer key) pairs of the groups placed after the others that
-# have rows.
-NO_CONDITION_SQL = {
+# PLACES_SQL's conditions on a layer: none, or (`failing_only`) a tally of the group with
+# failed records (`layers.FAILED_TALLY_SQL`) among the layer key's workloads, the templates
+# `errors` lists. A condition on the layers, not on the rows a place is read from: a layer kept
+# keeps its place. `unseen_layers`: the (group, layer key) pairs of the groups placed after the
+# database's that have rows (LAYER_ROWS_SQL's condition: a workload tallied on the group, or
+# holding a slot its query asks; a workload whose facts were never filled has no layer key,
+# and no layer).
+EVERY_LAYER_SQL = {
     "seen_having": "",
     "unseen_layers": """SELECT q.query AS group_no, w.layer_key FROM {asks} q
                         JOIN slots s ON s.kind = q.kind AND s.name = q.name
                         JOIN workloads w ON w.id = s.workload_id
-                        WHERE q.query >= :seen_groups
+                        WHERE q.query >= :seen_groups AND w.layer_key IS NOT NULL
                         UNION
                         SELECT gt.group_no, w.layer_key FROM {tallies} gt
                         JOIN workloads w ON w.id = gt.workload_id
-                        WHERE gt.group_no >= :seen_groups""",
+                        WHERE gt.group_no >= :seen_groups AND w.layer_key IS NOT NULL""",
 }
 FAILING_ONLY_SQL = {
-    "seen_having": "HAVING max(gt.error_no <> 0)",
-    "unseen_layers": """SELECT DISTINCT gt.group_no, w.layer_key FROM {tallies} gt
-                        JOIN workloads w ON w.id = gt.workload_id
-                        WHERE gt.group_no >= :seen_groups AND gt.error_no <> 0""",
+    "seen_having": f"HAVING max({FAILED_TALLY_SQL.format(tally='gt')})",
+    "unseen_layers": f"""SELECT DISTINCT gt.group_no, w.layer_key FROM {{tallies}} gt
+                         JOIN workloads w ON w.id = gt.workload_id
+                         WHERE gt.group_no >= :seen_groups AND w.layer_key IS NOT NULL
+                         AND {FAILED_TALLY_SQL.format(tally="gt")}""",
 }
 
 RECENT_WORKLOADS = 1024  # at 80k workloads, as many reuses as keeping every workload
