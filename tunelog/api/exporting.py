@@ -160,6 +160,8 @@ def _export(
     winning = _may_be_chosen_workloads(store) if winners_only else None
 
     kinds: dict[str, str] = {}  # each log version's kind, found once (a few versions)
+    # Each target string's load problems, found once (a few dozen targets, 80k lines).
+    problems_of: dict[str, tuple[str, ...]] = {}
 
     def lines() -> Iterator[bytes]:
         for line in store.winner_lines(filters, top_k=top_k):
@@ -176,7 +178,10 @@ def _export(
             if version == "0.1" and not include_v01:
                 report.skipped_v01 += 1
                 continue
-            if parse_target(target).load_problems:
+            problems = problems_of.get(target)
+            if problems is None:
+                problems = problems_of[target] = parse_target(target).load_problems
+            if problems:
                 if fix_targets:
                     fixed = rewrite_target(raw, target)
                     if fixed != raw:

@@ -149,7 +149,10 @@ class Queries(Sources):
             with self.selected(filters) as (chosen, rest):
                 return chosen.winner_versions(rest)
         where, params = self._slot_filter_sql(filters or Filters())
-        sql = f"""SELECT DISTINCT w.version FROM slots s JOIN records r ON r.id = s.record_id
+        # The filters' conditions read the slot's record; without any, the join only finds the
+        # record every slot holds (half of the query's time at 170k slots).
+        records = "JOIN records r ON r.id = s.record_id" if where else ""
+        sql = f"""SELECT DISTINCT w.version FROM slots s {records}
                   JOIN workloads w ON w.id = s.workload_id {where}"""
         return {str(version) for (version,) in self.conn.execute(sql, params)}
 
