@@ -1,5 +1,5 @@
 """The layers with failed records: `layers.has_failed_records` in Python, and the store's
-`failing_only` stream (`store.layerinputs.FAILING_ONLY_SQL`), which `errors` reads, agree."""
+`failing_only` stream (`store.layersql.FAILING_ONLY_SQL`), which `errors` reads, agree."""
 
 from __future__ import annotations
 
@@ -41,6 +41,14 @@ def _shown(layers: list[Layer]) -> list[tuple[object, ...]]:
     ]
 
 
+def _assert_failing_only_is_the_rule(store: Store, filters: Filters | None) -> None:
+    """The `failing_only` stream (SQL) is the whole stream's layers that `has_failed_records`
+    (Python) keeps, in the same order."""
+    every = list(each_layer(store, filters))
+    failing = list(each_layer(store, filters, failing_only=True))
+    assert _shown(failing) == _shown([lay for lay in every if has_failed_records(lay)])
+
+
 @pytest.mark.parametrize("golden", GOLDEN, ids=[g.name for g in GOLDEN])
 def test_failing_only_streams_exactly_the_layers_with_failed_records_in_their_order(
     golden: Path, imported_once: ImportedOnce
@@ -48,9 +56,7 @@ def test_failing_only_streams_exactly_the_layers_with_failed_records_in_their_or
     require_shared()
     with imported_once.store(corpus_log_for(golden)) as store:
         for filters in _filters_of(store):
-            every = list(each_layer(store, filters))
-            failing = list(each_layer(store, filters, failing_only=True))
-            assert _shown(failing) == _shown([lay for lay in every if has_failed_records(lay)])
+            _assert_failing_only_is_the_rule(store, filters)
 
 
 def test_the_corpus_holds_layers_with_and_without_failed_records(
@@ -131,9 +137,7 @@ def test_failing_only_on_crafted_groups_targets_and_offers(
     tmp_path: Path, filters: Filters | None, unfilled: str | None
 ) -> None:
     with _crafted_store(tmp_path, unfilled=unfilled) as store:
-        every = list(each_layer(store, filters))
-        failing = list(each_layer(store, filters, failing_only=True))
-    assert _shown(failing) == _shown([lay for lay in every if has_failed_records(lay)])
+        _assert_failing_only_is_the_rule(store, filters)
 
 
 def test_the_crafted_log_has_failing_and_clean_layers_in_every_kind_of_group(

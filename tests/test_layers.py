@@ -27,7 +27,7 @@ from tunelog.layers import Layer, TargetGroup, template_identity
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest
 from tunelog.store import Store
-from tunelog.store.layerinputs import LAYER_TABLES, layer_rows_sql
+from tunelog.store.layersql import LAYER_TABLES, layer_rows_sql
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.workloadinfo import WorkloadInfo
 

@@ -1,7 +1,7 @@
 """Failed records: whether a template has any on a target group, the rule by which `errors`
 lists a layer (`layers.has_failed_records`), in Python and, beside it, in SQL.
 
-Pure and light: the store's layer stream reads the SQL (`store.layerinputs.FAILING_ONLY_SQL`)
+Pure and light: the store's layer stream reads the SQL (`store.layersql.FAILING_ONLY_SQL`)
 without loading `layers`. tests/test_failing_layers.py runs every case through both.
 """
 
