@@ -326,6 +326,17 @@ def database_contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, 
 # What each migration from 5 on adds, to undo it (newest first): tests make a database of an
 # older schema from a new one. Migration 9 also rewrites the sources_summary view of 6.
 _UNDO_MIGRATION: dict[int, tuple[str, ...]] = {
+    13: (
+        "CREATE TEMP TABLE top_configs_before AS SELECT * FROM top_configs",
+        "DROP VIEW top_configs",
+        """CREATE TABLE top_configs (target_id INTEGER NOT NULL, workload_id INTEGER NOT NULL,
+               config_index INTEGER NOT NULL, record_id INTEGER NOT NULL,
+               mean_cost REAL NOT NULL, PRIMARY KEY (target_id, workload_id, config_index)
+           ) WITHOUT ROWID""",
+        "INSERT INTO top_configs SELECT * FROM temp.top_configs_before",
+        "DROP TABLE temp.top_configs_before",
+        "DROP TABLE top_config_ids",
+    ),
     12: (
         "DROP INDEX workloads_unfilled",
         "DROP INDEX workloads_layer",

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import tunelog
+from tests.conftest import EDGE, X86, undo_migrations
 from tunelog.store import MIGRATIONS, Store
 from tunelog.store.migrating import MIGRATION_SET, MIGRATIONS_TABLE
 from tunelog.store.schema import APPLICATION_ID, MIGRATION_NAMES
@@ -65,17 +67,19 @@ def test_the_count_wins_when_a_later_migration_is_recorded_but_not_counted(
     path = tmp_path / "t.db"
     with Store(path, create=True):
         pass
-    with sqlite3.connect(path) as conn:  # schema 11 again: migration 12's columns were dropped
-        for column in ("layer_key", "facts", "family", "shapes", "flops"):
-            conn.execute("DROP INDEX IF EXISTS workloads_layer")
-            conn.execute("DROP INDEX IF EXISTS workloads_unfilled")
-            conn.execute(f"ALTER TABLE workloads DROP COLUMN {column}")
+    with sqlite3.connect(path) as conn:  # the schema before the last migration again
+        undo_migrations(conn, len(MIGRATIONS) - 1)
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
-    with Store(path) as store:  # migration 12 runs again, though its name was recorded
+        assert "top_config_ids" not in table_names(conn)
+    with Store(path) as store:  # the last migration runs again, though its name was recorded
         assert store.schema_version == len(MIGRATIONS)
-        columns = {c.name for c in store.db["workloads"].columns}
-    assert {"layer_key", "facts", "family", "shapes", "flops"} <= columns
+    with sqlite3.connect(path) as conn:
+        assert "top_config_ids" in table_names(conn)
     assert applied_names(path) == list(MIGRATION_NAMES)
+
+
+def table_names(conn: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
 
 
 def test_a_failing_migration_leaves_the_database_as_it_was(
@@ -89,7 +93,7 @@ def test_a_failing_migration_leaves_the_database_as_it_was(
         conn.execute("CREATE TABLE half_done (x)")
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(migrating, "MIGRATIONS", [*MIGRATIONS[:11], broken])
+    monkeypatch.setattr(migrating, "MIGRATIONS", [*MIGRATIONS[:11], broken, *MIGRATIONS[12:]])
     with pytest.raises(RuntimeError, match="disk on fire"), Store(path):
         pass
     with sqlite3.connect(path) as conn:
@@ -144,3 +148,21 @@ def test_creating_a_database_does_not_load_sqlite_utils(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_migration_13_keeps_every_group_s_top_configs(tmp_path: Path) -> None:
+    """The kept configs move from one row each to one list per (target, workload); the
+    `top_configs` view then reads what the table held, row for row."""
+    path = tmp_path / "t.db"
+    with Store(path, create=True) as store:
+        tunelog.import_paths(store, [str(X86), str(EDGE)])
+    with sqlite3.connect(path) as conn:
+        undo_migrations(conn, 12)
+        conn.execute("PRAGMA user_version = 12")
+        before = conn.execute("SELECT * FROM top_configs ORDER BY 1, 2, 3").fetchall()
+    assert len(before) > 16
+    with Store(path) as store:
+        after = store.conn.execute("SELECT * FROM top_configs ORDER BY 1, 2, 3").fetchall()
+        groups = store.conn.execute("SELECT count(*) FROM top_config_ids").fetchone()[0]
+    assert after == before
+    assert groups == len({(target, workload) for target, workload, *_ in before})

@@ -15,7 +15,7 @@ from tunelog.rules.lineaccounting import SOURCE_ACCOUNTED_SQL, duplicates_when_m
 from tunelog.rules.ranking import TopConfigs, best_configs, better_config
 from tunelog.rules.slots import Slot
 from tunelog.selection import HistoryBest
-from tunelog.store.schema import TOP_CONFIGS_KEPT, fill_top_configs
+from tunelog.store.schema import TOP_CONFIGS_KEPT, fill_top_config_ids, fill_top_configs
 
 # One offer: (slot name, mean cost, record id). Record ids are file order.
 Offer = tuple[str, float, int]
@@ -280,6 +280,16 @@ def _top_configs_merged(records: Sequence[tuple[int, float, int]], k: int) -> Ra
     return list(answer)
 
 
+def _top_config_ids(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
+    """As the importer stores a new workload's configs: their best records, in no order."""
+    top = TopConfigs(k)
+    for index, mean, rid in sorted(records, key=lambda record: record[2]):
+        top.offer(index, mean, rid)
+    by_id = {rid: (index, mean) for index, mean, rid in records}
+    kept = sorted(top.kept_record_ids(), key=lambda rid: (by_id[rid][1], rid))
+    return [(by_id[rid][0], rid) for rid in kept]
+
+
 def _ranking_sql(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
     conn = sqlite3.connect(":memory:")
     conn.execute(
@@ -301,11 +311,32 @@ def _ranking_sql(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
     return [(index, rid) for index, rid, _ in sorted(rows, key=lambda r: (r[2], r[1]))][:k]
 
 
+def _ranking_sql_ids(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        """CREATE TABLE records (id INTEGER PRIMARY KEY, target_id, workload_id, config_index,
+           error_no, mean_cost)"""
+    )
+    conn.execute("CREATE TABLE top_config_ids (target_id, workload_id, record_ids)")
+    conn.executemany(
+        "INSERT INTO records VALUES (?, 1, 1, ?, 0, ?)",
+        [(rid, index, mean) for index, mean, rid in records],
+    )
+    fill_top_config_ids(conn, "1")
+    rows = conn.execute(
+        """SELECT r.config_index, r.id, r.mean_cost FROM top_config_ids p,
+           json_each(p.record_ids) j JOIN records r ON r.id = j.value"""
+    ).fetchall()
+    return [(index, rid) for index, rid, _ in sorted(rows, key=lambda r: (r[2], r[1]))][:k]
+
+
 RANKINGS: dict[str, Callable[[Sequence[tuple[int, float, int]], int], Ranked]] = {
     "python": _ranking_rule,
     "importer (TopConfigs)": _top_configs,
     "importer merged with stored (TopConfigs.merged)": _top_configs_merged,
-    "sql (fill_top_configs)": _ranking_sql,
+    "importer's stored ids (TopConfigs.kept_record_ids)": _top_config_ids,
+    "sql (fill_top_configs, migration 4)": _ranking_sql,
+    "sql (fill_top_config_ids, removal)": _ranking_sql_ids,
 }
 
 RANKING_CASES: list[tuple[str, list[tuple[int, float, int]], int, Ranked]] = [

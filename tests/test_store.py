@@ -43,7 +43,7 @@ def test_schema_after_migrations(store: Store) -> None:
         "trial_runs",
         "source_imports",
         "counters",
-        "top_configs",
+        "top_config_ids",
         "sources",
         "targets",
         "workloads",
@@ -106,6 +106,7 @@ def test_schema_after_migrations(store: Store) -> None:
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.conn.execute("PRAGMA page_size").fetchone()[0] == 16384
     assert set(store.db.view_names()) == {
+        "top_configs",  # the rows of top_config_ids, one a kept config (migration 13)
         "best_configs",
         "layer_summary",
         "failures",

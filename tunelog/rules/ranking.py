@@ -75,6 +75,12 @@ class TopConfigs:
         ranks = zip(means.values(), ids.values(), strict=True)
         return sorted(zip(ranks, means, strict=True))[: self.kept]
 
+    def kept_record_ids(self) -> list[int]:
+        """The best record of each of the `kept` best configs, in no order."""
+        if len(self.means) <= self.kept:
+            return list(self.ids.values())
+        return [rid for (_, rid), _ in self.ranked()]
+
     def kept_configs(self) -> tuple[Iterable[int], Iterable[int], Iterable[float]]:
         """The `kept` best configs as columns, in no order: config indexes, record ids, means
         (the ones known as they are when they are no more than `kept`: nothing to sort)."""

@@ -4,7 +4,7 @@ The importer (store.importer) keeps one `Group` per (target, workload) it reads,
 GROUPS_HELD of them, and hands them to `GroupStore.store`, which merges each part with what the
 database holds: counts add up in `tallies`, the best record is offered to its `slots` by the
 best-record rule (rules.bestrecord, in any order of offers), configs are ranked again into
-`top_configs` (rules.ranking) and runs are joined in `trial_runs` (rules.bestsofar). So memory
+`top_config_ids` (rules.ranking) and runs are joined in `trial_runs` (rules.bestsofar). So memory
 does not grow with the number of workloads, and a (target, workload) seen again later in the
 file is simply stored again.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from itertools import repeat
 from typing import Any
 
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL, beats
@@ -235,36 +234,34 @@ class GroupStore:
         self._store_trial_runs(groups)
 
     def _store_top_configs(self, groups: list[Group]) -> None:
-        """Merge the file's best configs per (target, workload) into `top_configs`.
+        """Merge the file's best configs per (target, workload) into `top_config_ids`.
 
         Each (target, workload) keeps its TOP_CONFIGS_KEPT best configs, each with its best
         record, ranked by (mean cost, record id): the earliest of equal means first, as the
         slots rank. A slot's K best distinct configs (K <= TOP_CONFIGS_KEPT) are always among
-        the kept configs of its targets, so `export --top-k` reads this small table instead of
-        sorting every valid record. A duplicate (dropped later: store.deduplication) never ranks:
-        its first copy has the same config and mean and a smaller id, and is ranked first (or
+        the kept configs of its targets, so `export --top-k` reads these few records instead
+        of sorting every valid record. They are stored as one JSON list of record ids per
+        (target, workload) (migration 13; the `top_configs` view reads them back with their
+        config and mean). A duplicate (dropped later: store.deduplication) never ranks: its
+        first copy has the same config and mean and a smaller id, and is ranked first (or
         already kept) in the same group.
         """
-        rows: list[tuple[int, int, int, int, float]] = []
+        rows: list[tuple[int, int, str]] = []
         merged: list[Group] = []
         for g in groups:
             if not g.top:
                 continue
             if g.workload_id in self.new_workloads:
-                # Nothing kept before, nothing dropped: the file's configs are the ranking.
-                columns = g.top.kept_configs()
-                rows += zip(repeat(g.target_id), repeat(g.workload_id), *columns, strict=False)
+                # Nothing kept before: the file's configs are the ranking. A list of ints
+                # prints as JSON.
+                rows.append((g.target_id, g.workload_id, str(g.top.kept_record_ids())))
             else:
                 merged.append(g)
         kept = self._kept_top_configs(merged)
         for g in merged:
-            ids = (g.target_id, g.workload_id)
-            best = g.top.merged(kept.get(ids, {}))
-            rows += [(*ids, index, rid, mean) for (mean, rid), index in best]
-        self.conn.executemany(
-            "DELETE FROM top_configs WHERE target_id = ? AND workload_id = ?", list(kept)
-        )
-        self.conn.executemany("INSERT INTO top_configs VALUES (?, ?, ?, ?, ?)", rows)
+            best = g.top.merged(kept.get((g.target_id, g.workload_id), {}))
+            rows.append((g.target_id, g.workload_id, str([rid for (_, rid), _ in best])))
+        self.conn.executemany("INSERT OR REPLACE INTO top_config_ids VALUES (?, ?, ?)", rows)
 
     def _kept_top_configs(
         self, groups: list[Group]

@@ -1,11 +1,14 @@
-"""Migrations 7-12: spellings, trial runs, merge origins, resume points, holdings and the
-per-workload facts, each with its own frozen SQL (backfills computed once when run)."""
+"""Migrations 7-13: spellings, trial runs, merge origins, resume points, holdings, the
+per-workload facts and the packed top configs, each with its own frozen SQL (backfills
+computed once when run)."""
 
 from __future__ import annotations
 
 import math
 import sqlite3
 from typing import Any
+
+from tunelog.store.migrations_tables import TOP_CONFIGS_KEPT
 
 
 def _migration_7(conn: sqlite3.Connection) -> None:
@@ -196,6 +199,59 @@ def _migration_12(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX workloads_layer ON workloads(layer_key, id)")
     # The rows still to fill, found without scanning the table.
     conn.execute("CREATE INDEX workloads_unfilled ON workloads(id) WHERE layer_key IS NULL")
+
+
+def _migration_13(conn: sqlite3.Connection) -> None:
+    """`top_config_ids`: a (target, workload)'s kept best configs as one row, not one a config.
+
+    With many workloads a group has few records, so nearly every valid record was a kept
+    config: at 80k workloads 949k `top_configs` rows for 1M records, 7 % of an import. The
+    kept configs' best records are now one JSON list of record ids per (target, workload), in
+    no order; `top_configs` becomes a view of the same columns, their config and mean read
+    from `records`, so its readers (`export --top-k`, `layer_summary`) are unchanged.
+    """
+    conn.execute(
+        """
+        CREATE TABLE top_config_ids (
+            target_id INTEGER NOT NULL,
+            workload_id INTEGER NOT NULL,
+            record_ids TEXT NOT NULL,  -- JSON list of the kept configs' best records
+            PRIMARY KEY (target_id, workload_id)
+        ) WITHOUT ROWID"""
+    )
+    conn.execute(
+        """INSERT INTO top_config_ids
+           SELECT target_id, workload_id, json_group_array(record_id) FROM top_configs
+           GROUP BY target_id, workload_id"""
+    )
+    conn.execute("DROP TABLE top_configs")
+    conn.execute(
+        """
+        CREATE VIEW top_configs AS
+        SELECT p.target_id, p.workload_id, r.config_index, r.id AS record_id, r.mean_cost
+        FROM top_config_ids p, json_each(p.record_ids) j JOIN records r ON r.id = j.value"""
+    )
+
+
+def fill_top_config_ids(conn: sqlite3.Connection, records_where: str) -> None:
+    """Insert the TOP_CONFIGS_KEPT best distinct configs of each (target, workload), ranked
+    by (mean cost, record id) as the importer ranks them (rules.ranking), from the valid
+    records that `records_where` (an SQL condition on `records`) selects."""
+    conn.execute(
+        f"""INSERT INTO top_config_ids
+            SELECT target_id, workload_id, json_group_array(id) FROM (
+                SELECT *, row_number() OVER (
+                    PARTITION BY target_id, workload_id ORDER BY mean_cost, id) AS rank
+                FROM (SELECT target_id, workload_id, id, mean_cost,
+                             row_number() OVER (
+                                 PARTITION BY target_id, workload_id, config_index
+                                 ORDER BY mean_cost, id) AS per_config
+                      FROM records WHERE error_no = 0 AND ({records_where}))
+                WHERE per_config = 1)
+            WHERE rank <= ?
+            GROUP BY target_id, workload_id""",
+        (TOP_CONFIGS_KEPT,),
+    )
 
 
 # Append only: a database's PRAGMA user_version is the number of migrations applied.

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from tunelog.selection import HistoryBest
 from tunelog.store.holdings import held_only_by, intervals
 from tunelog.store.replaying import capture_replay, replay
-from tunelog.store.schema import fill_top_configs, fill_trial_runs
+from tunelog.store.schema import fill_top_config_ids, fill_trial_runs
 
 Ranges = list[tuple[int, int]]  # sorted, disjoint [first, end) record id ranges
 
@@ -226,7 +226,7 @@ _ID_COLUMNS = {
         ("records", "workload_id"),
         ("tallies", "workload_id"),
         ("slots", "workload_id"),
-        ("top_configs", "workload_id"),
+        ("top_config_ids", "workload_id"),
         ("content_hashes", "workload_id"),
         ("trial_runs", "workload_id"),
     ],
@@ -234,7 +234,7 @@ _ID_COLUMNS = {
         ("targets", "id"),
         ("records", "target_id"),
         ("tallies", "target_id"),
-        ("top_configs", "target_id"),
+        ("top_config_ids", "target_id"),
         ("trial_runs", "target_id"),
     ],
 }
@@ -284,8 +284,8 @@ def _recompute_tallies(conn: sqlite3.Connection) -> None:
 
 def _recompute_top_configs(conn: sqlite3.Connection) -> None:
     """Each group's best distinct configs, ranked by (mean cost, record id) as on import."""
-    conn.execute(f"DELETE FROM top_configs WHERE {_IN_GROUPS}")
-    fill_top_configs(conn, _IN_GROUPS)
+    conn.execute(f"DELETE FROM top_config_ids WHERE {_IN_GROUPS}")
+    fill_top_config_ids(conn, _IN_GROUPS)
 
 
 def _recompute_slots(conn: sqlite3.Connection) -> None:

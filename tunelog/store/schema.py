@@ -3,7 +3,7 @@
 Each migration takes the plain sqlite3 connection and holds its own frozen SQL; sqlite-utils'
 `Migrations` runs the pending ones by name (`store.migrating`), loaded only when one is
 pending, so opening a current database (every command) does not pay for it. The migrations
-live in `migrations_tables` (1-5), `migrations_views` (6) and `migrations_later` (7-12).
+live in `migrations_tables` (1-5), `migrations_views` (6) and `migrations_later` (7-13).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from tunelog.store.migrations_later import (
     _migration_10,
     _migration_11,
     _migration_12,
+    _migration_13,
+    fill_top_config_ids,
     fill_trial_runs,
     sources_summary_of_migration_9,
 )
@@ -37,6 +39,7 @@ __all__ = [
     "MIGRATIONS",
     "MIGRATION_NAMES",
     "TOP_CONFIGS_KEPT",
+    "fill_top_config_ids",
     "fill_top_configs",
     "fill_trial_runs",
     "sources_summary_of_migration_9",
@@ -58,6 +61,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_10,
     _migration_11,
     _migration_12,
+    _migration_13,
 ]
 
 # Each migration's name, as sqlite-utils records it in `_sqlite_migrations` (store.migrating):
@@ -75,4 +79,5 @@ MIGRATION_NAMES: tuple[str, ...] = (
     "0010_resume_points",
     "0011_holdings",
     "0012_workload_facts",
+    "0013_top_config_ids",
 )
