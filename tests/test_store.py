@@ -20,6 +20,7 @@ from tests.conftest import (
     EDGE,
     SAMPLE_LOGS,
     X86,
+    X86_LINES,
     assert_tallies_match_records,
     undo_migrations,
     write_distinct_copies,
@@ -234,6 +235,27 @@ def test_sources_record_provenance(store: Store) -> None:
     assert len(source.sha256) == 64
     row = store.conn.execute("SELECT source_id, line FROM records ORDER BY id LIMIT 1").fetchone()
     assert row == (source.id, 1)
+
+
+@pytest.mark.parametrize(
+    ("comment_lines", "compress"),
+    [
+        (0, False),  # under a megabyte: hashed inline when the digest is asked for
+        (30_000, False),  # 3 MB: hashed a megabyte at a time beside the reader
+        (30_000, True),  # the stored (compressed) bytes, not the lines, are hashed
+    ],
+)
+def test_a_source_sha256_is_that_of_its_stored_bytes(
+    store: Store, tmp_path: Path, comment_lines: int, compress: bool
+) -> None:
+    text = b"".join(X86_LINES) + (b"# " + b"x" * 97 + b"\n") * comment_lines
+    data = gzip.compress(text, mtime=0) if compress else text
+    log = tmp_path / ("big.log.gz" if compress else "big.log")
+    log.write_bytes(data)
+    (report,) = tunelog.import_paths(store, [str(log)])
+    (source,) = store.sources()
+    assert source.sha256 == report.sha256 == hashlib.sha256(data).hexdigest()
+    assert (source.size, source.comments) == (len(data), comment_lines)
 
 
 def stored_lines(store: Store) -> list[bytes]:
