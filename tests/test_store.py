@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
+import signal
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -256,6 +258,27 @@ def test_a_source_sha256_is_that_of_its_stored_bytes(
     (source,) = store.sources()
     assert source.sha256 == report.sha256 == hashlib.sha256(data).hexdigest()
     assert (source.size, source.comments) == (len(data), comment_lines)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_imports_a_large_file_after_its_parent(tmp_path: Path) -> None:
+    """The parent's hashing thread does not survive a fork: the child starts its own (it
+    used to wait forever on the parent's)."""
+    log = tmp_path / "big.log"
+    log.write_bytes(b"".join(X86_LINES) + (b"# " + b"x" * 97 + b"\n") * 30_000)
+    with Store(tmp_path / "parent.db", create=True) as parent:
+        (report,) = tunelog.import_paths(parent, [str(log)])
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only with the right digest, and 2 if stuck
+        signal.alarm(20)
+        try:
+            with Store(tmp_path / "child.db", create=True) as child:
+                (again,) = tunelog.import_paths(child, [str(log)])
+            os._exit(0 if again.sha256 == report.sha256 else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def stored_lines(store: Store) -> list[bytes]:

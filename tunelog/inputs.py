@@ -97,6 +97,17 @@ _HASHED_BESIDE_BYTES = 1 << 20
 _hash_worker: ThreadPoolExecutor | None = None
 
 
+def _forget_worker() -> None:
+    """In a forked child: the parent's executor came along but not its thread (its `submit`
+    would wait forever on it), so the child starts one of its own when it needs one."""
+    global _hash_worker
+    _hash_worker = None
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which never forks
+    os.register_at_fork(after_in_child=_forget_worker)
+
+
 def _worker() -> ThreadPoolExecutor:
     global _hash_worker
     if _hash_worker is None:
