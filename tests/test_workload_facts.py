@@ -11,7 +11,7 @@ import tunelog
 from tests.conftest import undo_migrations
 from tunelog import api
 from tunelog.store import Store
-from tunelog.store.workloadfacts import computed, fill_workload_facts
+from tunelog.store.workloadfacts import computed, encoded, fill_workload_facts
 from tunelog.versions import ANSOR_VERSION
 from tunelog.workloadinfo import WorkloadFacts, WorkloadInfo
 from tunelog.workloads import flops, layer_facts, layer_key, operator_family, short_args
@@ -133,3 +133,23 @@ def test_stored_arguments_that_are_not_json_raise_as_json_loads_does(text: str) 
     info = WorkloadInfo(1, "conv2d_nchw.cuda", "", text, "0.2", None, facts)
     with pytest.raises(json.JSONDecodeError):
         info.args  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "dtype, size",
+    [
+        ("float32", 64),
+        ("f\u00e9", 64),  # non-ASCII: escaped
+        ("f\x7f", 64),  # DEL: escaped
+        ('f"\\\n', 64),  # a quote, a backslash, a line end
+        ("float32", 2**40),  # in/out channels beyond 64 bits
+    ],
+    ids=["plain", "non-ascii", "del", "escapes", "huge-channels"],
+)
+def test_the_stored_facts_text_is_json_dumps_of_the_facts(dtype: str, size: int) -> None:
+    args: list[object] = [["TENSOR", [1, 32, 56, 56], dtype], ["TENSOR", [size, size, 3, 3], dtype]]
+    args += [[1, 1], [1, 1, 1, 1], [1, 1], "float32"]
+    facts = computed("depthwise_conv2d_nchw.cuda", "", json.dumps(args), "0.2", None)
+    text = encoded(facts)[1]
+    assert text == json.dumps(dict(facts.facts), separators=(",", ":"))
+    assert "in_channels" in text

@@ -42,7 +42,7 @@ class WorkloadInfo(NamedTuple):
     @property
     def args(self) -> list[object]:
         """The arguments, decoded (a new list each time)."""
-        return _decoded(self.args_json)
+        return decoded_json(self.args_json)
 
 
 @cache
@@ -54,7 +54,7 @@ def _scanner() -> Callable[[str, int], tuple[Any, int]]:
     return scan
 
 
-def _decoded(text: str) -> list[object]:
+def decoded_json(text: str) -> list[object]:
     """`json.loads(text)` of a stored (canonical) JSON value.
 
     Its parser called directly (`workloads --json` decodes a workload's arguments per template

@@ -28,6 +28,8 @@ _CONV_RANK = {
 }
 _TRANSPOSED_RANK = {"conv1d_transpose": 1, "conv2d_transpose": 2, "conv3d_transpose": 3}
 _SPATIAL_LETTERS = {1: "W", 2: "HW", 3: "DHW"}
+# The plain data layouts of a convolution of each rank (HWCN: conv2d_hwcn only).
+_CONV_LAYOUTS = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC", _HWCN), 3: ("NCDHW", "NDHWC")}
 # VTA's batch-and-channel packed layout, e.g. NCHW1n16c: data [N/n, C/c, H, W, n, c].
 _PACKED_LAYOUT = re.compile(r"NCHW(\d+)n(\d+)c")
 _LAYOUT_STRING = re.compile(r"[A-Z]+(?:\d+[a-z])*")
@@ -107,33 +109,37 @@ def _tensor(value: object) -> _Tensor | None:
     return _Tensor(shape, dtype)
 
 
-def _is_number_arg(value: object) -> bool:
-    return _int(value) is not None or _ints(value) is not None
+# A number argument as read: an int64, or a list of them (`_number_arg`).
+_Number = int | tuple[int, ...]
 
 
-def _per_axis(value: object, rank: int) -> tuple[int, ...] | None:
+def _number_arg(value: object) -> _Number | None:
+    """An int64 argument, or a list of them as a tuple, else None.
+
+    Read once per argument: `_per_axis` and `_padding` take what this returned (checking each
+    item again cost a twentieth of a workload's facts).
+    """
+    number = _int(value)
+    return number if number is not None else _ints(value)
+
+
+def _per_axis(number: _Number | None, rank: int) -> tuple[int, ...] | None:
     """Strides, dilation, output padding: an int, or one number per spatial axis."""
-    number = _int(value)
-    if number is not None:
-        return (number,) * rank
-    numbers = _ints(value)
-    if numbers is not None and len(numbers) == rank:
-        return numbers
-    return None
-
-
-def _padding(value: object, rank: int) -> tuple[int, ...] | None:
-    """Padding as begins then ends, as TVM's get_pad_tuple / get_pad_tuple1d / 3d read it."""
-    number = _int(value)
-    if number is not None:
-        return (number,) * (2 * rank)
-    numbers = _ints(value)
-    if numbers is None:
+    if number is None:
         return None
-    if len(numbers) == rank:
-        return numbers + numbers
-    if len(numbers) == 2 * rank:
-        return numbers
+    if isinstance(number, int):
+        return (number,) * rank
+    return number if len(number) == rank else None
+
+
+def _padding(number: _Number, rank: int) -> tuple[int, ...] | None:
+    """Padding as begins then ends, as TVM's get_pad_tuple / get_pad_tuple1d / 3d read it."""
+    if isinstance(number, int):
+        return (number,) * (2 * rank)
+    if len(number) == rank:
+        return number + number
+    if len(number) == 2 * rank:
+        return number
     return None
 
 
@@ -153,12 +159,6 @@ def _flag(value: object) -> bool | None:
     return None
 
 
-def _conv_layouts(rank: int) -> tuple[str, ...]:
-    letters = _SPATIAL_LETTERS[rank]
-    plain = ("NC" + letters, "N" + letters + "C")
-    return (*plain, _HWCN) if rank == 2 else plain
-
-
 def _resolve_layout(info: _NameInfo, given: str, data: _Tensor, rank: int) -> str | None:
     """The data layout: the layout argument if any, else what the name says."""
     if given:
@@ -176,14 +176,15 @@ def _resolve_layout(info: _NameInfo, given: str, data: _Tensor, rank: int) -> st
         return None
     if rank == 2 and _PACKED_LAYOUT.fullmatch(layout):
         return layout if len(data.shape) == 6 else None
-    if layout in _conv_layouts(rank) and len(data.shape) == rank + 2:
+    if layout in _CONV_LAYOUTS[rank] and len(data.shape) == rank + 2:
         return layout
     return None
 
 
 def _parse_conv(info: _NameInfo, args: Sequence[object]) -> _Conv | None:
-    transposed = info.family in _TRANSPOSED_RANK
-    rank = _TRANSPOSED_RANK.get(info.family) or _CONV_RANK.get(info.family)
+    family = info.family
+    transposed = family in _TRANSPOSED_RANK
+    rank = _TRANSPOSED_RANK.get(family) or _CONV_RANK.get(family)
     if rank is None or len(args) < 4 or info.pretransformed:
         return None
     data, kernel = _tensor(args[0]), _tensor(args[1])
@@ -201,9 +202,13 @@ def _parse_conv(info: _NameInfo, args: Sequence[object]) -> _Conv | None:
         # TVM <= 0.6 x86: (in_channel, kernel_size, [dilation,] strides, padding, layouts, dtype),
         # checked against the record's own workload field in tophub llvm_v0.01..v0.03.
         rest = rest[2:]
-    numbers: list[object] = []
-    while rest and len(numbers) < (2 if transposed else 3) and _is_number_arg(rest[0]):
-        numbers.append(rest.pop(0))
+    numbers: list[_Number] = []
+    while rest and len(numbers) < (2 if transposed else 3):
+        number = _number_arg(rest[0])
+        if number is None:
+            break
+        numbers.append(number)
+        rest.pop(0)
     if old_x86 and len(numbers) == 3:
         numbers = [numbers[1], numbers[2], numbers[0]]
     if len(numbers) < 2:
@@ -223,7 +228,7 @@ def _parse_conv(info: _NameInfo, args: Sequence[object]) -> _Conv | None:
         out_dtype = _out_dtype(rest[0], data.dtype)
         output_padding = (0,) * rank
         if len(rest) == 2:
-            given_padding = _per_axis(rest[1], rank)
+            given_padding = _per_axis(_number_arg(rest[1]), rank)
             if given_padding is None:
                 return None
             output_padding = given_padding
@@ -232,9 +237,9 @@ def _parse_conv(info: _NameInfo, args: Sequence[object]) -> _Conv | None:
         if given_groups is not None:
             groups = given_groups
             rest.pop(0)
-        elif info.family.startswith("group_"):
+        elif family.startswith("group_"):
             return None  # grouped templates always pass groups
-        if info.family == "depthwise_conv2d" and groups != 1:
+        if family == "depthwise_conv2d" and groups != 1:
             return None
         if not 1 <= len(rest) <= 3:
             return None
@@ -250,7 +255,7 @@ def _parse_conv(info: _NameInfo, args: Sequence[object]) -> _Conv | None:
         return None
     out_layout = layouts[1] if len(layouts) == 2 and layouts[1] != layout else ""
     return _Conv(
-        family=info.family,
+        family=family,
         transposed=transposed,
         layout=layout,
         data=data,

@@ -29,49 +29,56 @@ def _channels(call: _Conv) -> tuple[int, int] | None:
     return None
 
 
+# The layouts whose kernel sizes, strides and dilation relay's conditions read.
+_PLAIN_LAYOUTS = frozenset({"NCHW", "NHWC", _HWCN, "NCDHW", "NDHWC", "NCW", "NWC"})
+
+
 def _conv_facts(call: _Conv) -> dict[str, object]:
+    # The call's fields read once (a NamedTuple's field costs an attribute lookup each time).
+    family, layout, groups = call.family, call.layout, call.groups
+    data, kernel = call.data, call.kernel
     facts: dict[str, object] = {
-        "family": call.family,
-        "layout": call.layout,
-        "dtype": call.data.dtype,
-        "kernel_dtype": call.kernel.dtype,
-        "same_kernel_dtype": call.data.dtype == call.kernel.dtype,
+        "family": family,
+        "layout": layout,
+        "dtype": data.dtype,
+        "kernel_dtype": kernel.dtype,
+        "same_kernel_dtype": data.dtype == kernel.dtype,
         "out_dtype": call.out_dtype,
-        "kernel_rank": len(call.kernel.shape),
-        "batch": call.data.shape[3] if call.layout == _HWCN else call.data.shape[0],
+        "kernel_rank": len(kernel.shape),
+        "batch": data.shape[3] if layout == _HWCN else data.shape[0],
     }
-    rank = len(call.strides)
-    spatial = call.kernel.shape[2:] if call.layout.startswith("NC") else call.kernel.shape[:rank]
-    if call.layout in ("NCHW", "NHWC", _HWCN, "NCDHW", "NDHWC", "NCW", "NWC"):
-        facts["kw"], facts["stride_w"] = spatial[-1], call.strides[-1]
+    strides = call.strides
+    rank = len(strides)
+    spatial = kernel.shape[2:] if layout.startswith("NC") else kernel.shape[:rank]
+    if layout in _PLAIN_LAYOUTS:
+        facts["kw"], facts["stride_w"] = spatial[-1], strides[-1]
         if not call.transposed:
             facts["dilation_w"] = call.dilation[-1]
         if rank >= 2:
-            facts["kh"], facts["stride_h"] = spatial[-2], call.strides[-2]
+            facts["kh"], facts["stride_h"] = spatial[-2], strides[-2]
             if not call.transposed:
                 facts["dilation_h"] = call.dilation[-2]
         if rank >= 2:
             facts["square_kernel"] = spatial[-1] == spatial[-2]
-    begins, ends = call.padding[:rank], call.padding[rank:]
-    facts["padding"] = call.padding
-    facts["symmetric_padding"] = begins == ends
+    padding = call.padding
+    facts["padding"] = padding
+    facts["symmetric_padding"] = padding[:rank] == padding[rank:]  # begins == ends
     channels = _channels(call)
-    groups = call.groups
     if channels is not None and groups > 0:
         facts["in_channels"], facts["out_channels"] = channels
-        if call.family == "depthwise_conv2d":
+        if family == "depthwise_conv2d":
             groups = channels[0]
         facts["depthwise"] = groups > 1 and channels[0] == channels[1] == groups
         if groups > 0 and channels[0] % groups == 0 and channels[1] % groups == 0:
             facts["in_per_group"] = channels[0] // groups
             facts["out_per_group"] = channels[1] // groups
-    if call.family != "depthwise_conv2d" or channels is not None:
+    if family != "depthwise_conv2d" or channels is not None:
         facts["groups"] = groups
-    if call.family in ("conv2d", "group_conv2d") and call.layout == "NCHW":
+    if family in ("conv2d", "group_conv2d") and layout == "NCHW":
         # False for a winograd kernel already transformed ([alpha, alpha, O, I] and the like)
-        facts["kernel_fits_data"] = call.kernel.shape[1] * call.groups == call.data.shape[1]
-    if call.family == "depthwise_conv2d" and call.layout.startswith("NC"):
-        facts["multiplier"] = call.kernel.shape[1]
+        facts["kernel_fits_data"] = kernel.shape[1] * call.groups == data.shape[1]
+    if family == "depthwise_conv2d" and layout.startswith("NC"):
+        facts["multiplier"] = kernel.shape[1]
     return facts
 
 

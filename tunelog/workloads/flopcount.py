@@ -34,11 +34,13 @@ def _factor(digits: str) -> int | None:
 
 
 def _conv_flops(call: _Conv) -> int | None:
-    rank = len(call.strides)
+    # The call's fields read once (a NamedTuple's field costs an attribute lookup each time).
     d, k, g = call.data.shape, call.kernel.shape, call.groups
-    if min(d + k + call.strides + call.dilation + (g,)) <= 0:
+    strides, padding, dilation = call.strides, call.padding, call.dilation
+    rank = len(strides)
+    if min(d + k + strides + dilation + (g,)) <= 0:
         return None
-    if min(call.padding + call.output_padding, default=0) < 0:
+    if min(padding + call.output_padding, default=0) < 0:
         return None
     packed = _PACKED_LAYOUT.fullmatch(call.layout)
     depthwise = call.family == "depthwise_conv2d"
@@ -77,14 +79,14 @@ def _conv_flops(call: _Conv) -> int | None:
         return None
     output = 1
     for axis in range(rank):
-        size, kernel, stride = spatial[axis], k_spatial[axis], call.strides[axis]
-        begin, end = call.padding[axis], call.padding[rank + axis]
+        size, kernel, stride = spatial[axis], k_spatial[axis], strides[axis]
+        begin, end = padding[axis], padding[rank + axis]
         if call.transposed:
             if call.output_padding[axis] >= stride:
                 return None  # TOPI asserts output_padding < stride
             out = (size - 1) * stride - begin - end + kernel + call.output_padding[axis]
         else:
-            out = (size + begin + end - call.dilation[axis] * (kernel - 1) - 1) // stride + 1
+            out = (size + begin + end - dilation[axis] * (kernel - 1) - 1) // stride + 1
         if out <= 0:
             return None
         output *= out

@@ -25,7 +25,7 @@ def _shape_text(shape: tuple[int, ...]) -> str:
 
 
 def _same_or_list(values: tuple[int, ...], separator: str) -> str:
-    if values and all(v == values[0] for v in values):
+    if values and values.count(values[0]) == len(values):  # all the same
         return str(values[0])
     return separator.join(map(str, values))
 
@@ -43,7 +43,7 @@ def _call_short(call: _Call) -> str:
             "s" + _same_or_list(call.strides, "x"),
             "p" + _same_or_list(call.padding, ","),
         ]
-        if any(d != 1 for d in call.dilation):
+        if call.dilation != (1,) * len(call.dilation):  # not all 1
             words.append("d" + _same_or_list(call.dilation, "x"))
         if call.groups != 1:
             words.append(f"g{call.groups}")
@@ -52,7 +52,7 @@ def _call_short(call: _Call) -> str:
         if not call.layout.startswith("NC") or _PACKED_LAYOUT.fullmatch(call.layout):
             words.append(call.layout)  # shapes alone do not say NHWC / packed
         words.append(_dtype_text(call.data.dtype, call.out_dtype))
-        return " ".join(w for w in words if w)
+        return " ".join(filter(None, words))  # the words not empty
     words = [f"{_shape_text(call.a.shape)} * {_shape_text(call.b.shape)}"]
     if call.bias is not None:
         words.append("+ bias")
@@ -61,7 +61,7 @@ def _call_short(call: _Call) -> str:
         # BLAS letters: N = as stored, T = transposed; shown only when not the default
         words.append(("T" if call.transpose_a else "N") + ("T" if call.transpose_b else "N"))
     words.append(_dtype_text(call.a.dtype, call.out_dtype))
-    return " ".join(w for w in words if w)
+    return " ".join(filter(None, words))  # the words not empty
 
 
 def _generic_short(args: object) -> str:
