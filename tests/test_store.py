@@ -27,6 +27,7 @@ from tests.conftest import (
     undo_migrations,
     write_distinct_copies,
 )
+from tunelog import inputs
 from tunelog.exceptions import (
     NewerSchemaError,
     NotATunelogDatabaseError,
@@ -247,9 +248,16 @@ def test_sources_record_provenance(store: Store) -> None:
         (30_000, True),  # the stored (compressed) bytes, not the lines, are hashed
     ],
 )
+@pytest.mark.parametrize("spare_core", [True, False], ids=["hashed beside", "one cpu: inline"])
 def test_a_source_sha256_is_that_of_its_stored_bytes(
-    store: Store, tmp_path: Path, comment_lines: int, compress: bool
+    store: Store,
+    tmp_path: Path,
+    comment_lines: int,
+    compress: bool,
+    spare_core: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(inputs, "_has_spare_core", lambda: spare_core)
     text = b"".join(X86_LINES) + (b"# " + b"x" * 97 + b"\n") * comment_lines
     data = gzip.compress(text, mtime=0) if compress else text
     log = tmp_path / ("big.log.gz" if compress else "big.log")

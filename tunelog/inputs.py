@@ -16,6 +16,7 @@ import stat
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
@@ -118,6 +119,16 @@ def _worker() -> ThreadPoolExecutor:
     return _hash_worker
 
 
+@cache
+def _has_spare_core() -> bool:
+    """Whether this process may run on more than one CPU: with one, a hashing thread would only
+    take turns with the reader."""
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except AttributeError:  # no sched_getaffinity (macOS, Windows): count the machine's
+        return (os.cpu_count() or 1) > 1
+
+
 class Sha256Beside:
     """A SHA-256 of the bytes fed in order, computed on a worker thread beside the reader.
 
@@ -125,7 +136,8 @@ class Sha256Beside:
     on a CPU without SHA extensions: 1.6 s of a 617 MB log) runs on another core while the
     main thread parses the lines. Bytes are handed over a megabyte at a time, and at most one
     megabyte is in flight: memory stays bounded and the bytes are hashed in order. A file
-    smaller than that is hashed inline, when its digest is asked for.
+    smaller than that is hashed inline, when its digest is asked for, as is every file where
+    the process has one CPU.
     """
 
     def __init__(self) -> None:
@@ -136,6 +148,9 @@ class Sha256Beside:
 
     def update(self, data: bytes) -> None:
         """Hash `data` after the bytes fed before (it is kept, not copied: pass bytes)."""
+        if not _has_spare_core():
+            self._sha256.update(data)
+            return
         self._held.append(data)
         self._held_bytes += len(data)
         if self._held_bytes >= _HASHED_BESIDE_BYTES:
