@@ -142,13 +142,14 @@ class Sha256Beside:
 
     def __init__(self) -> None:
         self._sha256 = hashlib.sha256()
+        self._beside = _has_spare_core()
         self._held: list[bytes] = []
         self._held_bytes = 0
         self._pending: Future[None] | None = None
 
     def update(self, data: bytes) -> None:
         """Hash `data` after the bytes fed before (it is kept, not copied: pass bytes)."""
-        if not _has_spare_core():
+        if not self._beside:
             self._sha256.update(data)
             return
         self._held.append(data)
