@@ -257,7 +257,7 @@ def test_a_source_sha256_is_that_of_its_stored_bytes(
     spare_core: bool,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(inputs, "_has_spare_core", lambda: spare_core)
+    monkeypatch.setattr(inputs, "has_spare_core", lambda: spare_core)
     text = b"".join(X86_LINES) + (b"# " + b"x" * 97 + b"\n") * comment_lines
     data = gzip.compress(text, mtime=0) if compress else text
     log = tmp_path / ("big.log.gz" if compress else "big.log")

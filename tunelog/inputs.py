@@ -120,7 +120,7 @@ def _worker() -> ThreadPoolExecutor:
 
 
 @cache
-def _has_spare_core() -> bool:
+def has_spare_core() -> bool:
     """Whether this process may run on more than one CPU: with one, a hashing thread would only
     take turns with the reader."""
     try:
@@ -142,7 +142,7 @@ class Sha256Beside:
 
     def __init__(self) -> None:
         self._sha256 = hashlib.sha256()
-        self._beside = _has_spare_core()
+        self._beside = has_spare_core()
         self._held: list[bytes] = []
         self._held_bytes = 0
         self._pending: Future[None] | None = None

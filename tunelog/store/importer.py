@@ -255,8 +255,9 @@ class ImportWriter:
         self.report.new = self.next_id - self.first_id - duplicates
         if duplicates:
             self.group_store.recount_runs(self.first_id)
-        # What is stored per workload and computed from the workload alone belongs here, once
-        # per file, for `self.added_workloads()`.
+        # Last, so that the worker process computes them while duplicates are resolved: the
+        # facts of the new workloads handed to it.
+        self.ids.facts.finish()
         if self.runs_snapshot:
             self.conn.execute("DROP TABLE temp.runs_before")
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from typing import Any
 
+from tunelog.store.factsbeside import FactsBeside, WorkloadRow
 from tunelog.store.groupstate import Group
-from tunelog.store.workloadfacts import columns_of
 from tunelog.targets import Target, parse_target
 
 WorkloadKey = tuple[str, str, str, str]
@@ -32,6 +31,7 @@ class ImportIds:
         """`known_workloads`: ids of workloads known to be in the database (see
         Store._known_workloads)."""
         self.conn = conn
+        self.facts = FactsBeside(conn)
         self.target_ids: dict[str, int] = {}
         self.targets_by_id: dict[int, Target] = {}
         # Workload ids by identity, as looked up in this file since the groups were last
@@ -105,7 +105,7 @@ class ImportIds:
         keys = list(pending)
         found = self._look_up(keys)
         changed: dict[int, int] = {}
-        added: list[tuple[Any, ...]] = []
+        added: list[WorkloadRow] = []
         next_new = pending[keys[0]][0]
         for n, key in enumerate(keys):
             provisional, spelling, groups = pending[key]
@@ -114,11 +114,7 @@ class ImportIds:
                 workload_id = next_new
                 next_new += 1
                 self.new_workloads.add(workload_id)
-                # The facts are stored with the workload (migration 12's columns), not
-                # updated in.
-                added.append(
-                    (workload_id, *key, spelling, *columns_of(workload_id, *key, spelling))
-                )
+                added.append((workload_id, *key, spelling))
             if workload_id != provisional:
                 changed[provisional] = workload_id
                 for group in groups:
@@ -129,7 +125,9 @@ class ImportIds:
             """INSERT INTO workloads (id, task_name, template_key, args, version, spelling,
                                       layer_key, facts, family, shapes, flops)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            added,
+            # The facts (migration 12's columns) with them, or written in as the worker
+            # process returns them.
+            self.facts.inserted_rows(added),
         )
         return changed
 

@@ -1,0 +1,217 @@
+"""The facts of an import's new workloads are the same whether the worker process computes
+them or the importer does, whatever becomes of the worker (`store.factsbeside`)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import sqlite3
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tunelog
+from tests.conftest import database_contents
+from tunelog.store import Store, factsbeside, importer, workloadfacts
+from tunelog.store.factsbeside import FactsBeside, facts_of_rows
+
+REPO = Path(__file__).resolve().parents[1]
+LOGS = [REPO / "sample_logs" / "x86_mini_llvm.log", REPO / "tests" / "data" / "nchwc_blocks.log"]
+_FIRST_LINE = (REPO / "tests" / "data" / "x86_mini_pick_best.log").read_text().splitlines()[0]
+
+# Worker programs that go wrong: each is run in place of the real one.
+_ANSWERS_ONCE_THEN_EXITS = (
+    "import io, sys; sys.path.append(sys.argv[1]); import tunelog.store.factsbeside as m; "
+    "m.serve(io.BytesIO(sys.stdin.buffer.readline()), sys.stdout.buffer)"
+)
+_HANGS = "import time; time.sleep(60)"
+_ANSWERS_GARBAGE = "import sys; sys.stdin.buffer.readline(); print('not JSON', flush=True)"
+
+
+def many_workloads_log(path: Path, workloads: int) -> Path:
+    """A log of `workloads` workloads (one conv2d with its input's height varied), two lines
+    each."""
+    record = json.loads(_FIRST_LINE)
+    lines = []
+    for n in range(workloads):
+        record["input"][2][0][1][2] = 8 + n
+        for index in (n, n + 1):
+            record["config"]["index"] = index
+            lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def fresh_worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No worker started yet; the one a test starts is stopped after it."""
+    monkeypatch.setattr(factsbeside, "_worker", None)
+    monkeypatch.setattr(factsbeside, "_worker_failed", False)
+    yield
+    if factsbeside._worker is not None:
+        factsbeside._worker.stop()
+        factsbeside._worker.process.kill()
+        factsbeside._worker.process.wait()
+
+
+def _imported(database: Path, logs: list[Path]) -> dict[str, list[tuple[object, ...]]]:
+    with Store(database) as store:
+        reports = tunelog.import_paths(store, [str(log) for log in logs])
+        assert all(report.accounted for report in reports)
+        (unfilled,) = store.conn.execute(
+            "SELECT count(*) FROM workloads WHERE layer_key IS NULL"
+        ).fetchone()
+        assert unfilled == 0
+        return database_contents(store.conn)
+
+
+@pytest.mark.parametrize(
+    ("worker_main", "handed_over"),
+    [
+        (None, True),  # the real worker
+        (_ANSWERS_ONCE_THEN_EXITS, True),
+        (_HANGS, True),
+        (_ANSWERS_GARBAGE, True),
+        ("", False),  # no worker: its Python cannot be started
+    ],
+    ids=["worker", "dies", "hangs", "garbage", "cannot-start"],
+)
+def test_the_facts_are_the_same_whatever_becomes_of_the_worker(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fresh_worker: None,
+    worker_main: str | None,
+    handed_over: bool,
+) -> None:
+    logs = [many_workloads_log(tmp_path / "many.log", 300), *LOGS]
+    monkeypatch.setattr(factsbeside, "INLINE_FIRST", 1 << 30)
+    here = _imported(tmp_path / "here.db", logs)
+    # Every batch of new workloads handed over, in batches of 64 records.
+    monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
+    monkeypatch.setattr(importer, "BATCH_SIZE", 64)
+    monkeypatch.setattr(factsbeside, "ANSWER_TIMEOUT", 0.5)
+    if worker_main is not None:
+        monkeypatch.setattr(factsbeside, "_WORKER_MAIN", worker_main)
+    if worker_main == "":
+        monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    sent: list[int] = []
+    send = factsbeside._Worker.send
+
+    def counted_send(worker: factsbeside._Worker, lease: int, rows: Sequence[Any]) -> None:
+        sent.append(len(rows))
+        send(worker, lease, rows)
+
+    monkeypatch.setattr(factsbeside._Worker, "send", counted_send)
+    caught_up: list[int] = []  # facts the catch-up before each commit computed
+    fill = workloadfacts.fill_workload_facts
+
+    def counted_fill(conn: sqlite3.Connection) -> int:
+        caught_up.append(fill(conn))
+        return caught_up[-1]
+
+    monkeypatch.setattr(workloadfacts, "fill_workload_facts", counted_fill)
+    beside = _imported(tmp_path / "beside.db", logs)
+    assert beside == here
+    assert bool(sent) == handed_over
+    if worker_main is None:
+        assert sum(sent) == len(here["workloads"]) and factsbeside._worker is not None
+        assert caught_up == [0, 0, 0]  # the worker's answers were written in
+    else:  # given up on: the catch-up computed what it did not answer, and the next import
+        # computes the facts itself
+        assert sum(caught_up) > 0 if handed_over else caught_up == [0, 0, 0]
+        assert factsbeside._worker is None and factsbeside._worker_failed
+
+
+def test_the_worker_answers_each_batch_with_its_facts() -> None:
+    rows = [
+        (7, "dense_nopack.x86", "dense_nopack.x86", '[["TENSOR",[1,64],"float32"]]', "0.2", None)
+    ]
+    answered = io.BytesIO()
+    factsbeside.serve(io.BytesIO(json.dumps([3, rows]).encode() + b"\n"), answered)
+    lease, facts = json.loads(answered.getvalue())
+    assert lease == 3
+    assert [tuple(row) for row in facts] == facts_of_rows(rows)
+    assert facts[0][-1] == 7
+
+
+def _rows(first: int, count: int) -> list[factsbeside.WorkloadRow]:
+    record = json.loads(_FIRST_LINE)
+    rows: list[factsbeside.WorkloadRow] = []
+    for n in range(first, first + count):
+        record["input"][2][0][1][2] = n
+        args = json.dumps(record["input"][2], separators=(",", ":"))
+        rows.append((n, "conv2d_NCHWc.x86", "conv2d_NCHWc.x86", args, "0.2", None))
+    return rows
+
+
+class _Connection:
+    """Records what a `FactsBeside` writes."""
+
+    def __init__(self) -> None:
+        self.written: list[tuple[object, ...]] = []
+
+    def executemany(self, sql: str, rows: list[tuple[object, ...]]) -> None:
+        self.written += rows
+
+
+def test_answers_for_an_import_that_failed_halfway_are_not_taken_for_the_next(
+    monkeypatch: pytest.MonkeyPatch, fresh_worker: None
+) -> None:
+    monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
+    failed = FactsBeside(_Connection(), beside=True)
+    assert failed.inserted_rows(_rows(10, 5))[0][-5:] == (None,) * 5
+    del failed  # never finished: its answer is still to come
+    conn = _Connection()
+    facts = FactsBeside(conn, beside=True)
+    rows = _rows(100, 3)
+    assert facts.inserted_rows(rows)[0][-5:] == (None,) * 5  # handed over
+    facts.finish()
+    assert [tuple(row) for row in conn.written] == facts_of_rows(rows)
+
+
+def test_a_second_import_at_the_same_time_computes_its_own_facts(
+    monkeypatch: pytest.MonkeyPatch, fresh_worker: None
+) -> None:
+    monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
+    first, second = FactsBeside(_Connection(), beside=True), FactsBeside(_Connection(), beside=True)
+    first.inserted_rows(_rows(10, 2))
+    rows = _rows(20, 2)
+    assert second.inserted_rows(rows) == [
+        (*row, *facts[:-1]) for row, facts in zip(rows, facts_of_rows(rows), strict=True)
+    ]
+    first.finish()
+    third = FactsBeside(_Connection(), beside=True)  # the worker is free again
+    assert third.inserted_rows(rows)[0][-5:] == (None,) * 5
+    third.finish()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_starts_its_own_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_worker: None
+) -> None:
+    monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
+    log = many_workloads_log(tmp_path / "many.log", 100)
+    with Store(tmp_path / "parent.db", create=True) as parent:
+        tunelog.import_paths(parent, [str(log)])
+    parent_worker = factsbeside._worker
+    assert parent_worker is not None
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only with every workload's facts, and 2 if stuck
+        signal.alarm(20)
+        try:
+            with Store(tmp_path / "child.db", create=True) as child:
+                tunelog.import_paths(child, [str(log)])
+                (unfilled,) = child.conn.execute(
+                    "SELECT count(*) FROM workloads WHERE layer_key IS NULL"
+                ).fetchone()
+            started = factsbeside._worker not in (None, parent_worker)
+            os._exit(0 if unfilled == 0 and started else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
