@@ -52,6 +52,7 @@ def fresh_worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No worker started yet; the one a test starts is stopped after it."""
     monkeypatch.setattr(factsbeside, "_worker", None)
     monkeypatch.setattr(factsbeside, "_worker_failed", False)
+    monkeypatch.setattr(factsbeside, "_computed_here", 0)
     yield
     if factsbeside._worker is not None:
         factsbeside._worker.stop()
@@ -215,3 +216,23 @@ def test_a_forked_child_starts_its_own_worker(
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_many_small_logs_use_the_worker_once_their_workloads_add_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_worker: None
+) -> None:
+    monkeypatch.setattr(factsbeside, "INLINE_FIRST", 40)
+    logs = []
+    for n in range(4):  # 30 workloads each, none alike
+        log = many_workloads_log(tmp_path / f"{n}.log", 30 * (n + 1))
+        lines = log.read_text().splitlines(keepends=True)
+        log.write_text("".join(lines[60 * n :]))
+        logs.append(log)
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(log) for log in logs])
+        (unfilled,) = store.conn.execute(
+            "SELECT count(*) FROM workloads WHERE layer_key IS NULL"
+        ).fetchone()
+    assert unfilled == 0
+    assert factsbeside._computed_here == 60  # the first two files; the worker the next two
+    assert factsbeside._worker is not None

@@ -2,8 +2,8 @@
 
 A workload's facts (migration 12's columns, `store.workloadfacts.columns_of`) cost 60 us of
 pure Python each: at 80k workloads in a million lines, a fifth of a `json.loads` loop over the
-log, and a thread would only take turns with the parser under the GIL. Once a file has added
-`INLINE_FIRST` workloads, each batch's new ones go to a worker process on another core; the
+log, and a thread would only take turns with the parser under the GIL. Once the process has
+added `INLINE_FIRST` workloads, each batch's new ones go to a worker process on another core; the
 importer inserts them with NULL facts, and their facts are written in as the worker returns
 them, all in the file's transaction. Whatever the worker does not return (it died, hung, or
 could not be started) is left NULL, and `fill_workload_facts`, run before every commit,
@@ -35,8 +35,9 @@ from tunelog.store.workloadfacts import columns_of
 # version, spelling.
 WorkloadRow = tuple[int, str, str, str, str, str | None]
 
-# The workloads a file adds whose facts are computed here before the worker is asked: a log of
-# a few models never starts a process (~0.1 s of the other core).
+# The workloads whose facts the process computes itself before the worker is asked, in one
+# file or many: logs of a few models never start a process (~0.1 s of the other core), and a
+# directory of many small logs uses it as one large log would.
 INLINE_FIRST = 1024
 # Batches handed to the worker and not yet written in: when it falls behind (a log of one line
 # per workload), the next batch is computed here instead of queueing without bound.
@@ -139,6 +140,7 @@ _WORKER_MAIN = (
 _worker: _Worker | None = None
 _worker_failed = False  # it could not be started, or ended early: compute here from then on
 _worker_lock = threading.Lock()
+_computed_here = 0  # workloads whose facts this process computed itself (see INLINE_FIRST)
 
 
 def _forget_worker() -> None:
@@ -147,6 +149,9 @@ def _forget_worker() -> None:
     global _worker, _worker_lock
     _worker = None
     _worker_lock = threading.Lock()
+
+
+_computed_here = 0  # workloads whose facts this process computed itself (see INLINE_FIRST)
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows, which never forks
@@ -203,7 +208,6 @@ class FactsBeside:
         asked (default: when this process may run on more than one CPU)."""
         self.conn = conn
         self._beside = has_spare_core() if beside is None else beside
-        self._inline_left = INLINE_FIRST
         self._in_flight = 0
         self._worker: _Worker | None = None
         self._lease = 0
@@ -217,7 +221,8 @@ class FactsBeside:
         self._write_answers(wait=False)
         if self._hand_over(rows):
             return [(*row, None, None, None, None, None) for row in rows]
-        self._inline_left -= len(rows)
+        global _computed_here
+        _computed_here += len(rows)
         return [(*row, *columns_of(*row)) for row in rows]
 
     def finish(self) -> None:
@@ -227,7 +232,7 @@ class FactsBeside:
             self._leased.release(self)
 
     def _hand_over(self, rows: Sequence[WorkloadRow]) -> bool:
-        if not rows or not self._beside or self._inline_left > 0:
+        if not rows or not self._beside or _computed_here < INLINE_FIRST:
             return False
         if self._in_flight >= MAX_IN_FLIGHT:
             return False
