@@ -9,6 +9,7 @@ import os
 import signal
 import sqlite3
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,37 @@ REPO = Path(__file__).resolve().parents[1]
 LOGS = [REPO / "sample_logs" / "x86_mini_llvm.log", REPO / "tests" / "data" / "nchwc_blocks.log"]
 _FIRST_LINE = (REPO / "tests" / "data" / "x86_mini_pick_best.log").read_text().splitlines()[0]
 
-# Worker programs that go wrong: each is run in place of the real one.
+# Worker programs that go wrong: each is run in place of the real one (argv[1]: the directory
+# to import tunelog from).
+_IMPORTED = (
+    "import json, sys; sys.path.insert(0, sys.argv[1]); import tunelog.store.factsbeside as m; "
+)
+_GREETS = _IMPORTED + "out = sys.stdout.buffer; out.write(m._greeting(m._PACKAGE)); out.flush(); "
+_FIRST_BATCH = "lease, rows = json.loads(sys.stdin.buffer.readline()); "
 _ANSWERS_ONCE_THEN_EXITS = (
-    "import io, sys; sys.path.append(sys.argv[1]); import tunelog.store.factsbeside as m; "
-    "m.serve(io.BytesIO(sys.stdin.buffer.readline()), sys.stdout.buffer)"
+    _IMPORTED + "import io; m.serve(io.BytesIO(sys.stdin.buffer.readline()), sys.stdout.buffer)"
 )
 _HANGS = "import time; time.sleep(60)"
-_ANSWERS_GARBAGE = "import sys; sys.stdin.buffer.readline(); print('not JSON', flush=True)"
+_ANSWERS_GARBAGE = "import sys; print('not JSON', flush=True); sys.stdin.buffer.read()"
+_ANSWERS_WRONG_SHAPE = (
+    _GREETS + _FIRST_BATCH + "out.write(json.dumps([lease, [[1, 2]]]).encode() + b'\\n'); "
+    "out.flush(); sys.stdin.buffer.read()"
+)
+_ANSWERS_FOR_OTHER_WORKLOADS = (
+    _GREETS + _FIRST_BATCH + "rows = [[row[0] + 1, *row[1:]] for row in rows]; "
+    "out.write(json.dumps([lease, m.facts_of_rows(rows)]).encode() + b'\\n'); out.flush(); "
+    "sys.stdin.buffer.read()"
+)
+# Well-formed answers, for the workloads asked, with facts of its own (another version's).
+_ANOTHER_TUNELOG = (
+    "import json, sys; out = sys.stdout.buffer; "
+    "out.write(json.dumps(['tunelog', '/elsewhere/tunelog']).encode() + b'\\n'); out.flush()\n"
+    "for line in sys.stdin.buffer:\n"
+    "    lease, rows = json.loads(line)\n"
+    "    facts = [['other', '{}', 'conv2d', 'x', None, row[0]] for row in rows]\n"
+    "    out.write(json.dumps([lease, facts]).encode() + b'\\n'); out.flush()\n"
+)
+_A_START_UP_HOOK_PRINTS = "print('[1, []]', flush=True); " + _IMPORTED + "m.serve()"
 
 
 def many_workloads_log(path: Path, workloads: int) -> Path:
@@ -78,9 +103,23 @@ def _imported(database: Path, logs: list[Path]) -> dict[str, list[tuple[object, 
         (_ANSWERS_ONCE_THEN_EXITS, True),
         (_HANGS, True),
         (_ANSWERS_GARBAGE, True),
+        (_ANSWERS_WRONG_SHAPE, True),
+        (_ANSWERS_FOR_OTHER_WORKLOADS, True),
+        (_ANOTHER_TUNELOG, True),
+        (_A_START_UP_HOOK_PRINTS, True),
         ("", False),  # no worker: its Python cannot be started
     ],
-    ids=["worker", "dies", "hangs", "garbage", "cannot-start"],
+    ids=[
+        "worker",
+        "dies",
+        "hangs",
+        "garbage",
+        "wrong-shape",
+        "other-workloads",
+        "another-tunelog",
+        "hook-prints",
+        "cannot-start",
+    ],
 )
 def test_the_facts_are_the_same_whatever_becomes_of_the_worker(
     tmp_path: Path,
@@ -90,21 +129,25 @@ def test_the_facts_are_the_same_whatever_becomes_of_the_worker(
     handed_over: bool,
 ) -> None:
     logs = [many_workloads_log(tmp_path / "many.log", 300), *LOGS]
-    monkeypatch.setattr(factsbeside, "INLINE_FIRST", 1 << 30)
     here = _imported(tmp_path / "here.db", logs)
+    assert factsbeside._worker is None  # 305 workloads: fewer than INLINE_FIRST
     # Every batch of new workloads handed over, in batches of 64 records.
     monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
     monkeypatch.setattr(importer, "BATCH_SIZE", 64)
     monkeypatch.setattr(factsbeside, "ANSWER_TIMEOUT", 0.5)
+    if worker_main == _HANGS:
+        monkeypatch.setattr(factsbeside, "MAX_IN_FLIGHT", 3)
     if worker_main is not None:
         monkeypatch.setattr(factsbeside, "_WORKER_MAIN", worker_main)
     if worker_main == "":
-        monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+        monkeypatch.setattr(sys, "executable", str(tmp_path / "python-not-there"))
     sent: list[int] = []
+    workers: set[factsbeside._Worker] = set()
     send = factsbeside._Worker.send
 
     def counted_send(worker: factsbeside._Worker, lease: int, rows: Sequence[Any]) -> None:
         sent.append(len(rows))
+        workers.add(worker)
         send(worker, lease, rows)
 
     monkeypatch.setattr(factsbeside._Worker, "send", counted_send)
@@ -122,10 +165,15 @@ def test_the_facts_are_the_same_whatever_becomes_of_the_worker(
     if worker_main is None:
         assert sum(sent) == len(here["workloads"]) and factsbeside._worker is not None
         assert caught_up == [0, 0, 0]  # the worker's answers were written in
-    else:  # given up on: the catch-up computed what it did not answer, and the next import
-        # computes the facts itself
-        assert sum(caught_up) > 0 if handed_over else caught_up == [0, 0, 0]
-        assert factsbeside._worker is None and factsbeside._worker_failed
+        return
+    # Given up on: the catch-up computed what it did not answer, the worker has ended, and
+    # the next import computes the facts itself.
+    assert sum(caught_up) > 0 if handed_over else caught_up == [0, 0, 0]
+    for worker in workers:
+        assert worker.process.wait(timeout=5) is not None
+    assert factsbeside._worker is None and factsbeside._worker_failed
+    if worker_main == _HANGS:  # never answered: no more batches than MAX_IN_FLIGHT asked
+        assert len(sent) == 3
 
 
 def test_the_worker_answers_each_batch_with_its_facts() -> None:
@@ -133,8 +181,11 @@ def test_the_worker_answers_each_batch_with_its_facts() -> None:
         (7, "dense_nopack.x86", "dense_nopack.x86", '[["TENSOR",[1,64],"float32"]]', "0.2", None)
     ]
     answered = io.BytesIO()
-    factsbeside.serve(io.BytesIO(json.dumps([3, rows]).encode() + b"\n"), answered)
-    lease, facts = json.loads(answered.getvalue())
+    asked = json.dumps([3, rows]).encode() + b"\nnull\n" + json.dumps([4, rows]).encode()
+    factsbeside.serve(io.BytesIO(asked), answered)
+    greeting, answer = answered.getvalue().splitlines()  # nothing after the null line
+    assert json.loads(greeting) == ["tunelog", str(REPO / "tunelog")]
+    lease, facts = json.loads(answer)
     assert lease == 3
     assert [tuple(row) for row in facts] == facts_of_rows(rows)
     assert facts[0][-1] == 7
@@ -150,45 +201,56 @@ def _rows(first: int, count: int) -> list[factsbeside.WorkloadRow]:
     return rows
 
 
-class _Connection:
-    """Records what a `FactsBeside` writes."""
+def _connection(rows: list[factsbeside.WorkloadRow]) -> sqlite3.Connection:
+    """A database of these workloads, without facts, for a `FactsBeside` to write them in."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        "CREATE TABLE workloads (id INTEGER PRIMARY KEY, layer_key, facts, family, shapes, flops)"
+    )
+    conn.executemany("INSERT INTO workloads (id) VALUES (?)", [(row[0],) for row in rows])
+    return conn
 
-    def __init__(self) -> None:
-        self.written: list[tuple[object, ...]] = []
 
-    def executemany(self, sql: str, rows: list[tuple[object, ...]]) -> None:
-        self.written += rows
+def _written(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
+    return conn.execute(
+        "SELECT layer_key, facts, family, shapes, flops, id FROM workloads "
+        "WHERE layer_key IS NOT NULL ORDER BY id"
+    ).fetchall()
 
 
 def test_answers_for_an_import_that_failed_halfway_are_not_taken_for_the_next(
     monkeypatch: pytest.MonkeyPatch, fresh_worker: None
 ) -> None:
     monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
-    failed = FactsBeside(_Connection(), beside=True)
-    assert failed.inserted_rows(_rows(10, 5))[0][-5:] == (None,) * 5
+    rows = _rows(10, 5)
+    failed = FactsBeside(_connection(rows), beside=True)
+    assert failed.inserted_rows(rows)[0][-5:] == (None,) * 5
     del failed  # never finished: its answer is still to come
-    conn = _Connection()
-    facts = FactsBeside(conn, beside=True)
     rows = _rows(100, 3)
+    conn = _connection(rows)
+    facts = FactsBeside(conn, beside=True)
     assert facts.inserted_rows(rows)[0][-5:] == (None,) * 5  # handed over
     facts.finish()
-    assert [tuple(row) for row in conn.written] == facts_of_rows(rows)
+    assert _written(conn) == facts_of_rows(rows)
 
 
 def test_a_second_import_at_the_same_time_computes_its_own_facts(
     monkeypatch: pytest.MonkeyPatch, fresh_worker: None
 ) -> None:
     monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
-    first, second = FactsBeside(_Connection(), beside=True), FactsBeside(_Connection(), beside=True)
-    first.inserted_rows(_rows(10, 2))
-    rows = _rows(20, 2)
+    first_rows, rows = _rows(10, 2), _rows(20, 2)
+    first = FactsBeside(_connection(first_rows), beside=True)
+    second = FactsBeside(_connection(rows), beside=True)
+    first.inserted_rows(first_rows)
     assert second.inserted_rows(rows) == [
         (*row, *facts[:-1]) for row, facts in zip(rows, facts_of_rows(rows), strict=True)
     ]
     first.finish()
-    third = FactsBeside(_Connection(), beside=True)  # the worker is free again
+    conn = _connection(rows)
+    third = FactsBeside(conn, beside=True)  # the worker is free again
     assert third.inserted_rows(rows)[0][-5:] == (None,) * 5
     third.finish()
+    assert _written(conn) == facts_of_rows(rows)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
@@ -236,3 +298,46 @@ def test_many_small_logs_use_the_worker_once_their_workloads_add_up(
     assert unfilled == 0
     assert factsbeside._computed_here == 60  # the first two files; the worker the next two
     assert factsbeside._worker is not None
+
+
+def test_the_worker_is_this_tunelog_whatever_the_current_directory_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_worker: None
+) -> None:
+    """Neither a `tunelog` package nor a `json.py` in the current directory or on PYTHONPATH
+    is imported by the worker."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "tunelog").mkdir(parents=True)
+    (elsewhere / "tunelog" / "__init__.py").write_text("raise SystemExit('another tunelog')\n")
+    (elsewhere / "json.py").write_text("raise SystemExit('a user script')\n")
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv("PYTHONPATH", str(elsewhere))
+    monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
+    rows = _rows(10, 4)
+    conn = _connection(rows)
+    facts = FactsBeside(conn, beside=True)
+    assert facts.inserted_rows(rows)[0][-5:] == (None,) * 5
+    facts.finish()
+    assert _written(conn) == facts_of_rows(rows)  # answered by the worker
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_the_worker_ends_when_told_though_a_forked_child_holds_its_pipe(
+    monkeypatch: pytest.MonkeyPatch, fresh_worker: None
+) -> None:
+    monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
+    rows = _rows(10, 2)
+    facts = FactsBeside(_connection(rows), beside=True)
+    facts.inserted_rows(rows)
+    facts.finish()
+    worker = factsbeside._worker
+    assert worker is not None
+    pid = os.fork()
+    if pid == 0:  # the child holds the pipes a while
+        time.sleep(10)
+        os._exit(0)
+    try:
+        worker.stop()
+        assert worker.process.wait(timeout=5) == 0
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)

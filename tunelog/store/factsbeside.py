@@ -9,22 +9,27 @@ them, all in the file's transaction. Whatever the worker does not return (it die
 could not be started) is left NULL, and `fill_workload_facts`, run before every commit,
 computes it here: the stored facts are the same either way.
 
-The worker is this module's `serve`, run by the same Python (`sys.executable -c`), not a
-`multiprocessing` child: those run the caller's main script again, which a script that
-imports logs through the Python API does not expect. It reads a JSON line of workload rows at
-a time on stdin and answers each with a JSON line of their facts on stdout.
+The worker is this module's `serve`, run by the same Python in isolated mode (`-I -c`, this
+tunelog's directory first on its path), not a `multiprocessing` child: those run the caller's
+main script again, which a script that imports logs through the Python API does not expect. It
+greets with the directory it was imported from, then answers each JSON line of workload rows
+with a JSON line of their facts on stdout, until a `null` line. An answer that is not what was
+asked (another program, another tunelog, a start-up hook that prints) ends it, as a death does.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import queue
+import sqlite3
 import subprocess
 import sys
 import threading
 import weakref
+from collections import deque
 from collections.abc import Sequence
 from typing import IO, Any
 
@@ -56,21 +61,51 @@ def facts_of_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
     return [(*columns_of(*row), row[0]) for row in rows]
 
 
+# This tunelog's package directory: the worker imports it from there (first on its path, in
+# isolated mode: not the current directory's, nor PYTHONPATH's), and says so first.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_WORKER_MAIN = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import tunelog.store.factsbeside as m; m.serve()"
+)
+
+
+def _greeting(package: str) -> bytes:
+    """The worker's first line: which tunelog answers."""
+    return json.dumps(["tunelog", package]).encode() + b"\n"
+
+
+def _well_formed(answer: Any) -> bool:
+    """Whether a worker's line is [lease, facts rows] (`facts_of_rows`' shape)."""
+    return (
+        isinstance(answer, list)
+        and len(answer) == 2
+        and isinstance(answer[0], int)
+        and isinstance(answer[1], list)
+        and all(
+            isinstance(row, list)
+            and len(row) == 6
+            and isinstance(row[5], int)
+            and all(value is None or isinstance(value, str) for value in row[:5])
+            for row in answer[1]
+        )
+    )
+
+
 class _Worker:
     """The worker process, and the two threads that write its batches and read its answers
     (so the importer never blocks on a full pipe). One import at a time holds it (`lease`):
     answers are tagged with the lease they answer, so those of an import that failed halfway
     are dropped, not taken for the next one's."""
 
-    def __init__(self) -> None:
-        package_parent = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    def __init__(self, executable: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _WORKER_MAIN, package_parent],
+            [executable, "-I", "-c", _WORKER_MAIN, os.path.dirname(_PACKAGE)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             # Its failures are handled here (the facts are computed here): no traceback of its
-            # reaches the user's terminal.
+            # reaches the user's terminal, and no window opens for it on Windows.
             stderr=subprocess.DEVNULL,
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
         )
         self.batches: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         # Each batch's answer, as [lease, facts rows], in order; None once the worker ended.
@@ -78,8 +113,12 @@ class _Worker:
         self.alive = True
         self._holder: weakref.ref[FactsBeside] | None = None
         self._leases = 0
-        for target in (self._write, self._read):
-            threading.Thread(target=target, daemon=True, name="tunelog-facts").start()
+        try:
+            for name, target in (("writer", self._write), ("reader", self._read)):
+                threading.Thread(target=target, daemon=True, name=f"tunelog-facts-{name}").start()
+        except RuntimeError:  # no thread could be started
+            self.give_up()
+            raise
 
     def lease(self, holder: FactsBeside) -> int | None:
         """A lease number for `holder`, or None while another live import holds the worker."""
@@ -100,14 +139,16 @@ class _Worker:
         self.batches.put(json.dumps([lease, rows]).encode() + b"\n")
 
     def stop(self) -> None:
-        """End the worker: no more batches (it exits at the end of its input)."""
+        """End the worker: no more batches. It is told to end, not left to see the end of its
+        input: a child forked since holds the pipe open too."""
         self.alive = False
         self.batches.put(None)
 
     def give_up(self) -> None:
-        """End a worker that stopped answering."""
+        """End a worker that stopped answering, or cannot be used."""
         self.alive = False
         self.process.kill()
+        self.batches.put(None)  # the writer thread ends
 
     def _write(self) -> None:
         stdin: IO[bytes] = self.process.stdin  # type: ignore[assignment]
@@ -115,27 +156,38 @@ class _Worker:
             while (batch := self.batches.get()) is not None:
                 stdin.write(batch)
                 stdin.flush()
-            stdin.close()
+            stdin.write(b"null\n")  # the end
+            stdin.flush()
         except OSError:  # the worker ended: `_read` says so
             pass
+        finally:
+            _close(stdin)
 
     def _read(self) -> None:
         stdout: IO[bytes] = self.process.stdout  # type: ignore[assignment]
         try:
-            for line in stdout:
-                self.answers.put(json.loads(line))
+            # Another program (sys.executable is not always Python) or another tunelog, or
+            # a start-up hook that prints: never asked.
+            if stdout.readline() == _greeting(_PACKAGE):
+                for line in stdout:
+                    answer = json.loads(line)
+                    if not _well_formed(answer):
+                        break
+                    self.answers.put(answer)
         except (OSError, ValueError):
             pass
-        self.alive = False
-        self.answers.put(None)
-        self.process.wait()
+        finally:
+            self.answers.put(None)
+            if self.alive:  # it ended, or said what it should not: never to be asked again
+                self.give_up()
+            _close(stdout)
+            self.process.wait()
 
 
-# The worker's program: `package_parent` (argv[1]) is where this tunelog was imported from, in
-# case the child's own path does not lead there (PYTHONPATH set by the caller's code).
-_WORKER_MAIN = (
-    "import sys; sys.path.append(sys.argv[1]); import tunelog.store.factsbeside as m; m.serve()"
-)
+def _close(pipe: IO[bytes]) -> None:
+    with contextlib.suppress(OSError):  # a write left in its buffer to a worker that ended
+        pipe.close()
+
 
 _worker: _Worker | None = None
 _worker_failed = False  # it could not be started, or ended early: compute here from then on
@@ -151,9 +203,6 @@ def _forget_worker() -> None:
     _worker_lock = threading.Lock()
 
 
-_computed_here = 0  # workloads whose facts this process computed itself (see INLINE_FIRST)
-
-
 if hasattr(os, "register_at_fork"):  # not on Windows, which never forks
     os.register_at_fork(after_in_child=_forget_worker)
 
@@ -164,9 +213,17 @@ def _stop_worker() -> None:
     if _worker is not None:
         _worker.stop()
         try:
-            _worker.process.wait(timeout=5)
+            _worker.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
-            _worker.process.kill()
+            _worker.give_up()
+
+
+def _python() -> str | None:
+    """This Python's executable, if it is one: an embedding program's (uWSGI, Blender) is not
+    started again."""
+    executable = sys.executable
+    name = os.path.basename(executable or "").lower()
+    return executable if name.startswith(("python", "pypy")) else None
 
 
 def _leased_worker(holder: FactsBeside) -> tuple[_Worker, int] | None:
@@ -177,11 +234,12 @@ def _leased_worker(holder: FactsBeside) -> tuple[_Worker, int] | None:
         if _worker is not None and not _worker.alive:
             _worker, _worker_failed = None, True
         if _worker is None and not _worker_failed:
+            executable = _python()
             try:
-                if not sys.executable:
+                if executable is None:
                     raise OSError("no Python executable to start")
-                _worker = _Worker()
-            except OSError:
+                _worker = _Worker(executable)
+            except (OSError, RuntimeError):  # no process, or no thread, could be started
                 _worker_failed = True
         if _worker is None:
             return None
@@ -190,12 +248,17 @@ def _leased_worker(holder: FactsBeside) -> tuple[_Worker, int] | None:
 
 
 def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
-    """The worker's loop: a JSON line of [lease, workload rows] in, a JSON line of
-    [lease, their facts] out."""
+    """The worker's loop: its greeting, then a JSON line of [lease, workload rows] in, a JSON
+    line of [lease, their facts] out, until a `null` line."""
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout.buffer
+    stdout.write(_greeting(_PACKAGE))
+    stdout.flush()
     for line in stdin:
-        lease, rows = json.loads(line)
+        request = json.loads(line)
+        if request is None:
+            return
+        lease, rows = request
         stdout.write(json.dumps([lease, facts_of_rows(rows)]).encode() + b"\n")
         stdout.flush()
 
@@ -203,12 +266,13 @@ def serve(stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> No
 class FactsBeside:
     """The facts of one file's new workloads: computed here, or by the worker process."""
 
-    def __init__(self, conn: Any, *, beside: bool | None = None) -> None:
-        """`conn`: the import's connection (sqlite3); `beside`: whether the worker may be
-        asked (default: when this process may run on more than one CPU)."""
+    def __init__(self, conn: sqlite3.Connection, *, beside: bool | None = None) -> None:
+        """`conn`: the import's connection; `beside`: whether the worker may be asked
+        (default: when this process may run on more than one CPU)."""
         self.conn = conn
         self._beside = has_spare_core() if beside is None else beside
-        self._in_flight = 0
+        # The workload ids of each batch handed over and not yet answered, in order.
+        self._in_flight: deque[list[int]] = deque()
         self._worker: _Worker | None = None
         self._lease = 0
         self._leased: _Worker | None = None  # released at the end, even if given up on
@@ -234,7 +298,7 @@ class FactsBeside:
     def _hand_over(self, rows: Sequence[WorkloadRow]) -> bool:
         if not rows or not self._beside or _computed_here < INLINE_FIRST:
             return False
-        if self._in_flight >= MAX_IN_FLIGHT:
+        if len(self._in_flight) >= MAX_IN_FLIGHT:
             return False
         if not self._asked:
             self._asked = True
@@ -245,7 +309,7 @@ class FactsBeside:
         if self._worker is None or not self._worker.alive:
             return False
         self._worker.send(self._lease, rows)
-        self._in_flight += 1
+        self._in_flight.append([row[0] for row in rows])
         return True
 
     def _write_answers(self, *, wait: bool) -> None:
@@ -259,11 +323,14 @@ class FactsBeside:
                     return
                 answer = None  # hung: given up on, its batches computed here
                 worker.give_up()
-            if answer is None:  # the worker ended: what it did not answer stays NULL
-                self._in_flight = 0
+            if answer is not None and answer[0] != self._lease:
+                continue  # a batch of an import that failed halfway
+            if answer is None or [row[5] for row in answer[1]] != self._in_flight[0]:
+                # The worker ended, or answered for other workloads: what it did not answer
+                # stays NULL (computed before the commit), and it is not asked again.
+                worker.give_up()
+                self._in_flight.clear()
                 self._worker = None
                 return
-            lease, facts = answer
-            if lease == self._lease:  # not a batch of an import that failed halfway
-                self._in_flight -= 1
-                self.conn.executemany(_SET_FACTS_SQL, facts)
+            self._in_flight.popleft()
+            self.conn.executemany(_SET_FACTS_SQL, answer[1])

@@ -4,7 +4,8 @@ A target is looked up (or added) the first time the file names it. A workload no
 without a query gets a provisional id at once (`workload`): the next free id, the one it keeps
 if it is new. Workloads are resolved a batch at a time (`resolve`): the batch's provisional
 workloads are looked up in one query through a temporary table joined on the workloads'
-identity index, and the new ones inserted at once with their facts (store.workloadfacts), so a
+identity index, and the new ones inserted at once with their facts (store.workloadfacts;
+computed here or by the worker process of store.factsbeside and written in later), so a
 file of 80k workloads asks no query per workload, and its records rows are written with their
 workload ids (only a batch that met workloads the database held has rows to renumber).
 """

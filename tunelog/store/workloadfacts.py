@@ -24,9 +24,11 @@ def fill_workload_facts(conn: sqlite3.Connection) -> int:
     """Compute and store the facts of every workload that has none yet; how many were filled.
 
     Called at the end of each file's import transaction (the importer stores a new
-    workload's facts with it: this finds none unless an older tunelog added workloads) and
-    once after migration 12. Finding no such workload costs one look at a partial index. Read
-    and written a page of workloads at a time, so memory does not grow with their number.
+    workload's facts with it, or has the worker process compute them, `store.factsbeside`:
+    this finds none unless the worker left some unanswered or an older tunelog added
+    workloads) and once after migration 12. Finding no such workload costs one look at a
+    partial index. Read and written a page of workloads at a time, so memory does not grow
+    with their number.
     """
     filled = 0
     after = 0
