@@ -28,16 +28,19 @@ from tests.conftest import (
     write_distinct_copies,
 )
 from tunelog import inputs
+from tunelog.api.listing import each_layer
 from tunelog.exceptions import (
     NewerSchemaError,
     NotATunelogDatabaseError,
 )
+from tunelog.filters import Filters
 from tunelog.inputs import LogInput, OpenedLog
 from tunelog.records import Measurement, scan_line
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL
 from tunelog.rules.slots import Slot
 from tunelog.selection import HistoryBest
 from tunelog.store import APPLICATION_ID, MIGRATIONS, LineReader, Store, codec, importer
+from tunelog.store.trials import each_trial_run
 
 
 def test_schema_after_migrations(store: Store) -> None:
@@ -850,3 +853,26 @@ def test_best_rows_left_unread_when_the_store_closes_end_quietly(
         next(rows)
     del rows
     assert raised == []
+
+
+_STREAMS: dict[str, Any] = {
+    "layer_candidates": lambda store: store.layer_candidates(),
+    "layer_candidates unseen models": lambda store: store.layer_candidates(unseen_models=True),
+    "each_trial_run": lambda store: each_trial_run(store, {i: i for i in range(1, 100)}),
+    "each_layer": lambda store: each_layer(store, Filters()),
+}
+
+
+@pytest.mark.filterwarnings("error")  # an exception ignored while a generator ends, too
+@pytest.mark.parametrize("stream", list(_STREAMS))
+def test_a_stream_left_unfinished_ends_quietly_after_its_store_is_closed(
+    tmp_path: Path, stream: str
+) -> None:
+    """`tunelog workloads | head`: the listing's generator is dropped after the store closed
+    (an exception's frames hold it); ending it must not touch the closed connection."""
+    store = Store(tmp_path / "t.db")
+    tunelog.import_paths(store, [str(X86), str(EDGE)])
+    rows = _STREAMS[stream](store)
+    next(rows)
+    store.close()
+    rows.close()

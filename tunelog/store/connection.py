@@ -47,6 +47,7 @@ class Connection:
                 "and is writable, or pass another --db"
             ) from exc
         self.conn = conn
+        self.closed = False
         # Workload ids by identity, as of `data_version` (see _known_workloads).
         self._workload_ids: dict[tuple[str, str, str, str], int] = {}
         self._workload_ids_as_of: int | None = None
@@ -110,7 +111,10 @@ class Connection:
         try:
             yield
         finally:
-            self.conn.execute("COMMIT")
+            # A stream left unfinished (`workloads | head`) may end after its store was
+            # closed: its transaction ended with the connection.
+            if not self.closed:
+                self.conn.execute("COMMIT")
 
     @property
     def db(self) -> sqlite_utils.Database:
@@ -125,7 +129,8 @@ class Connection:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (a stream of rows still open ends with it)."""
+        self.closed = True
         self.conn.close()
 
     def __enter__(self) -> Self:

@@ -187,10 +187,11 @@ class LayerInputs(Connection):
             rows = self.conn.execute(layer_rows_sql(tables))
             yield from _layer_candidates(rows, groups, self._workload_rows, sources, dict(targets))
         finally:
-            if rows is not None:
-                rows.close()  # a stream left early: its statement must end before the drops
-            for table in tables.values():
-                self.conn.execute(f"DROP TABLE IF EXISTS {table}")
+            if not self.closed:  # else the statement and the tables went with the connection
+                if rows is not None:
+                    rows.close()  # a stream left early: its statement ends before the drops
+                for table in tables.values():
+                    self.conn.execute(f"DROP TABLE IF EXISTS {table}")
 
     def _workload_rows(self, ids: Iterable[int]) -> list[tuple[Any, ...]]:
         """The columns `_layer_candidates` builds a workload from, of these workload ids."""
