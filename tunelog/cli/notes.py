@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 
 WARNINGS_SHOWN = 10  # per command run; the rest are counted (all of them are in --json)
+DIFFERENCES_SHOWN = 3  # machine differences named in the cross-machine warning
 
 
 def _no_answer(template: TemplateResult) -> str:
@@ -90,7 +91,12 @@ def _warn_all(notes: Sequence[str], *, listed_by: str) -> None:
     if len(others) > WARNINGS_SHOWN:
         _err(f"warning: {len(others) - WARNINGS_SHOWN} more warning(s) (`{listed_by}` lists them)")
     if crossed:
-        counts = ", ".join(f"{d.replace('; ', ' and ')} x{n}" for d, n in crossed.items())
+        # The most frequent first; a database of many devices has a hundred of them.
+        ranked = sorted(crossed.items(), key=lambda item: -item[1])
+        shown = ranked[:DIFFERENCES_SHOWN]
+        counts = ", ".join(f"{d.replace('; ', ' and ')} x{n}" for d, n in shown)
+        if len(ranked) > len(shown):
+            counts += f", and {len(ranked) - len(shown)} other differences"
         _err(
             f"warning: {sum(crossed.values())} answers were measured on another machine than "
             f"the target asked about ({counts}): {CROSS_MACHINE_ADVICE}; "
