@@ -54,7 +54,12 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
             _err(f"Error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
-            _err("Interrupted: the file being imported was rolled back; finished files are kept")
+            # Said of every command, and true whenever the interrupt came: a file whose import
+            # had committed is whole in the database, one that had not left nothing.
+            _err(
+                "Interrupted: nothing half-written was kept (files whose import had finished "
+                "are in the database; import again to add the rest)"
+            )
             raise typer.Exit(130) from None
 
     return wrapper
