@@ -25,10 +25,11 @@ REPO = Path(__file__).resolve().parents[1]
 LOGS = [REPO / "sample_logs" / "x86_mini_llvm.log", REPO / "tests" / "data" / "nchwc_blocks.log"]
 _FIRST_LINE = (REPO / "tests" / "data" / "x86_mini_pick_best.log").read_text().splitlines()[0]
 
-# Worker programs that go wrong: each is run in place of the real one (argv[1]: the directory
-# to import tunelog from).
+# Worker programs that go wrong: each is run in place of the real one (argv[1]: the module
+# path, as JSON).
 _IMPORTED = (
-    "import json, sys; sys.path.insert(0, sys.argv[1]); import tunelog.store.factsbeside as m; "
+    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+    "import tunelog.store.factsbeside as m; "
 )
 _GREETS = _IMPORTED + "out = sys.stdout.buffer; out.write(m._greeting(m._PACKAGE)); out.flush(); "
 _FIRST_BATCH = "lease, rows = json.loads(sys.stdin.buffer.readline()); "
@@ -341,3 +342,15 @@ def test_the_worker_ends_when_told_though_a_forked_child_holds_its_pipe(
     finally:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+
+
+def test_the_worker_finds_the_dependencies_where_this_process_found_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Isolated mode drops PYTHONPATH and the user site: the worker gets this process's path,
+    this tunelog's directory first and the current directory's entry left out."""
+    monkeypatch.setattr(sys, "path", ["", "/deps/on/pythonpath", *sys.path])
+    path = factsbeside.worker_path()
+    assert path[0] == str(REPO)
+    assert "" not in path
+    assert "/deps/on/pythonpath" in path

@@ -61,12 +61,21 @@ def facts_of_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
     return [(*columns_of(*row), row[0]) for row in rows]
 
 
-# This tunelog's package directory: the worker imports it from there (first on its path, in
-# isolated mode: not the current directory's, nor PYTHONPATH's), and says so first.
+# This tunelog's package directory: the worker imports it from there, and says so first.
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The worker's program: its module path (argv[1]) is `worker_path()`'s, not the one its own
+# start-up would make (isolated mode: no current directory, no PYTHONPATH, no user site).
 _WORKER_MAIN = (
-    "import sys; sys.path.insert(0, sys.argv[1]); import tunelog.store.factsbeside as m; m.serve()"
+    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+    "import tunelog.store.factsbeside as m; m.serve()"
 )
+
+
+def worker_path() -> list[str]:
+    """The worker's module path: this tunelog's directory first, then this process's path
+    (where the dependencies were found: PYTHONPATH, the user site), without its current
+    directory entry ('': the worker's current directory may hold anything)."""
+    return [os.path.dirname(_PACKAGE), *(entry for entry in sys.path if entry)]
 
 
 def _greeting(package: str) -> bytes:
@@ -99,7 +108,7 @@ class _Worker:
 
     def __init__(self, executable: str) -> None:
         self.process = subprocess.Popen(
-            [executable, "-I", "-c", _WORKER_MAIN, os.path.dirname(_PACKAGE)],
+            [executable, "-I", "-c", _WORKER_MAIN, json.dumps(worker_path())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             # Its failures are handled here (the facts are computed here): no traceback of its
