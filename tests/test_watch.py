@@ -141,8 +141,8 @@ def test_ctrl_c_between_refreshes_exits_0_with_a_summary(
     code, out, _ = run("--db", db, "watch", "tuning.log")
     assert code == 0
     assert out.splitlines()[-1] == (
-        "interrupted after 1 refresh(es): 1 layer(s), 10 trial(s) (10 valid, 0 failed); "
-        "every complete line read is in the database"
+        "interrupted after 1 refresh(es): 1 layer(s), 10 trial(s) (10 valid, 0 failed) as of "
+        "refresh 1; every complete line read is in the database"
     )
 
 

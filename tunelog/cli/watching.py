@@ -121,8 +121,11 @@ class _WatchView:
         if self.last is None:
             echo(f"{how} before the first refresh: nothing imported")
             return
+        # Interrupted, a refresh may have imported lines and not been shown: the totals are
+        # the last shown refresh's, and said to be.
+        shown = f" as of refresh {self.last.number}" if self.interrupted else ""
         echo(
-            f"{how} after {self.last.number} refresh(es): {_watch_totals(self.last)}; "
+            f"{how} after {self.last.number} refresh(es): {_watch_totals(self.last)}{shown}; "
             "every complete line read is in the database"
         )
 
