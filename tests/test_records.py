@@ -114,6 +114,16 @@ def test_line_kinds(raw: bytes, kind: type) -> None:
     ("raw", "reason"),
     [
         (V02[:57], "invalid JSON at column 57"),
+        # Python's json reads these (half a character each); no text can hold them.
+        (
+            V02[:12] + b"\\ud800" + V02[12:],
+            "a lone UTF-16 surrogate escape (half a character) at column 19",
+        ),
+        (
+            V02[:12] + b"\\udc00" + V02[12:],
+            "a lone UTF-16 surrogate escape (half a character) at column 18",
+        ),
+        (V02[:12] + b"\\u12" + V02[12:], "invalid JSON at column 18"),
         (
             b"No: 1\tGFLOPS: 0.00\tresult: MeasureResult(costs=...)",
             "tab-separated text, not a JSON record",

@@ -10,6 +10,7 @@ every such command a tenth of a second of start-up. The msgspec structs of
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, TypeAlias
 
@@ -325,9 +326,25 @@ def _non_json_reason(line: bytes, detail: str) -> str:
     if shape is not None:
         return shape
     match = _JSON_COLUMN.search(detail)
+    if match and b"\\u" in line and _lone_surrogate(line):
+        return f"a lone UTF-16 surrogate escape (half a character) at column {match.group(1)}"
     if match:
         return f"invalid JSON at column {match.group(1)}"
     return f"invalid JSON ({detail})" if detail else "invalid JSON"
+
+
+def _lone_surrogate(line: bytes) -> bool:
+    """Whether Python's json (TVM's reader) reads the line, into a string holding half a
+    character ("\\ud800" alone): JSON that is not text, which no stricter parser takes."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    try:
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _loc(loc: tuple[str | int, ...]) -> str:
