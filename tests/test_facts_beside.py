@@ -219,18 +219,22 @@ def _written(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
     ).fetchall()
 
 
+def _handed_over(rows: list[factsbeside.WorkloadRow]) -> tuple[sqlite3.Connection, FactsBeside]:
+    """A database of `rows` and the `FactsBeside` that handed them to the worker."""
+    conn = _connection(rows)
+    facts = FactsBeside(conn, beside=True)
+    assert facts.inserted_rows(rows)[0][-5:] == (None,) * 5  # NULL facts: handed over
+    return conn, facts
+
+
 def test_answers_for_an_import_that_failed_halfway_are_not_taken_for_the_next(
     monkeypatch: pytest.MonkeyPatch, fresh_worker: None
 ) -> None:
     monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
-    rows = _rows(10, 5)
-    failed = FactsBeside(_connection(rows), beside=True)
-    assert failed.inserted_rows(rows)[0][-5:] == (None,) * 5
+    _, failed = _handed_over(_rows(10, 5))
     del failed  # never finished: its answer is still to come
     rows = _rows(100, 3)
-    conn = _connection(rows)
-    facts = FactsBeside(conn, beside=True)
-    assert facts.inserted_rows(rows)[0][-5:] == (None,) * 5  # handed over
+    conn, facts = _handed_over(rows)
     facts.finish()
     assert _written(conn) == facts_of_rows(rows)
 
@@ -247,9 +251,7 @@ def test_a_second_import_at_the_same_time_computes_its_own_facts(
         (*row, *facts[:-1]) for row, facts in zip(rows, facts_of_rows(rows), strict=True)
     ]
     first.finish()
-    conn = _connection(rows)
-    third = FactsBeside(conn, beside=True)  # the worker is free again
-    assert third.inserted_rows(rows)[0][-5:] == (None,) * 5
+    conn, third = _handed_over(rows)  # the worker is free again
     third.finish()
     assert _written(conn) == facts_of_rows(rows)
 
@@ -314,9 +316,7 @@ def test_the_worker_is_this_tunelog_whatever_the_current_directory_holds(
     monkeypatch.setenv("PYTHONPATH", str(elsewhere))
     monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
     rows = _rows(10, 4)
-    conn = _connection(rows)
-    facts = FactsBeside(conn, beside=True)
-    assert facts.inserted_rows(rows)[0][-5:] == (None,) * 5
+    conn, facts = _handed_over(rows)
     facts.finish()
     assert _written(conn) == facts_of_rows(rows)  # answered by the worker
 
@@ -326,9 +326,7 @@ def test_the_worker_ends_when_told_though_a_forked_child_holds_its_pipe(
     monkeypatch: pytest.MonkeyPatch, fresh_worker: None
 ) -> None:
     monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
-    rows = _rows(10, 2)
-    facts = FactsBeside(_connection(rows), beside=True)
-    facts.inserted_rows(rows)
+    _, facts = _handed_over(_rows(10, 2))
     facts.finish()
     worker = factsbeside._worker
     assert worker is not None
