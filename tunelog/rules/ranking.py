@@ -77,9 +77,7 @@ class TopConfigs:
 
     def kept_record_ids(self) -> list[int]:
         """The best record of each of the `kept` best configs, in no order."""
-        if len(self.means) <= self.kept:
-            return list(self.ids.values())
-        return [rid for (_, rid), _ in self.ranked()]
+        return list(self.kept_configs()[1])
 
     def kept_configs(self) -> tuple[Iterable[int], Iterable[int], Iterable[float]]:
         """The `kept` best configs as columns, in no order: config indexes, record ids, means

@@ -29,7 +29,13 @@ _CONV_RANK = {
 _TRANSPOSED_RANK = {"conv1d_transpose": 1, "conv2d_transpose": 2, "conv3d_transpose": 3}
 _SPATIAL_LETTERS = {1: "W", 2: "HW", 3: "DHW"}
 # The plain data layouts of a convolution of each rank (HWCN: conv2d_hwcn only).
-_CONV_LAYOUTS = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC", _HWCN), 3: ("NCDHW", "NDHWC")}
+_CONV_LAYOUTS = {
+    rank: ("NC" + letters, "N" + letters + "C", *((_HWCN,) if rank == 2 else ()))
+    for rank, letters in _SPATIAL_LETTERS.items()
+}
+# Those of every rank: the layouts whose kernel sizes, strides and dilation relay's
+# conditions read (`facts`).
+PLAIN_CONV_LAYOUTS = frozenset(layout for plain in _CONV_LAYOUTS.values() for layout in plain)
 # VTA's batch-and-channel packed layout, e.g. NCHW1n16c: data [N/n, C/c, H, W, n, c].
 _PACKED_LAYOUT = re.compile(r"NCHW(\d+)n(\d+)c")
 _LAYOUT_STRING = re.compile(r"[A-Z]+(?:\d+[a-z])*")

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunelog.workloads.calls import _PACKED_LAYOUT, _Call, _Conv, _Matmul, _parse
+from tunelog.workloads.calls import (
+    _PACKED_LAYOUT,
+    PLAIN_CONV_LAYOUTS,
+    _Call,
+    _Conv,
+    _Matmul,
+    _parse,
+)
 from tunelog.workloads.families import _HWCN, _name_info
 from tunelog.workloads.layerkey import _call_key, _fallback_key
 
@@ -29,10 +36,6 @@ def _channels(call: _Conv) -> tuple[int, int] | None:
     return None
 
 
-# The layouts whose kernel sizes, strides and dilation relay's conditions read.
-_PLAIN_LAYOUTS = frozenset({"NCHW", "NHWC", _HWCN, "NCDHW", "NDHWC", "NCW", "NWC"})
-
-
 def _conv_facts(call: _Conv) -> dict[str, object]:
     # The call's fields read once (a NamedTuple's field costs an attribute lookup each time).
     family, layout, groups = call.family, call.layout, call.groups
@@ -50,7 +53,7 @@ def _conv_facts(call: _Conv) -> dict[str, object]:
     strides = call.strides
     rank = len(strides)
     spatial = kernel.shape[2:] if layout.startswith("NC") else kernel.shape[:rank]
-    if layout in _PLAIN_LAYOUTS:
+    if layout in PLAIN_CONV_LAYOUTS:
         facts["kw"], facts["stride_w"] = spatial[-1], strides[-1]
         if not call.transposed:
             facts["dilation_w"] = call.dilation[-1]
