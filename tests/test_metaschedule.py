@@ -13,6 +13,7 @@ import tunelog
 from tests.conftest import CORPUS, DATA, SAMPLE_LOGS, require_shared, runner
 from tunelog.api import export_metaschedule
 from tunelog.cli import app
+from tunelog.exceptions import InvalidValueError
 from tunelog.msmodule import decode, structural_identity
 from tunelog.selection import metaschedule_valid
 from tunelog.store import Store
@@ -137,6 +138,84 @@ def test_cli_export_metaschedule_warns_that_the_target_is_ignored(
     again = runner.invoke(app, ["--db", db, *command, out])
     assert again.exit_code == 1
     assert again.stderr.startswith("Error: ")
+
+
+# What is in the export's directory before it, and the error that refuses it. Each refusal
+# leaves the directory as it was: no new workloads file beside an old records file.
+REFUSED_DIRECTORIES = {
+    "an old records file": (
+        {"database_tuning_record.json": "[0, []]\n"},
+        "Error: {out}/database_tuning_record.json already exists (an earlier MetaSchedule "
+        "database file?): choose another path or pass --force to replace it\n",
+    ),
+    "an old workloads file": (
+        {"database_workload.json": '["0", "x"]\n'},
+        "Error: {out}/database_workload.json already exists (an earlier MetaSchedule "
+        "database file?): choose another path or pass --force to replace it\n",
+    ),
+    "a directory for the records file": (
+        {"database_tuning_record.json/keep": ""},
+        "Error: {out}/database_tuning_record.json is a directory: give the path of the log "
+        "file to write, e.g. {out}/database_tuning_record.json/best.log\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("held", list(REFUSED_DIRECTORIES))
+def test_a_refused_metaschedule_export_writes_neither_file(tmp_path: Path, held: str) -> None:
+    files, error = REFUSED_DIRECTORIES[held]
+    db, out = str(tmp_path / "ms.db"), tmp_path / "pruned"
+    assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
+    for name, text in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text)
+    before = sorted((p.relative_to(out), p.is_file() and p.read_text()) for p in out.rglob("*"))
+    result = runner.invoke(app, ["--db", db, "export-metaschedule", str(out)])
+    assert (result.exit_code, result.stderr) == (1, error.format(out=out))
+    after = sorted((p.relative_to(out), p.is_file() and p.read_text()) for p in out.rglob("*"))
+    assert after == before
+
+
+@pytest.mark.parametrize("command", [["export-metaschedule"], ["export", "--metaschedule"]])
+def test_a_metaschedule_export_to_stdout_is_a_usage_error(
+    tmp_path: Path, command: list[str]
+) -> None:
+    db = str(tmp_path / "ms.db")
+    assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, *command, "-"], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert "a MetaSchedule database is two files: give a directory to write them in" in (
+        result.stderr
+    )
+    assert not (Path.cwd() / "-").exists()
+    with Store(db) as store, pytest.raises(InvalidValueError, match="two files"):
+        export_metaschedule(store, "-")
+
+
+def test_a_metaschedule_export_into_a_file_says_it_needs_a_directory(tmp_path: Path) -> None:
+    db, out = str(tmp_path / "ms.db"), tmp_path / "pruned"
+    assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
+    out.write_text("mine\n")
+    result = runner.invoke(app, ["--db", db, "export-metaschedule", str(out)])
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: {out} is a file: a MetaSchedule database is a directory of two files; "
+        "give a directory's path\n",
+    )
+    assert out.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("top_k", [0, -3, True, 1.5])
+def test_the_api_refuses_a_top_k_below_one_as_the_command_line_does(
+    tmp_path: Path, top_k: Any
+) -> None:
+    with Store(tmp_path / "ms.db") as store:
+        tunelog.import_paths(store, [str(GMM)])
+        with pytest.raises(InvalidValueError, match="top_k must be a whole number >= 1"):
+            export_metaschedule(store, str(tmp_path / "out"), top_k=top_k)
+        with pytest.raises(InvalidValueError, match="top_k must be a whole number >= 1"):
+            tunelog.api.export(store, str(tmp_path / "out.log"), top_k=top_k)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "out.log").exists()
 
 
 def test_a_log_export_leaves_metaschedule_records_out_and_says_where_they_go(

@@ -6,7 +6,7 @@ import contextlib
 import os
 import stat
 import sys
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -43,6 +43,56 @@ def write_lines_atomically(
     """
     if out == STDOUT:
         return _write_to(sys.stdout.buffer, lines)
+    (count,) = write_files_atomically([(out, lines)], force=force, protected=protected, kind=kind)
+    return count
+
+
+def write_files_atomically(
+    files: Sequence[tuple[str, Iterable[bytes]]],
+    *,
+    force: bool = False,
+    protected: Collection[str] = (),
+    kind: str = "log",
+) -> list[int]:
+    """Write several files as one output (a MetaSchedule database's two files), each as
+    `write_lines_atomically` writes one; return each file's count of lines.
+
+    Every destination is checked before a byte is written, and the files are renamed into
+    place only once all of them are written: a refused or failed output leaves none of them
+    changed (nor a new file beside an old one it does not belong with).
+    """
+    places = [
+        _checked_destination(out, force=force, protected=protected, kind=kind) for out, _ in files
+    ]
+    counts: list[int] = []
+    written: list[tuple[str, str, Path]] = []  # (out, temporary file, path to replace)
+    try:
+        for (out, lines), path in zip(files, places, strict=True):
+            if path is None:
+                counts.append(_write_through(out, lines))
+            else:
+                tmp_name, count = _write_temporary(out, path, lines)
+                written.append((out, tmp_name, path))
+                counts.append(count)
+        while written:
+            out, tmp_name, path = written[0]
+            try:
+                os.replace(tmp_name, path)
+            except OSError as exc:
+                raise _not_writable(out, exc) from None
+            written.pop(0)
+    finally:
+        for _, tmp_name, _ in written:  # not renamed: a failure, or an interrupt
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp_name)
+    return counts
+
+
+def _checked_destination(
+    out: str, *, force: bool, protected: Collection[str], kind: str
+) -> Path | None:
+    """Where `out` is written: the path a temporary file replaces, or None for a character
+    device or pipe (written through); raises when `out` may not be written."""
     _refuse_protected(out, protected)
     try:
         info = os.stat(out)  # through symlinks: what a write would reach
@@ -56,7 +106,7 @@ def write_lines_atomically(
             f"e.g. {Path(out) / 'best.log'}"
         )
     if info is not None and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-        return _write_through(out, lines)
+        return None
     if info is not None and not stat.S_ISREG(info.st_mode):
         raise OutputNotWritableError(
             f"cannot write {out}: it is a special file (not a regular file, character device "
@@ -71,8 +121,7 @@ def write_lines_atomically(
             "--force to replace it"
         )
     # A symlink's target is what gets replaced, so the link keeps pointing at the new file.
-    path = Path(os.path.realpath(out)) if os.path.islink(out) else Path(out)
-    return _replace_atomically(out, path, lines)
+    return Path(os.path.realpath(out)) if os.path.islink(out) else Path(out)
 
 
 def _write_to(stream: BinaryIO, lines: Iterable[bytes]) -> int:
@@ -117,8 +166,9 @@ def _refuse_protected(out: str, protected: Collection[str]) -> None:
             )
 
 
-def _replace_atomically(out: str, path: Path, lines: Iterable[bytes]) -> int:
-    """Write a temporary file beside `path` and rename it over `path`."""
+def _write_temporary(out: str, path: Path, lines: Iterable[bytes]) -> tuple[str, int]:
+    """Write `lines` to a new temporary file beside `path`, with the mode `path` will have:
+    (its name, the count of lines). It is removed if the writing fails."""
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp_name = _new_private_file(directory, f".{path.name}.", ".tmp")
@@ -135,7 +185,6 @@ def _replace_atomically(out: str, path: Path, lines: Iterable[bytes]) -> int:
         # mkstemp makes the file private (0600); give it the mode a plain open() would, or
         # the mode of the file it replaces.
         os.chmod(tmp_name, _mode_for(path))
-        os.replace(tmp_name, path)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
@@ -143,7 +192,7 @@ def _replace_atomically(out: str, path: Path, lines: Iterable[bytes]) -> int:
             # The temporary file is ours, not the user's: the message names `out` only.
             raise _not_writable(out, exc) from None
         raise
-    return count
+    return tmp_name, count
 
 
 # The flags tempfile.mkstemp opens with; the module itself (and the `random` it imports) costs

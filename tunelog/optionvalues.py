@@ -41,6 +41,13 @@ def interval(value: float, name: str = "interval") -> float:
     return seconds(value, name, maximum=MAX_INTERVAL)
 
 
+def top_k(value: int) -> int:
+    """How many best distinct configs an export keeps per slot: a whole number, at least 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidValueError(f"top_k must be a whole number >= 1, not {value!r}")
+    return value
+
+
 def is_ascii_number(text: str) -> bool:
     """True for a non-empty run of ASCII digits."""
     return text.isascii() and text.isdigit()

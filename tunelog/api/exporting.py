@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from tunelog.api.importing import _database_files
 from tunelog.exceptions import (
+    InvalidValueError,
     MixedFormatsError,
     MixedTvmVersionsError,
     NothingToExportError,
@@ -85,6 +87,9 @@ def export(
     import order. `log_format` ("autotvm" or "auto_scheduler") picks one kind of record: TVM
     reads them with different loaders, so a database holding both must say which to write.
     """
+    from tunelog import optionvalues
+
+    optionvalues.top_k(top_k)
     # The winners and their lines from one state of the database (of the chosen files'
     # records with --source/--label, see Store.selected); the output is never the user's
     # database, whichever database answers.
@@ -282,10 +287,17 @@ def export_metaschedule(
     Existing files are refused unless `force`; so is a mix of TVM releases, which no TVM loads
     (MixedTvmVersionsError, naming the versions).
     """
-    from tunelog.exporting import write_lines_atomically
+    from tunelog import optionvalues
+    from tunelog.exporting import STDOUT, write_files_atomically
     from tunelog.metaschedule import RECORD_FILE, WORKLOAD_FILE, mixed_releases, pruned_database
     from tunelog.results import MetaScheduleExport
 
+    optionvalues.top_k(top_k)
+    if directory == STDOUT:
+        raise InvalidValueError(
+            "a MetaSchedule database is two files: give a directory to write them in, not - "
+            "(stdout)"
+        )
     own = _database_files(store)
     with store.selected(filters) as (chosen, rest), chosen.snapshot():
         rows = chosen.metaschedule_export(rest, top_k=top_k)
@@ -302,10 +314,36 @@ def export_metaschedule(
             "together: export one version at a time (--source or --label)"
         )
     workload_lines, record_lines = pruned_database(rows)
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    write_lines_atomically(str(out / WORKLOAD_FILE), workload_lines, force=force, protected=own)
-    write_lines_atomically(str(out / RECORD_FILE), record_lines, force=force, protected=own)
+    _make_directory(directory)
+    # Both files checked before either is written, and renamed into place together: a refused
+    # records file never leaves a new workloads file beside an old one.
+    write_files_atomically(
+        [
+            (str(Path(directory) / WORKLOAD_FILE), workload_lines),
+            (str(Path(directory) / RECORD_FILE), record_lines),
+        ],
+        force=force,
+        protected=own,
+        kind="MetaSchedule database file",
+    )
     return MetaScheduleExport(
         directory, len(workload_lines), [METASCHEDULE_TARGET_WARNING], len(record_lines)
     )
+
+
+def _make_directory(directory: str) -> None:
+    """Create the export's directory (and its parents) unless it exists."""
+    from tunelog.exceptions import OutputNotWritableError
+
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise OutputNotWritableError(
+            f"{directory} is a file: a MetaSchedule database is a directory of two files; "
+            "give a directory's path"
+        )
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise OutputNotWritableError(
+            f"cannot create {directory}: {exc.strerror or exc}; check that its parent is "
+            "writable, or choose another path"
+        ) from None

@@ -149,6 +149,12 @@ def export_metaschedule(
 def _export_metaschedule(directory: str, force: bool, filters: Filters, top_k: int) -> None:
     from tunelog import api
 
+    if directory == "-":
+        raise typer.BadParameter(
+            "a MetaSchedule database is two files: give a directory to write them in, not - "
+            "(stdout)",
+            param_hint="OUT",
+        )
     with opened_store() as store:
         report = api.export_metaschedule(
             store, directory, force=force, filters=filters, top_k=top_k
