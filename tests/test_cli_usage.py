@@ -107,6 +107,23 @@ def test_read_commands_on_a_missing_database_say_where_they_looked(db: str, comm
     assert not Path(db).exists()
 
 
+@pytest.mark.parametrize("command", ["sources", "stats", "best", "workloads", "untuned", "errors"])
+def test_read_commands_leave_an_empty_database_file_empty(db: str, command: str) -> None:
+    """Only a command that adds data makes an empty file (`touch`) a database, as with a
+    missing one; a read command says so and leaves it as it was."""
+    Path(db).touch()
+    code, out, err = run("--db", db, command)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"Error: {db} is empty, no tunelog database yet: import logs into it first "
+        f"(`tunelog --db {db} import LOGS`), or choose another --db\n"
+    )
+    assert Path(db).read_bytes() == b""
+    assert sorted(p.name for p in Path(db).parent.iterdir()) == [Path(db).name]
+    assert run("--db", db, "import", str(X86))[0] == 0
+    assert run("--db", db, command)[0] == 0
+
+
 def test_db_is_accepted_after_the_command(db: str) -> None:
     run("import", str(X86), "--db", db)
     code, out, _ = run("stats", f"--db={db}", "--json")

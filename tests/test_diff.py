@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 import tunelog
-from tests.conftest import REPO, SAMPLE_LOGS, X86, invoke, make_db, run
+from tests.conftest import REPO, SAMPLE_LOGS, X86, invoke, make_db, run, undo_migrations
 from tests.test_merge import write_rescaled
 from tunelog.exceptions import UnknownSourceError
 
@@ -195,3 +196,26 @@ def test_a_layer_missing_from_b_fails_the_regression_check(tmp_path: Path) -> No
     )
     assert result.exit_code == 1
     assert "or untuned or missing in B" in result.stderr
+
+
+@pytest.mark.parametrize("version", [3, 12])
+def test_an_older_database_is_compared_from_a_migrated_copy_and_left_untouched(
+    tmp_path: Path, version: int
+) -> None:
+    """A side of `diff` is the user's file, only read: a database of an older schema is
+    compared as it is after migration, and its bytes and schema stay as they were (migrating
+    it would lock out the tunelog that wrote it)."""
+    old = make_db(tmp_path / "old.db", X86)
+    with sqlite3.connect(old, isolation_level=None) as conn:
+        undo_migrations(conn, version)
+    conn.close()
+    before = old.read_bytes()
+    new = make_db(tmp_path / "new.db", X86)
+    code, out, err = run("--db", str(new), "diff", str(old), str(new), "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["layers"] and {row["status"] for row in report["layers"]} == {"same"}
+    assert old.read_bytes() == before
+    with sqlite3.connect(old) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == version
+    conn.close()

@@ -105,7 +105,11 @@ def _run_store(spec: str, db: str | None, side: str, notes: list[str]) -> Iterat
             yield temp
         return
     if _is_sqlite_file(spec):
-        with Store(spec) as store:
+        from tunelog.store.otherdatabase import current_schema_path
+
+        # The user's database, only read: one of an older schema is compared from a migrated
+        # copy (migrating it in place would lock out the tunelog that wrote it).
+        with current_schema_path(spec, "diff") as (path, _), Store(path, create=False) as store:
             yield store
         return
     with Store(":memory:") as temp:

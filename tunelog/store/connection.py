@@ -48,6 +48,7 @@ class Connection:
             ) from exc
         self.conn = conn
         self.closed = False
+        self._create = create
         # Workload ids by identity, as of `data_version` (see _known_workloads).
         self._workload_ids: dict[tuple[str, str, str, str], int] = {}
         self._workload_ids_as_of: int | None = None
@@ -77,6 +78,13 @@ class Connection:
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        if not (has_tables or version or self._create or self.path == ":memory:"):
+            # An empty file (`touch`, or a program that created it and wrote nothing): only
+            # a command that adds data makes it a database, as with a missing file.
+            raise DatabaseNotFoundError(
+                f"{self.path} is empty, no tunelog database yet: import logs into it first "
+                f"(`tunelog --db {self.path} import LOGS`), or choose another --db"
+            )
         if app_id != APPLICATION_ID and (has_tables or version):
             raise NotATunelogDatabaseError(
                 f"{self.path} is an SQLite database but not a tunelog one; pass another --db path"

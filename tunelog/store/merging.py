@@ -25,28 +25,25 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import tempfile
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tunelog.exceptions import (
     DatabaseUnavailableError,
     DiskFullError,
     InputNotFoundError,
-    NewerSchemaError,
-    NotATunelogDatabaseError,
     SameDatabaseError,
 )
 from tunelog.inputs import stored_path
 from tunelog.models import FileReport, _Dumpable
 from tunelog.rules.lineaccounting import duplicates_when_moved
 from tunelog.store.codec import LineReader
-from tunelog.store.connection import BUSY_TIMEOUT_MS, Connection
-from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
+from tunelog.store.connection import Connection
+from tunelog.store.otherdatabase import read_only_current
+from tunelog.store.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     from tunelog.store.importer import ImportWriter
@@ -158,60 +155,9 @@ def _open_other(path: str, target_path: str) -> Iterator[_Other]:
     origin = os.path.realpath(path)
     if origin == os.path.realpath(target_path):
         raise SameDatabaseError(f"{path} is the database being merged into; give another one")
-    conn = _connect_read_only(path)
-    try:
-        version = _checked_version(conn, path)
-        if version == len(MIGRATIONS):
-            conn.execute("BEGIN")  # one snapshot of it for the whole merge
-            yield _Other(path, origin, conn, version)
-            return
-        with tempfile.TemporaryDirectory(prefix="tunelog-merge-") as tmp:
-            copy = os.path.join(tmp, "copy.db")
-            dest = sqlite3.connect(copy)
-            try:
-                conn.backup(dest)
-            finally:
-                dest.close()
-            conn.close()
-            with Connection(copy) as migrated:  # opening migrates the copy, never the user's file
-                migrated.conn.execute("BEGIN")
-                yield _Other(path, origin, migrated.conn, version)
-    finally:
-        conn.close()
-
-
-def _connect_read_only(path: str) -> sqlite3.Connection:
-    uri = Path(path).absolute().as_uri() + "?mode=ro"
-    try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    except sqlite3.Error as exc:
-        raise DatabaseUnavailableError(f"cannot read database {path}: {exc}") from exc
-    return conn
-
-
-def _checked_version(conn: sqlite3.Connection, path: str) -> int:
-    """The schema version of a tunelog database; refuses anything else, or a newer schema."""
-    try:
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    except sqlite3.DatabaseError as exc:
-        raise NotATunelogDatabaseError(
-            f"{path} is not a tunelog database (SQLite says: {exc}); merge takes databases, "
-            "`tunelog import` takes log files"
-        ) from exc
-    if app_id != APPLICATION_ID or not tables:
-        raise NotATunelogDatabaseError(
-            f"{path} is not a tunelog database; merge takes databases, `tunelog import` takes "
-            "log files"
-        )
-    if version > len(MIGRATIONS):
-        raise NewerSchemaError(
-            f"{path} was written by a newer tunelog (schema {version}, this one knows "
-            f"{len(MIGRATIONS)}); upgrade tunelog to merge it"
-        )
-    return version
+    with read_only_current(path, "merge") as (conn, version):
+        conn.execute("BEGIN")  # one snapshot of it for the whole merge
+        yield _Other(path, origin, conn, version)
 
 
 # -- merging ------------------------------------------------------------------------------------

@@ -1,0 +1,114 @@
+"""Another tunelog database, read as it is: `merge`'s inputs and a database side of `diff`.
+
+Such a file is the user's, not the database the command writes: it is checked (a tunelog
+database, of a schema this tunelog knows), read without writing, and never migrated in place.
+A database of an older schema is read from a migrated temporary copy: migrating the file
+itself would leave it unreadable to the older tunelog that wrote it.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tunelog.exceptions import (
+    DatabaseUnavailableError,
+    NewerSchemaError,
+    NotATunelogDatabaseError,
+)
+from tunelog.store.connection import BUSY_TIMEOUT_MS, Connection
+from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
+
+# What each command takes, for the error refusing a file that is no tunelog database.
+TAKES = {
+    "merge": "merge takes databases, `tunelog import` takes log files",
+    "diff": "diff compares tunelog databases, log files or directories of logs",
+}
+
+
+@contextmanager
+def current_schema_path(path: str, command: str) -> Iterator[tuple[str, int]]:
+    """(the path of `path`'s database at this tunelog's schema, the schema the file is at):
+    `path` itself when its schema is current, else a migrated temporary copy; `path` is only
+    read. Refuses what `checked_version` refuses (`command`: which command reads it)."""
+    conn = connect_read_only(path)
+    try:
+        version = checked_version(conn, path, command)
+        if version == len(MIGRATIONS):
+            conn.close()
+            yield path, version
+            return
+        with _migrated_copy(conn, command) as copy:
+            yield copy, version
+    finally:
+        conn.close()
+
+
+@contextmanager
+def read_only_current(path: str, command: str) -> Iterator[tuple[sqlite3.Connection, int]]:
+    """A connection reading `path`'s database at this tunelog's schema, and the schema the file
+    is at: the file itself, read-only, or a migrated temporary copy of an older one. Refuses
+    what `checked_version` refuses (`command`: which command reads it)."""
+    conn = connect_read_only(path)
+    try:
+        version = checked_version(conn, path, command)
+        if version == len(MIGRATIONS):
+            yield conn, version
+            return
+        with _migrated_copy(conn, command) as copy, Connection(copy) as migrated:
+            yield migrated.conn, version
+    finally:
+        conn.close()
+
+
+@contextmanager
+def _migrated_copy(conn: sqlite3.Connection, command: str) -> Iterator[str]:
+    """The path of a copy of `conn`'s database migrated to this tunelog's schema, in a
+    temporary directory removed afterwards (`conn` is read once, then closed)."""
+    with tempfile.TemporaryDirectory(prefix=f"tunelog-{command}-") as tmp:
+        copy = os.path.join(tmp, "copy.db")
+        dest = sqlite3.connect(copy)
+        try:
+            conn.backup(dest)
+        finally:
+            dest.close()
+        conn.close()
+        with Connection(copy):  # opening migrates the copy, never the user's file
+            pass
+        yield copy
+
+
+def connect_read_only(path: str) -> sqlite3.Connection:
+    """A connection that can only read the database at `path`."""
+    uri = Path(path).absolute().as_uri() + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    except sqlite3.Error as exc:
+        raise DatabaseUnavailableError(f"cannot read database {path}: {exc}") from exc
+    return conn
+
+
+def checked_version(conn: sqlite3.Connection, path: str, command: str) -> int:
+    """The schema version of a tunelog database; refuses anything else, or a newer schema."""
+    takes = TAKES[command]
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        raise NotATunelogDatabaseError(
+            f"{path} is not a tunelog database (SQLite says: {exc}); {takes}"
+        ) from exc
+    if app_id != APPLICATION_ID or not tables:
+        raise NotATunelogDatabaseError(f"{path} is not a tunelog database; {takes}")
+    if version > len(MIGRATIONS):
+        raise NewerSchemaError(
+            f"{path} was written by a newer tunelog (schema {version}, this one knows "
+            f"{len(MIGRATIONS)}); upgrade tunelog to {command} it"
+        )
+    return version
