@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run, runner, write_distinct_copies
+from tests.conftest import REPO, X86, run, runner, write_distinct_copies
 from tunelog.cli import app, format_seconds
 
 IMPORT_TABLE = """\
@@ -73,6 +73,28 @@ def test_strict_import_exits_1_and_keeps_nothing(db: str) -> None:
         "Error: --strict: files with rejected lines were rolled back; fix or drop --strict\n"
     )
     assert json.loads(run("--db", db, "stats", "--json")[1])["records"] == 0
+
+
+@pytest.mark.parametrize("named", ["the file", "its directory"])
+def test_strict_import_of_records_and_a_bad_line_names_the_line(
+    db: str, tmp_path: Path, named: str
+) -> None:
+    """A file --strict rolls back holds records (counted as discarded): its bad lines are
+    printed and the error is --strict's, never "holds no tuning record", whether the file is
+    named or found in a directory."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "bad.log"
+    log.write_bytes(b"".join(X86.read_bytes().splitlines(keepends=True)[:50]) + b"garbage\n")
+    code, out, err = run(
+        "--db", db, "import", "--strict", str(log if named == "the file" else logs)
+    )
+    assert code == 1
+    assert "rolled back (--strict): 50 new record(s) not stored" in out
+    assert err == (
+        f"{log}:51: not JSON (text line)\n"
+        "Error: --strict: files with rejected lines were rolled back; fix or drop --strict\n"
+    )
 
 
 BEST_TABLE = """\

@@ -155,12 +155,13 @@ _IMPORT_COLUMNS = (
 
 
 def _holds_no_record(report: FileReport) -> bool:
-    """A file read in full where every line that is not blank or a comment was rejected."""
+    """A file read in full where every line that is not blank or a comment was rejected
+    (the records of a file --strict rolled back are `discarded`: it holds records)."""
     return (
         not report.unreadable
         and not report.already_imported_as
         and report.rejected > 0
-        and report.new + report.duplicates == 0
+        and report.new + report.duplicates + report.discarded == 0
     )
 
 
