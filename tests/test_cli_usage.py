@@ -16,7 +16,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from tabulate import tabulate
 
-from tests.conftest import EDGE, REPO, X86, run, runner, write_mixed_version_log
+from tests.conftest import EDGE, EDGE_LINES, REPO, X86, run, runner, write_mixed_version_log
 from tunelog.cli import app, app_for, hoist_global_options
 from tunelog.discovery import looks_like_log
 from tunelog.tables import Column, fit_table, simple_table
@@ -175,6 +175,21 @@ def test_untuned_check_exits_1_when_a_layer_is_untuned(db: str, tmp_path: Path) 
         "",
         "every layer has at least one valid measurement\n",
     )
+
+
+def test_untuned_lists_a_layer_answered_only_by_v01_records(db: str, tmp_path: Path) -> None:
+    """TVM >= 0.7 skips v0.1 lines: a layer whose only answers are v0.1 records runs a fallback
+    config, so `untuned --check` fails on it, naming the record (as `diagnose` says v01_only)."""
+    v01 = tmp_path / "v01.log"
+    v01.write_bytes(EDGE_LINES[18])  # a v0.1 topi_nn_dense record of cuda -model=t4
+    run("--db", db, "import", str(v01))
+    code, out, err = run("--db", db, "untuned", "--check", "--json")
+    assert (code, err) == (1, "")
+    (layer,) = json.loads(out)
+    assert (layer["winner"], layer["target_keys"]) == ("topi_nn_dense", ["cuda", "gpu"])
+    code, out, err = run("--db", db, "untuned")
+    assert code == 0
+    assert out.splitlines()[2].endswith("v0.1 records only, which TVM >= 0.7 skips (v01.log:1)")
 
 
 def test_an_empty_listing_exits_0_with_a_note(db: str) -> None:

@@ -138,8 +138,9 @@ def test_the_page_shows_every_section(page: Path) -> None:
         "valid": "308",
         "failed": "25",
         "layers": "7",
-        "tuned": "7",
-        "untuned": "0",
+        # edge_cases.log's cuda dense layer has only a v0.1 record, which TVM >= 0.7 skips
+        "tuned": "6",
+        "untuned": "1",
     }
     assert "All 12 failures are BUILD_TIMEOUT" in body  # the diagnosis
     assert '<td>BUILD_TIMEOUT</td><td data-v="24">24</td>' in body

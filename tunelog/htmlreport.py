@@ -21,6 +21,7 @@ from tunelog.reportfigures import (
     curves_figure,
     latency_figure,
 )
+from tunelog.rules.untuned import answer_text, is_untuned
 
 
 @dataclass
@@ -62,7 +63,7 @@ class ReportData:
 def render(data: ReportData, plotly_js: str) -> str:
     """The report page as HTML text."""
     tuned = [lay for lay in data.layers if lay.winner is not None and lay.winner.chosen]
-    untuned = [lay for lay in data.layers if lay.winner is None]
+    untuned = [lay for lay in data.layers if is_untuned(lay)]
     figures = {
         "latency-chart": latency_figure(tuned),
         "curves-chart": curves_figure(data.layers, data.curves),
@@ -110,7 +111,7 @@ def _summary(data: ReportData, tuned: list[Layer], untuned: list[Layer]) -> str:
         ("valid", data.valid),
         ("failed", data.failed),
         ("layers", len(data.layers)),
-        ("tuned", len(tuned)),
+        ("tuned", len(data.layers) - len(untuned)),
         ("untuned", len(untuned)),
     ]
     html_cards = "".join(
@@ -239,11 +240,16 @@ def _untuned_table(untuned: list[Layer]) -> str:
         + _td(lay.shapes)
         + _td(", ".join(t.name for t in lay.templates))
         + _td(f"{lay.trials:,}", lay.trials)
+        + _td(answer_text(lay))
         + "</tr>"
         for lay in untuned
     ]
-    return "<p class=note>No valid measurement: these run a fallback config.</p>" + _table(
-        "untuned", ["target", "operator", "shapes", "templates", "trials"], rows
+    return (
+        "<p class=note>No valid measurement the compile can use: these run a fallback config, "
+        "or one measured on another machine (answered by).</p>"
+        + _table(
+            "untuned", ["target", "operator", "shapes", "templates", "trials", "answered by"], rows
+        )
     )
 
 

@@ -127,6 +127,7 @@ class UntunedReport:
 def untuned_report(store: Store, filters: Filters | None = None) -> UntunedReport:
     """The untuned layers (see `untuned`) and how many layers the filters matched."""
     from tunelog.collecting import young_collected_less
+    from tunelog.rules.untuned import is_untuned
 
     asked = filters.for_target if filters is not None else None
     untuned: list[Layer] = []
@@ -134,36 +135,15 @@ def untuned_report(store: Store, filters: Filters | None = None) -> UntunedRepor
     with young_collected_less():  # each layer's objects die young (see tunelog.collecting)
         for lay in each_layer(store, filters):
             matched += 1
-            if lay.winner is None or (lay.warnings and _answered_elsewhere(lay, asked)):
+            if is_untuned(lay, asked):
                 untuned.append(lay)
     return UntunedReport(untuned, matched)
 
 
 def untuned(store: Store, filters: Filters | None = None) -> list[Layer]:
-    """Layers with no measurement their targets can use, or only one from another machine.
-
-    A layer without a winner runs a fallback config. A layer answered from another machine is
-    listed too (TVM uses that config, but nothing was measured on the machine asked about):
-    its winner was measured on a target string outside the layer's group (through a shared
-    key), or on a surely different machine than the target asked about (--for-target) or a
-    target of the group (another kind, or another value of -mcpu/-mtriple/-arch/-model/
-    -device). An option only one string gives (`cuda -model=t4` vs `cuda -arch=sm_75
-    -model=t4`) may be the same machine: `workloads` warns, `untuned` does not list it.
-    """
+    """The untuned layers (`rules.untuned`): no valid record their targets can use, only v0.1
+    records (which TVM >= 0.7 skips), or only one measured on another machine."""
     return untuned_report(store, filters).layers
-
-
-def _answered_elsewhere(layer: Layer, asked: str | None) -> bool:
-    """The layer's winner was measured on another machine than the one asked about."""
-    from tunelog.machines import conflicting_machines
-
-    chosen = layer.winner.chosen if layer.winner is not None else None
-    if chosen is None:
-        return False
-    if asked is None and chosen.target not in layer.group.targets:
-        return True
-    targets = [asked] if asked is not None else layer.group.targets
-    return any(conflicting_machines(target, chosen.target) for target in targets)
 
 
 def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer:

@@ -41,7 +41,9 @@ def write_report(
     write_lines_atomically(
         out, [text], force=force, protected=_database_files(store), kind="report"
     )
-    untuned_count = sum(1 for lay in data.layers if lay.winner is None)
+    from tunelog.rules.untuned import is_untuned
+
+    untuned_count = sum(1 for lay in data.layers if is_untuned(lay))
     return ReportSummary(out, len(data.layers), untuned_count, len(data.failures), len(text) + 1)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tunelog.cli.output import _err
@@ -18,15 +17,6 @@ DIFFERENCES_SHOWN = 3  # machine differences named in the cross-machine warning
 
 def _no_answer(template: TemplateResult) -> str:
     return "untuned" if template.offered else "not offered to this target"
-
-
-def _answered_elsewhere(layer: Layer) -> str:
-    """For `untuned`: the record from another machine that answers the layer, if any."""
-    winner = layer.winner
-    if winner is None or winner.chosen is None:
-        return ""
-    chosen = winner.chosen
-    return f"{winner.name} measured on {chosen.target!r} ({Path(chosen.source).name}:{chosen.line})"
 
 
 def _warn_layers(found: Sequence[Layer], *, listed_by: str) -> None:

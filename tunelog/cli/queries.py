@@ -19,7 +19,6 @@ from tunelog.cli.cells import (
 from tunelog.cli.emitters import emit_json, emit_table
 from tunelog.cli.notes import (
     LayerNotes,
-    _answered_elsewhere,
     _no_answer,
     _warn_all,
     _warn_layers,
@@ -281,6 +280,7 @@ def untuned(
 ) -> None:
     """Layers with no usable valid record (fallback config), or answered only by another machine."""
     from tunelog import api
+    from tunelog.rules.untuned import answer_text
 
     with opened_store() as store:
         report = api.untuned_report(store, filters)
@@ -306,7 +306,7 @@ def untuned(
                 ", ".join(t.name for t in layer.templates),
                 layer.trials,
                 _errors_text({n: c for t in layer.templates for n, c in t.errors.items()}),
-                _answered_elsewhere(layer),
+                answer_text(layer),
             )
             for layer in found
         ],
