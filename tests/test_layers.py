@@ -26,7 +26,7 @@ from tunelog import api
 from tunelog.layers import Layer, TargetGroup, template_identity
 from tunelog.records import TuningRecord, parse_line
 from tunelog.selection import HistoryBest
-from tunelog.store import Store
+from tunelog.store import Filters, Store
 from tunelog.store.layersql import LAYER_TABLES, layer_rows_sql
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.workloadinfo import WorkloadInfo
@@ -377,3 +377,25 @@ def test_every_place_of_the_layer_stream_has_rows(tmp_path: Path, failing_only: 
         (placed,) = store.conn.execute(f"SELECT count(*) FROM {places}").fetchone()
         layers += list(stream)
     assert None not in layers and len(layers) == placed
+
+
+@pytest.mark.parametrize(
+    ("options", "templates"),
+    [
+        ({}, ["dense_nopack.x86", "dense_pack.x86"]),
+        ({"template": "dense_pack.x86"}, ["dense_pack.x86"]),
+        ({"template": "dense_nopack.x86"}, ["dense_nopack.x86"]),
+        ({"task": "pack"}, ["dense_nopack.x86", "dense_pack.x86"]),
+        ({"task": "nopack"}, ["dense_nopack.x86"]),
+        ({"template": "conv2d_NCHWc.x86"}, []),
+    ],
+)
+def test_errors_list_only_the_selected_templates_of_a_layer(
+    tmp_path: Path, options: dict[str, str], templates: list[str]
+) -> None:
+    """An errors row is a template's: --template and --task select rows, as they select
+    `best`'s, not every template of a layer one of them is in."""
+    with Store(tmp_path / "x.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        found = api.errors(store, Filters(**options))
+    assert sorted(e.template.workload.task_name for e in found) == templates

@@ -49,12 +49,18 @@ def errors(store: Store, filters: Filters | None = None) -> list[ErrorSummary]:
 
 
 def each_error(store: Store, filters: Filters | None = None) -> Iterator[ErrorSummary]:
-    """`errors` in layer order, one at a time (sorted stably by failures, `errors`' order)."""
+    """`errors` in layer order, one at a time (sorted stably by failures, `errors`' order).
+
+    A row is a template's: with --template or --task, only the selected templates' rows (a
+    layer is shown for one of them, its other templates are not what was asked about)."""
     from tunelog.rules.failedrecords import has_failed_records
 
+    selected = filters.matches_task if filters is not None and filters.selects_tasks else None
     # Only the layers with a failed record are read (the others have no template to list).
     for layer in each_layer(store, filters, failing_only=True):
         for template in layer.templates:
+            if selected is not None and not selected(template.workload.task_name):
+                continue
             if has_failed_records(template.errors):
                 yield ErrorSummary(layer, template, _diagnosis(layer, template))
 
