@@ -108,6 +108,44 @@ def test_top_k_keeps_at_most_k_distinct_configs_per_slot_the_best_ones(tmp_path:
         assert configs == set(best3)
 
 
+@pytest.mark.parametrize(
+    ("options", "exported"),
+    [
+        ({}, {("a", 0), ("b", 1), ("a", 2)}),
+        ({"target": "llvm -keys=cpu -mcpu=a"}, {("a", 0), ("a", 2), ("a", 4)}),
+        ({"target": "llvm -keys=cpu -mcpu=b"}, set()),  # b holds no slot: no winner to rank
+        ({"model": "unknown"}, {("a", 0), ("b", 1), ("a", 2)}),
+    ],
+)
+def test_top_k_ranks_only_the_records_the_filters_select(
+    tmp_path: Path, options: dict[str, str], exported: set[tuple[str, int]]
+) -> None:
+    """A filter selects records: the runners-up of `export --top-k --target X` are X's, never
+    another target's that shares the slot (`-mcpu=a` and `-mcpu=b` both answer key `cpu`)."""
+    template = json.loads(X86.read_bytes().splitlines()[0])
+    lines = []
+    for n, (mcpu, cost) in enumerate(
+        [("a", 1e-4), ("b", 1.5e-4), ("a", 2e-4), ("b", 2.5e-4), ("a", 3e-4)]
+    ):
+        record = json.loads(json.dumps(template))
+        record["input"][0] = f"llvm -keys=cpu -mcpu={mcpu}"
+        record["config"]["index"] = n
+        record["result"] = [[cost], 0, 1.0, 1.6e9 + n]
+        lines.append(json.dumps(record))
+    log = tmp_path / "two.log"
+    log.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "top3.log"
+    with Store(tmp_path / "k.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        if not exported:
+            with pytest.raises(NothingToExportError):
+                tunelog.export(store, str(out), top_k=3, filters=Filters(**options))
+            return
+        tunelog.export(store, str(out), top_k=3, filters=Filters(**options))
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {(r["input"][0][-1], r["config"]["index"]) for r in written} == exported
+
+
 def test_export_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     out = tmp_path / "best.log"
     out.write_text("precious\n")

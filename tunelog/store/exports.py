@@ -37,7 +37,8 @@ class Exports(Queries):
             with self.selected(filters) as (chosen, rest):
                 yield from chosen.winner_lines(rest, top_k=top_k)
             return
-        where, params = self._slot_filter_sql(filters or Filters())
+        filters = filters or Filters()
+        where, params = self._slot_filter_sql(filters)
         if top_k <= 1:
             sql = f"""SELECT DISTINCT r.id, r.workload_id, t.target, w.version
                       FROM slots s
@@ -47,13 +48,20 @@ class Exports(Queries):
                       {where} ORDER BY r.id"""
             yield from _with_lines(self.conn.execute(sql, params), LineReader(self.conn))
             return
-        yield from self._top_k_lines(where, params, top_k, LineReader(self.conn))
+        yield from self._top_k_lines(filters, where, params, top_k, LineReader(self.conn))
 
     def _top_k_lines(
-        self, where: str, params: tuple[Any, ...], top_k: int, reader: LineReader
+        self,
+        filters: Filters,
+        where: str,
+        params: tuple[Any, ...],
+        top_k: int,
+        reader: LineReader,
     ) -> Iterator[ExportLine]:
         # One pass over the valid records of the wanted workloads, best first: each slot keeps
         # the first (best, earliest) measurement of a config until it has K distinct configs.
+        # Only the records the filters select rank (a filter selects records: --target's
+        # runners-up are that target string's); a wanted workload's task is a selected one.
         wanted: dict[int, set[tuple[str, str]]] = {}
         for kind, name, workload_id in self.conn.execute(
             f"""SELECT s.kind, s.name, s.workload_id FROM slots s
@@ -65,8 +73,11 @@ class Exports(Queries):
         from tunelog.rules.slots import slots_of
 
         target_slots = {
-            target_id: [(s.kind, s.name) for s in slots_of(parse_target(target), "")]
+            target_id: [(s.kind, s.name) for s in slots_of(parsed, "")]
+            if filters.matches_target(parsed)
+            else []
             for target_id, target in self.conn.execute("SELECT id, target FROM targets")
+            for parsed in (parse_target(target),)
         }
         chosen: list[int] = []
         configs: dict[tuple[str, str, int], set[int]] = {}
