@@ -12,6 +12,7 @@ from tests.conftest import X86, runner
 from tunelog.cli import app
 from tunelog.exceptions import (
     DatabaseAccessError,
+    DatabaseDamagedError,
     DatabaseUnavailableError,
     InputNotFoundError,
     NotATunelogDatabaseError,
@@ -86,3 +87,36 @@ def test_the_cli_prints_the_domain_error_of_a_failed_merge(tmp_path: Path) -> No
     assert result.exit_code == 1
     assert result.stderr.startswith(f"Error: {other} is not a tunelog database")
     assert not target.exists()
+
+
+# How a database's stored lines get damaged outside tunelog, and what the error says of it.
+DAMAGES = {
+    "blocks deleted": ("DELETE FROM blocks", "its block is missing"),
+    "a block garbled": (
+        "UPDATE blocks SET data = x'28b52ffd0000'",
+        "its block does not decompress: could not determine content size in frame header",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+@pytest.mark.parametrize("command", [["export", "out.log"], ["best", "--knobs"]])
+def test_a_damaged_database_is_one_error_line_saying_what_to_do(
+    tmp_path: Path, damage: str, command: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    statement, why = DAMAGES[damage]
+    db = str(tmp_path / "t.db")
+    assert runner.invoke(app, ["--db", db, "import", str(X86)]).exit_code == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute(statement)
+    conn.close()
+    result = runner.invoke(app, ["--db", db, *command])
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: the database is damaged: no stored line for record 6 ({why}); import the "
+        "logs again into a new database, or restore a backup\n",
+    )
+    assert not (tmp_path / "out.log").exists()
+    with Store(db) as store, pytest.raises(DatabaseDamagedError, match="is damaged"):
+        tunelog.export(store, str(tmp_path / "api.log"))

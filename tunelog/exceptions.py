@@ -121,5 +121,10 @@ class OutputIsDatabaseError(TunelogError):
     """An output path that is the open database or one of its side files (-wal, -shm)."""
 
 
+class DatabaseDamagedError(TunelogError, LookupError):
+    """A stored line the database's tables point at cannot be read: its block is missing or
+    corrupt (the file was edited or damaged outside tunelog)."""
+
+
 class NothingMatchesError(TunelogError):
     """A check (`untuned --check`) found no layer to check: its filters match nothing."""

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import xxhash
 
+from tunelog.exceptions import DatabaseDamagedError
+
 if TYPE_CHECKING:
     import zstandard
 
@@ -129,7 +131,7 @@ class LineReader:
         try:
             return block.line(record_id - first)
         except LookupError:
-            raise LookupError(f"no stored line for record {record_id}") from None
+            raise _damaged(record_id) from None
 
     def block_of(self, record_id: int) -> tuple[int, int, list[bytes]]:
         """(first id, end id, lines) of the block holding a record's line: a caller reading
@@ -138,7 +140,7 @@ class LineReader:
         lines = block.lines()
         end = min(block.end, first + len(lines))
         if not record_id < end:
-            raise LookupError(f"no stored line for record {record_id}")
+            raise _damaged(record_id)
         return first, end, lines
 
     def _block(self, record_id: int) -> tuple[int, _Block]:
@@ -157,20 +159,30 @@ class LineReader:
             (record_id,),
         ).fetchone()
         if row is None:
-            raise LookupError(f"no stored line for record {record_id}")
+            raise _damaged(record_id)
         first, data, following = int(row[0]), row[1], row[2]
-        if self._decompressor is None:
-            import zstandard
+        import zstandard  # imported once per process: later imports are a dict lookup
 
+        if self._decompressor is None:
             self._decompressor = zstandard.ZstdDecompressor()
-        text = self._decompressor.decompress(data)
+        try:
+            text = self._decompressor.decompress(data)
+        except zstandard.ZstdError as exc:
+            raise _damaged(record_id, f"its block does not decompress: {exc}") from None
         # Counting lines costs about what decompressing does: only the last block, which no
         # next block bounds, is counted; the others are bounded by the next block's id.
         end = following if following is not None else first + text.count(b"\n") + 1
         if not record_id < end:
-            raise LookupError(f"no stored line for record {record_id}")
+            raise _damaged(record_id)
         block = self._blocks[first] = _Block(text, end)
         if len(self._blocks) > _CACHED_BLOCKS:
             self._blocks.popitem(last=False)
         self._last = (first, block)
         return first, block
+
+
+def _damaged(record_id: int, why: str = "its block is missing") -> DatabaseDamagedError:
+    return DatabaseDamagedError(
+        f"the database is damaged: no stored line for record {record_id} ({why}); import the "
+        "logs again into a new database, or restore a backup"
+    )
