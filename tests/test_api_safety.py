@@ -120,3 +120,17 @@ def test_a_damaged_database_is_one_error_line_saying_what_to_do(
     assert not (tmp_path / "out.log").exists()
     with Store(db) as store, pytest.raises(DatabaseDamagedError, match="is damaged"):
         tunelog.export(store, str(tmp_path / "api.log"))
+
+
+def test_tunelog_api_is_an_attribute_without_its_own_import() -> None:
+    """The README writes `tunelog.api.each_best(store)` after `import tunelog` alone."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import tunelog; print(tunelog.api.each_best.__name__)"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "each_best\n", "")

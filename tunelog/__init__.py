@@ -156,9 +156,18 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
+# Subpackages reachable as attributes without their own import (`tunelog.api.each_best`, as
+# the README writes it): loaded on first use, as the names above.
+_SUBPACKAGES = ("api",)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     return exported(__name__, globals(), _EXPORTS, name)
 
 
 def __dir__() -> list[str]:
-    return listed(globals(), _EXPORTS)
+    return sorted({*listed(globals(), _EXPORTS), *_SUBPACKAGES})
