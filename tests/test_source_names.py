@@ -14,7 +14,12 @@ import pytest
 import tunelog
 from tests.conftest import SAMPLE_LOGS, run
 from tunelog.api.comparing import _selected_sources
-from tunelog.exceptions import InvalidValueError, SourceNotFoundError, UnknownSourceError
+from tunelog.exceptions import (
+    AmbiguousSourceError,
+    InvalidValueError,
+    SourceNotFoundError,
+    UnknownSourceError,
+)
 from tunelog.filters import Filters
 from tunelog.rules.sourcenames import SourceNames, named_by_label, sources_named
 
@@ -174,3 +179,34 @@ def test_the_rule_alone(ref: str, labels: bool, expected: list[int]) -> None:
 
 def test_named_by_label_keeps_import_order() -> None:
     assert named_by_label("base", SOURCES) == [1, 3]
+
+
+def test_a_file_read_again_after_its_last_line_ended_is_two_sources_every_command_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log imported while a tuner was writing its last line keeps that line rejected, with
+    a hint; once the line ended, the file is read in full (said so), as a second source of
+    the same path: `rejects` and `sources remove` take both, `find_source` asks for an id."""
+    monkeypatch.chdir(tmp_path)
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
+    log = Path("grow.log")
+    log.write_bytes(b"".join(lines[:10]) + lines[10][:100])
+    db = str(tmp_path / "g.db")
+    code, _, err = run("--db", db, "import", str(log))
+    assert (code, err) == (
+        0,
+        "grow.log:11: invalid JSON at column 100 (the file's last line, without line end: "
+        "still being written?)\n",
+    )
+    log.write_bytes(b"".join(lines[:20]))
+    code, out, _ = run("--db", db, "import", str(log))
+    assert code == 0 and out.splitlines()[2].endswith("changed since its last import: read in full")
+    code, out, _ = run("--db", db, "rejects", "grow.log", "--json")
+    assert [(r["source_id"], r["line"]) for r in json.loads(out)] == [(1, 11)]
+    with tunelog.open_store(db) as store:
+        assert [s.id for s in tunelog.api.find_sources(store, "grow.log")] == [1, 2]
+        assert tunelog.api.find_source(store, "2").id == 2
+        with pytest.raises(AmbiguousSourceError, match=r"names 2 sources .* \(#1, #2, "):
+            tunelog.api.find_source(store, "grow.log")
+    code, out, _ = run("--db", db, "sources", "remove", "grow.log")
+    assert code == 0 and "#1" in out + _ and "#2" in out + _

@@ -80,6 +80,10 @@ class SourceNotFoundError(TunelogError):
     """A source named by id or path is not in the database."""
 
 
+class AmbiguousSourceError(TunelogError, LookupError):
+    """A path names several sources where one is asked for (a file imported again in full)."""
+
+
 class MissingExtraError(TunelogError):
     """A command needs an optional dependency that is not installed (e.g. plotly for report)."""
 

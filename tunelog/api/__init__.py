@@ -60,6 +60,7 @@ _EXPORTS = {
     "knobs_as_dict": "tunelog.api.shaping",
     "layer_as_dict": "tunelog.api.shaping",
     "find_source": "tunelog.api.sources",
+    "find_sources": "tunelog.api.sources",
     "rejects": "tunelog.api.sources",
     "remove_sources": "tunelog.api.sources",
     "watch": "tunelog.api.watching",
@@ -114,6 +115,7 @@ __all__ = [
     "find_layer",
     "find_logs",
     "find_source",
+    "find_sources",
     "import_paths",
     "knobs",
     "knobs_as_dict",
@@ -176,6 +178,7 @@ if TYPE_CHECKING:
     from tunelog.api.shaping import knobs_as_dict as knobs_as_dict
     from tunelog.api.shaping import layer_as_dict as layer_as_dict
     from tunelog.api.sources import find_source as find_source
+    from tunelog.api.sources import find_sources as find_sources
     from tunelog.api.sources import rejects as rejects
     from tunelog.api.sources import remove_sources as remove_sources
     from tunelog.api.watching import watch as watch

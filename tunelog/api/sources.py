@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tunelog.exceptions import (
+    AmbiguousSourceError,
     SourceNotFoundError,
 )
 from tunelog.store import Store
@@ -18,8 +19,25 @@ if TYPE_CHECKING:
 
 
 def find_source(store: Store, ref: str) -> Source:
-    """The source named by its id (`3`, `#3`) or a path it was imported from (see
+    """The one source named by its id (`3`, `#3`) or a path it was imported from (see
     `rules.sourcenames`).
+
+    Raises SourceNotFoundError saying where to look, and AmbiguousSourceError when `ref`
+    names several sources (a file imported again in full from the same path): its id does.
+    """
+    found = find_sources(store, ref)
+    if len(found) > 1:
+        raise AmbiguousSourceError(
+            f"{ref!r} names {len(found)} sources of {store.path} "
+            f"({', '.join(f'#{s.id}' for s in found)}, imported from the same path): "
+            "give one's id (`tunelog sources` lists them)"
+        )
+    return found[0]
+
+
+def find_sources(store: Store, ref: str) -> list[Source]:
+    """Every source named by its id (`3`, `#3`) or a path it was imported from, oldest first
+    (see `rules.sourcenames`: as `sources remove` and `--source` read `ref`).
 
     Raises SourceNotFoundError saying where to look.
     """
@@ -27,20 +45,21 @@ def find_source(store: Store, ref: str) -> Source:
 
     known = store.sources()
     names = [SourceNames(s.id, s.label, (s.path, *(i.path for i in s.imports))) for s in known]
-    ids = sources_named(ref, names)
+    ids = set(sources_named(ref, names))
     if ids:
-        return next(s for s in known if s.id == ids[0])
+        return [s for s in known if s.id in ids]
     raise SourceNotFoundError(
         f"no source {ref!r} in {store.path}: give an id or path that `tunelog sources` lists"
     )
 
 
 def rejects(store: Store, source: str | None = None) -> list[SourceRejects]:
-    """Rejected lines with their reasons: of one source (see `find_source`) or of every source."""
+    """Rejected lines with their reasons: of the sources `source` names (see `find_sources`:
+    a path imported again in full names each import's source) or of every source."""
     from tunelog.results import SourceRejects
 
     with store.snapshot():
-        chosen = [find_source(store, source)] if source is not None else store.sources()
+        chosen = find_sources(store, source) if source is not None else store.sources()
         return [
             SourceRejects(s, store.rejects(s.id))
             for s in chosen

@@ -45,6 +45,9 @@ from tunelog.store.groupstate import GROUPS_HELD, Group, GroupStore
 from tunelog.store.importids import ImportIds, WorkloadKey
 
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
+# Said of a rejected last line without line end: a tuner may be writing it (a log read while
+# it grows: `watch` holds such a line back until it ends).
+UNTERMINATED_HINT = " (the file's last line, without line end: still being written?)"
 ProgressCallback = Callable[[int], None]
 
 # What a truncated or corrupt compressed stream raises while it is read.
@@ -279,7 +282,10 @@ class ImportWriter:
             return
         pieces = repair_line(raw) if self.repair and parsed != SKIPPED_BY_ANSOR_READER else []
         if not pieces:
-            self._reject(line_no, parsed.reason)
+            reason = parsed.reason
+            if raw and not is_terminated(raw):  # only a file's last line can lack a line end
+                reason += UNTERMINATED_HINT
+            self._reject(line_no, reason)
             return
         self.report.split += len(pieces) - 1
         for piece in pieces:

@@ -72,12 +72,15 @@ class Importing(KnownFiles):
         it ends. `scanner` reads a line other than as a log line (MetaSchedule records; such
         files are always read in full).
         """
-        prefix_changed = False
+        prefix_changed = tail_read = False
         if lines is None and not opened.source.is_stdin:
             from tunelog.store import resume
 
             for _attempt in range(3 if scanner is None else 0):
                 point = resume.load(self.conn, opened.source.path)
+                if point is not None and point.tail:
+                    # Its last line was read without its line end: it may have grown since.
+                    tail_read = True
                 if point is None or point.tail or point.repair != repair:
                     break
                 try:
@@ -102,7 +105,8 @@ class Importing(KnownFiles):
         from tunelog.records import scan_content
         from tunelog.store.importer import ImportWriter
 
-        report = FileReport(path=opened.source.path, prefix_changed=prefix_changed)
+        # Read in full where it was imported before (not the same bytes: those are known).
+        report = FileReport(path=opened.source.path, prefix_changed=prefix_changed or tail_read)
         with self._writing(report):
             writer = ImportWriter(
                 self.conn,
