@@ -167,7 +167,7 @@ def test_ctrl_c_during_an_import_keeps_the_database_consistent(
         patch.setattr(importer.ImportWriter, "add", interrupted_add)
         code, out, _ = run("--db", db, "watch", "tuning.log")
     assert code == 0
-    assert out.startswith("interrupted before the first refresh")
+    assert out.startswith(INTERRUPTED_IN_FIRST_REFRESH)
     with Store(db) as store:
         assert database_contents(store.conn) == before  # the grown part rolled back whole
     assert run("--db", db, "watch", "tuning.log", "--once")[0] == 0
@@ -232,3 +232,31 @@ def test_watch_refuses_stdin(db: str) -> None:
     code, _, err = run("--db", db, "watch", "-")
     assert code == 2
     assert "watch follows files; import stdin with `tunelog import -`" in err
+
+
+INTERRUPTED_IN_FIRST_REFRESH = (
+    "interrupted during the first refresh: the files whose import had finished are in the "
+    "database (`tunelog sources`); run watch again to go on\n"
+)
+
+
+def test_an_interrupt_in_the_first_refresh_keeps_the_files_it_finished(
+    db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first refresh commits file after file: the message never says nothing was
+    imported when a file was (it used to)."""
+    Path("a.log").write_bytes(b"".join(X86_LINES[:50]))
+    Path("b.log").write_bytes(b"".join(X86_LINES[50:]))
+    real_add = importer.ImportWriter.add
+
+    def interrupted_add(self: importer.ImportWriter, line_no: int, *args: Any) -> None:
+        if Path(self.report.path).name == "b.log" and line_no == 20:
+            raise KeyboardInterrupt
+        real_add(self, line_no, *args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(importer.ImportWriter, "add", interrupted_add)
+        code, out, _ = run("--db", db, "watch", "a.log", "b.log")
+    assert (code, out) == (0, INTERRUPTED_IN_FIRST_REFRESH)
+    with Store(db) as store:
+        assert [Path(s.path).name for s in store.sources()] == ["a.log"]

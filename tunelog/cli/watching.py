@@ -118,6 +118,13 @@ class _WatchView:
     def finish(self) -> None:
         """The last summary, after the table or lines."""
         how = "interrupted" if self.interrupted else "stopped"
+        if self.last is None and self.interrupted:
+            # The first refresh commits file after file: those done before the interrupt stay.
+            echo(
+                "interrupted during the first refresh: the files whose import had finished are "
+                "in the database (`tunelog sources`); run watch again to go on"
+            )
+            return
         if self.last is None:
             echo(f"{how} before the first refresh: nothing imported")
             return
