@@ -260,3 +260,33 @@ def test_an_interrupt_in_the_first_refresh_keeps_the_files_it_finished(
     assert (code, out) == (0, INTERRUPTED_IN_FIRST_REFRESH)
     with Store(db) as store:
         assert [Path(s.path).name for s in store.sources()] == ["a.log"]
+
+
+def test_a_file_that_could_not_be_read_is_tried_again_at_the_next_refresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unchanged since (its permissions fixed, a lock gone), it is imported next time; only a
+    file imported is left alone until it changes."""
+    from tunelog.api import importing
+
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:20]))
+    real = importing._import_one
+    calls = iter([PermissionError(13, "Permission denied")])
+
+    def failing_once(*args: Any, **kwargs: Any) -> Any:
+        failure = next(calls, None)
+        if failure is not None:
+            raise failure
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(importing, "_import_one", failing_once)
+    seen: list[Refresh] = []
+    with Store(tmp_path / "w.db") as store:
+        tunelog.watch(store, [str(log)], on_refresh=seen.append, interval=0, refreshes=3)
+        assert [[(Path(r.path).name, bool(r.unreadable)) for r in s.reports] for s in seen] == [
+            [("tuning.log", True)],
+            [("tuning.log", False)],
+            [],
+        ]
+        assert store.conn.execute("SELECT count(*) FROM records").fetchone() == (20,)

@@ -80,6 +80,7 @@ class Follower:
         present = [p for p in self.paths if os.path.exists(p)]
         waiting = [p for p in self.paths if p not in present]
         changed: list[str] = []
+        signatures: dict[str, tuple[int, int]] = {}
         # Directories are read by `import DIR`'s rule: a MetaSchedule work_dir's text logs
         # (logs/*.log) and other files that are not tuning logs are left alone; an entry
         # that vanished meanwhile is looked at again next time.
@@ -90,11 +91,17 @@ class Follower:
                 continue  # removed meanwhile: looked at again next time
             signature = (stat.st_size, stat.st_mtime_ns)
             if self._seen.get(source.path) != signature:
-                self._seen[source.path] = signature
                 changed.append(source.path)
+                signatures[source.path] = signature
         reports = (
             import_paths(self.store, changed, repair=self.repair, follow=True) if changed else []
         )
+        # A file is seen once imported: one that could not be read (its permissions, a
+        # moment's lock) is tried again next time, not only once it changes.
+        unreadable = {r.path for r in reports if r.unreadable}
+        for path, signature in signatures.items():
+            if path not in unreadable:
+                self._seen[path] = signature
         if any(r.lines and not r.already_imported_as for r in reports):
             self.last_growth = time.monotonic()
         statuses = [layer_status(layer) for layer in layers(self.store)]
