@@ -684,7 +684,15 @@ def test_hostile_file_reports_each_bad_line_on_stderr(
     assert code == 0
     reported: list[int] = []
     pattern = re.compile(rf"{re.escape(str(path))}:(\d+): \S.*")
-    for line in err.splitlines():
+    lines = err.splitlines()
+    if case.name == "truncated_gzip":  # said last: where reading stopped
+        assert lines.pop() == (
+            f"warning: {path} is damaged, reading stopped early (unreadable after line "
+            f"{case.lines - 1}: Compressed file ended before the end-of-stream marker was "
+            "reached): the lines before were imported; those a damaged stream garbled are "
+            "among the rejected ones"
+        )
+    for line in lines:
         match = pattern.fullmatch(line)
         if match is None:  # only the count of the rejected lines not listed may follow
             unlisted = len(case.rejected) - len(reported)
@@ -799,3 +807,19 @@ def test_unreadable_input_is_one_error_line_and_database_stays_usable(
     assert report["new"] == X86_LINES
     assert cli_json(db, "stats")["sources"] == 1
     assert_sound(db)
+
+
+def test_a_gzip_damaged_inside_says_so_after_its_garbled_lines(tmp_path: Path) -> None:
+    """Bytes zeroed inside a gzip decompress to garbage until its CRC fails at the end: the
+    import says the file is damaged last (a note, a warning), not only as its last reject."""
+    packed = bytearray(gzip.compress(b"".join(X86.read_bytes() for _ in range(20))))
+    packed[len(packed) // 2 : len(packed) // 2 + 40] = bytes(40)
+    path = tmp_path / "damaged.log.gz"
+    path.write_bytes(bytes(packed))
+    code, out, err = run_cli(tmp_path / "d.db", "import", str(path), "--json")
+    assert code == 0  # its records before the damage are imported
+    (report,) = json.loads(out)["files"]
+    assert report["damaged"].startswith("unreadable after line ")
+    assert err.splitlines()[-1].startswith(f"warning: {path} is damaged, reading stopped early")
+    code, out, err = run_cli(tmp_path / "e.db", "import", str(path))
+    assert code == 0 and "damaged: unreadable after line " in out

@@ -62,6 +62,9 @@ class FileReport(_Dumpable):
     # Why the entry could not be read at all (it vanished, is unreadable, a dangling symlink,
     # an unreadable directory); None for a file read. Such an entry counts no line.
     unreadable: str | None = None
+    # Why reading stopped early: a compressed stream found damaged (a CRC error, truncated)
+    # after some lines were read. Those lines count; the lines before may be garbled.
+    damaged: str | None = None
     # Sources of the same bytes imported before without --repair that held only rejected
     # lines: this --repair import read them, so they were removed (`#id`).
     superseded: list[int] = field(default_factory=list)

@@ -136,6 +136,7 @@ _REPORT_FIELDS = {
     "split",
     "skipped_lines",
     "held_back_bytes",
+    "damaged",
     "prefix_changed",
     "unreadable",
     "superseded",
@@ -246,6 +247,12 @@ def _print_import(
             _err(f"{report.path}:{reject.line}: {reject.reason}")
         if report.rejected > len(shown):
             _err(f"{report.path}: ... and {report.rejected - len(shown)} more rejected line(s)")
+        if report.damaged:  # said last, whatever the rejected lines before it
+            _err(
+                f"warning: {report.path} is damaged, reading stopped early ({report.damaged}): "
+                "the lines before were imported; those a damaged stream garbled are among the "
+                "rejected ones"
+            )
 
 
 def _import_note(report: FileReport) -> str:
@@ -269,6 +276,8 @@ def _import_note(report: FileReport) -> str:
         notes.append(f"grown: {report.skipped_lines} earlier line(s) skipped as already imported")
     if report.prefix_changed:
         notes.append("changed since its last import: read in full")
+    if report.damaged:
+        notes.append(f"damaged: {report.damaged}")
     if report.held_back_bytes:
         notes.append(f"unterminated last line ({report.held_back_bytes} bytes) left for later")
     return "; ".join(notes)

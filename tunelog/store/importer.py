@@ -164,6 +164,7 @@ class ImportWriter:
             except _STREAM_ERRORS as exc:
                 # Only reading is guarded: an error while handling a line must surface.
                 self._reject(line_no + 1, f"unreadable input after line {line_no}: {exc}")
+                report.damaged = f"unreadable after line {line_no}: {exc}"
                 line_no += 1
                 raw = b""  # that line has no line end
                 break
