@@ -215,10 +215,10 @@ def test_format_seconds(seconds: float, text: str) -> None:
 
 
 WORKLOADS_DENSE = """\
-target         operator    shapes            templates (trials valid/failed: best)                               winner                         config    margin    GFLOPS    to best    verdict
--------------  ----------  ----------------  ------------------------------------------------------------------  -----------------------------  --------  --------  --------  ---------  --------------------
-cpu            dense       1x512 * 1000x512  dense_nopack.x86 (1 1/0: 41.1 us); dense_pack.x86 (1 1/0: 45.0 us)  dense_nopack.x86               12        +10%      24.9      1/1        too few valid trials
-cuda,gpu (t4)  dense       1x512 * 1000x512  topi_nn_dense [direct] (v0.1) (1 1/0: 30.1 us)                      topi_nn_dense [direct] (v0.1)  5                   34.0      1/1        too few valid trials
+target         operator    shapes            templates (trials valid/failed: best)                               winner                         latency    config    margin    GFLOPS    to best    verdict
+-------------  ----------  ----------------  ------------------------------------------------------------------  -----------------------------  ---------  --------  --------  --------  ---------  --------------------
+cpu            dense       1x512 * 1000x512  dense_nopack.x86 (1 1/0: 41.1 us); dense_pack.x86 (1 1/0: 45.0 us)  dense_nopack.x86               41.1 us    12        +10%      24.9      1/1        too few valid trials
+cuda,gpu (t4)  dense       1x512 * 1000x512  topi_nn_dense [direct] (v0.1) (1 1/0: 30.1 us)                      topi_nn_dense [direct] (v0.1)  30.1 us    5                   34.0      1/1        too few valid trials
 """
 
 

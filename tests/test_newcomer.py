@@ -61,18 +61,18 @@ cpu (platinum-8124m)  dense       128x768 * 3072x768   dense_pack.x86
 cpu (platinum-8124m)  dense       128x3072 * 768x3072  dense_pack.x86
 """,
     (120, "workloads --task dense"): """\
-target                operator    shapes               winner                  config    GFLOPS    verdict
---------------------  ----------  -------------------  ----------------------  --------  --------  --------------------
-cuda,gpu (t4)         dense       1x768 * 768x768      dense_small_batch.cuda  9         291.6     too few valid trials
-cuda,gpu (t4)         dense       128x768 * 2304x768   dense_large_batch.cuda  326226    191.2     converged
-cuda,gpu (t4)         dense       128x768 * 768x768    dense_small_batch.cuda  9         499.3     too few valid trials
-cuda,gpu (t4)         dense       128x768 * 3072x768   dense_large_batch.cuda  2522826   195.5     converged
-cuda,gpu (t4)         dense       128x3072 * 768x3072  dense_large_batch.cuda  2025731   504.9     converged
-cpu (platinum-8124m)  dense       1x768 * 768x768      dense_nopack.x86        180       193.2     converged
-cpu (platinum-8124m)  dense       128x768 * 2304x768   dense_pack.x86          44381     1510.2    converged
-cpu (platinum-8124m)  dense       128x768 * 768x768    dense_pack.x86          27353     1337.0    converged
-cpu (platinum-8124m)  dense       128x768 * 3072x768   dense_pack.x86          25229     1376.2    converged
-cpu (platinum-8124m)  dense       128x3072 * 768x3072  dense_pack.x86          32281     1191.5    converged
+target                operator    shapes               winner                  latency    GFLOPS    verdict
+--------------------  ----------  -------------------  ----------------------  ---------  --------  --------------------
+cuda,gpu (t4)         dense       1x768 * 768x768      dense_small_batch.cuda  4.0 us     291.6     too few valid trials
+cuda,gpu (t4)         dense       128x768 * 2304x768   dense_large_batch.cuda  2.37 ms    191.2     converged
+cuda,gpu (t4)         dense       128x768 * 768x768    dense_small_batch.cuda  302.4 us   499.3     too few valid trials
+cuda,gpu (t4)         dense       128x768 * 3072x768   dense_large_batch.cuda  3.09 ms    195.5     converged
+cuda,gpu (t4)         dense       128x3072 * 768x3072  dense_large_batch.cuda  1.20 ms    504.9     converged
+cpu (platinum-8124m)  dense       1x768 * 768x768      dense_nopack.x86        6.1 us     193.2     converged
+cpu (platinum-8124m)  dense       128x768 * 2304x768   dense_pack.x86          300.0 us   1510.2    converged
+cpu (platinum-8124m)  dense       128x768 * 768x768    dense_pack.x86          112.9 us   1337.0    converged
+cpu (platinum-8124m)  dense       128x768 * 3072x768   dense_pack.x86          438.9 us   1376.2    converged
+cpu (platinum-8124m)  dense       128x3072 * 768x3072  dense_pack.x86          506.9 us   1191.5    converged
 """,
     (80, "sources"): """\
 id    path                                         records    rejected
@@ -729,8 +729,30 @@ def test_an_auto_scheduler_winner_is_not_its_hash_again(tmp_path: Path) -> None:
     assert (code, out.splitlines()[2:]) == (
         0,
         [
-            "cuda,gpu  h1          [1, 64, 56, 56], [128, 64, 3,  (auto_scheduler)  unknown",
+            "cuda,gpu  h1          [1, 64, 56, 56], [128, 64, 3,  (auto_scheduler)  1.00 ms",
             "                      3]",
         ],
     )
     assert json.loads(run(db, "workloads", "--json")[1])[0]["winner"] == "h1"
+
+
+@pytest.mark.parametrize(
+    ("columns", "sort", "shown"),
+    [
+        (150, None, ["target", "operator", "shapes", "winner", "latency", "config"]),
+        (80, "latency", ["target", "operator", "shapes", "winner", "latency"]),
+        (80, "gflops", ["target", "operator", "shapes", "winner", "GFLOPS"]),
+        (80, None, ["target", "operator", "shapes", "winner"]),
+    ],
+)
+def test_workloads_keeps_the_winners_latency_and_the_sorted_column_on_a_terminal(
+    sample_db: str, columns: int, sort: str | None, shown: list[str]
+) -> None:
+    """The winner's latency was only in the templates cell, which goes first to fit: a
+    column of its own now, and a table sorted by a column always shows that column."""
+    code, out, _ = run(
+        sample_db, "workloads", *(["--sort", sort] if sort else []), "--task", "dense",
+        columns=columns,
+    )  # fmt: skip
+    assert code == 0
+    assert out.splitlines()[0].split()[: len(shown)] == shown

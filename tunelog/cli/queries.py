@@ -163,7 +163,7 @@ def workloads(
         if layer is not None:
             found = api.layers_named(found, layer)
         convergence = api.layer_convergence(store, found)
-    _emit_layers(iter(found), convergence, as_json, filters, named=layer)
+    _emit_layers(iter(found), convergence, as_json, filters, named=layer, sort=sort)
 
 
 def _emit_layers(
@@ -173,8 +173,10 @@ def _emit_layers(
     filters: Filters,
     *,
     named: str | None = None,
+    sort: str | None = None,
 ) -> None:
-    """`workloads`' layers as JSON or a table on stdout, then their warnings on stderr."""
+    """`workloads`' layers as JSON or a table on stdout, then their warnings on stderr
+    (`sort`: the key they are sorted by, whose column the table keeps)."""
     from tunelog import api
 
     if as_json:
@@ -184,7 +186,7 @@ def _emit_layers(
     of_layer, row_of = convergence.of_layer, _LayerRows().row
     emit_table(
         (row_of(layer, of_layer(layer)) for layer in notes.noted(found)),
-        _LAYER_COLUMNS,
+        _columns_sorted_by(sort),
         empty=_nothing_matches(filters, named=named),
     )
     notes.warn(listed_by="tunelog workloads --json")
@@ -196,11 +198,23 @@ _LAYER_HEADERS = (
     Column("shapes"),
     Column("templates (trials valid/failed: best)", rank=3),
     Column("winner"),
+    # The winner's, also in the templates cell, which goes first when the table is too wide;
+    # a key column when the table is sorted by it (`_columns_sorted_by`).
+    Column("latency", rank=1),
     Column("config", rank=2),
     Column("margin", rank=2),
     Column("GFLOPS", rank=1),
 )
 _LAYER_COLUMNS = (*_LAYER_HEADERS, Column("to best", rank=2), Column("verdict", rank=1))
+# The column a `--sort` key orders by: never dropped to fit (a table sorted by a column it
+# does not show says nothing).
+_SORT_COLUMNS = {"latency": "latency", "gflops": "GFLOPS"}
+
+
+def _columns_sorted_by(sort: str | None) -> tuple[Column, ...]:
+    """`_LAYER_COLUMNS`, the one `sort` orders by made a key column."""
+    name = _SORT_COLUMNS.get(sort or "")
+    return tuple(Column(c.name) if c.name == name else c for c in _LAYER_COLUMNS)
 
 
 NAMES_KEPT = 4096  # template names kept: a workload is listed again soon, in another group
@@ -234,12 +248,15 @@ class _LayerRows:
         margin = layer.margin
         gflops = layer.gflops
         to_best = summary.trials_to_best
+        tried = [_tried_text(t, self._name(t)) for t in layer.templates]
         return [
             label[1],
             layer.family,
             layer.shapes,
-            "; ".join([_tried_text(t, self._name(t)) for t in layer.templates]),
+            "; ".join([f"{name} ({counts}: {best})" for name, counts, best in tried]),
             _winner_text(layer, self._name(winner) if winner is not None else ""),
+            # The winner is the first template (`layers.build_layer` ranks them): its best.
+            tried[0][2] if chosen is not None else "",
             str(chosen.config_index) if chosen is not None else "",
             f"+{margin * 100:.0f}%" if margin is not None else "",
             f"{gflops:.1f}" if gflops is not None else "unknown" if winner else "",
@@ -249,13 +266,13 @@ class _LayerRows:
         ]
 
 
-def _tried_text(template: TemplateResult, name: str) -> str:
-    """A template in the `templates` cell (`name`: its name): its trials, valid/failed, and
-    best or why none."""
+def _tried_text(template: TemplateResult, name: str) -> tuple[str, str, str]:
+    """A template in the `templates` cell (`name`: its name): its name, its trials and
+    valid/failed, and its best or why none."""
     trials, valid = template.counts()
     chosen = template.chosen
     best = format_seconds(chosen.mean_cost) if chosen is not None else _no_answer(template)
-    return f"{name} ({trials} {valid}/{trials - valid}: {best})"  # failed: the rest
+    return name, f"{trials} {valid}/{trials - valid}", best  # failed: the rest
 
 
 def _winner_text(layer: Layer, name: str) -> str:
