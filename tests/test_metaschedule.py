@@ -346,7 +346,11 @@ def test_the_top_k_export_keeps_the_k_best_valid_distinct_traces(tmp_path: Path)
     assert kept == [records[1], records[4]]  # file order kept
 
 
-def test_cli_export_metaschedule_takes_top_k_and_filters(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["export", "--metaschedule"], ["export-metaschedule"]])
+def test_cli_export_metaschedule_takes_top_k_and_filters(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """Both spellings take the filters and --top-k (the README says they are one command)."""
     db = str(tmp_path / "ms.db")
     other = [[["GetSBlock", [], ["D", "main"], ["b0"]]], []]
     first = _database(
@@ -357,16 +361,14 @@ def test_cli_export_metaschedule_takes_top_k_and_filters(tmp_path: Path) -> None
     out = tmp_path / "out"
     result = runner.invoke(
         app,
-        ["--db", db, "export", "--metaschedule", "--top-k", "5", "--target-key", "cpu", str(out)],
+        ["--db", db, *command, "--top-k", "5", "--target-key", "cpu", str(out)],
     )
     assert result.exit_code == 0, result.stderr
     assert result.stderr.endswith(
         f"wrote 1 workload(s) and up to 5 best records of each (2 in all) to {out}\n"
     )
     assert (out / "database_workload.json").read_text() == '["0", "QUFB"]\n'
-    result = runner.invoke(
-        app, ["--db", db, "export", "--metaschedule", "--source", "2", "--force", str(out)]
-    )
+    result = runner.invoke(app, ["--db", db, *command, "--source", "2", "--force", str(out)])
     assert result.exit_code == 0, result.stderr
     assert (out / "database_workload.json").read_text() == '["0", "QkJC"]\n'
 

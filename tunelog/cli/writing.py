@@ -138,12 +138,21 @@ def report(
 
 @app.command("export-metaschedule", epilog=example("tunelog export-metaschedule pruned_db/"))
 @handles_errors
+@filter_options()
 def export_metaschedule(
     directory: Annotated[str, typer.Argument(help="Directory for the pruned database.")],
+    top_k: Annotated[
+        int,
+        typer.Option(
+            "--top-k", min=1, metavar="K", help="Keep the K best distinct traces per workload."
+        ),
+    ] = 1,
+    filters: Filters = NO_FILTERS,
     force: Annotated[bool, typer.Option(help="Replace the database files if they exist.")] = False,
 ) -> None:
-    """Write a pruned MetaSchedule database: the best valid record of each workload."""
-    _export_metaschedule(directory, force, Filters(), 1)
+    """Write a pruned MetaSchedule database: the best valid record of each workload (as
+    `export --metaschedule DIR`, with the same filters and --top-k)."""
+    _export_metaschedule(directory, force, filters, top_k)
 
 
 def _export_metaschedule(directory: str, force: bool, filters: Filters, top_k: int) -> None:
