@@ -297,3 +297,31 @@ def test_the_temporary_file_takes_a_name_nobody_holds(
     assert out.read_bytes() == b"a\nb\n"
     assert taken.read_bytes() == b"someone else's"
     assert sorted(p.name for p in tmp_path.iterdir()) == [taken.name, "best.log"]
+
+
+def test_export_for_a_target_warns_of_answers_from_another_machine_as_best_does(
+    tmp_path: Path,
+) -> None:
+    """The records `export --for-target` writes are `best --for-target`'s answers: those
+    measured on another machine are warned about the same way (they used not to be)."""
+    from tests.conftest import run
+
+    db, out, asked = str(tmp_path / "x.db"), tmp_path / "zen.log", "llvm -keys=cpu -mcpu=znver3"
+    assert run("--db", db, "import", str(X86))[0] == 0
+    code, _, err = run("--db", db, "export", "--for-target", asked, str(out))
+    assert code == 0
+    assert err == (
+        "warning: 5 answers were measured on another machine than the target asked about "
+        "(-mcpu skylake-avx512 vs znver3 and -mtriple x86_64-pc-linux-gnu vs none x5): re-tune "
+        "on this machine, or filter with --target; `tunelog best --for-target "
+        f"'{asked}' --json` lists each under `warnings`\n"
+        f"wrote 5 record(s) to {out}\n"
+    )
+    with Store(db) as store:
+        report = tunelog.export(store, str(tmp_path / "api.log"), filters=Filters(for_target=asked))
+    assert sum(report.cross_machine.values()) == 5
+    code, _, err = run("--db", db, "export", "--for-target", X86_TARGET, str(tmp_path / "s.log"))
+    assert (code, err) == (0, f"wrote 5 record(s) to {tmp_path / 's.log'}\n")
+
+
+X86_TARGET = "llvm -keys=cpu -mcpu=skylake-avx512 -mtriple=x86_64-pc-linux-gnu"

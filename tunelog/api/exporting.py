@@ -37,6 +37,10 @@ class ExportReport:
     rewritten_targets: int = 0
     skipped_losing_templates: int = 0
     skipped_metaschedule: int = 0
+    # With --for-target: records written that were measured on another machine than the
+    # target asked about, per warning (`machines.cross_machine_warning`; `best --for-target`
+    # warns the same).
+    cross_machine: dict[str, int] = field(default_factory=dict)
 
     @property
     def warnings(self) -> list[str]:
@@ -160,6 +164,7 @@ def _export(
     protected: set[str],
 ) -> ExportReport:
     from tunelog.exporting import rewrite_target, write_lines_atomically
+    from tunelog.machines import cross_machine_warning
 
     report = ExportReport(path=out)
     winning = _may_be_chosen_workloads(store) if winners_only else None
@@ -167,6 +172,9 @@ def _export(
     kinds: dict[str, str] = {}  # each log version's kind, found once (a few versions)
     # Each target string's load problems, found once (a few dozen targets, 80k lines).
     problems_of: dict[str, tuple[str, ...]] = {}
+    # --for-target: each target string's cross-machine warning (None: the same machine).
+    asked = filters.for_target
+    crossed: dict[str, str | None] = {}
 
     def lines() -> Iterator[bytes]:
         for line in store.winner_lines(filters, top_k=top_k):
@@ -183,6 +191,12 @@ def _export(
             if version == "0.1" and not include_v01:
                 report.skipped_v01 += 1
                 continue
+            if asked is not None:
+                warning = crossed.get(target, "")
+                if warning == "":
+                    warning = crossed[target] = cross_machine_warning(asked, target)
+                if warning is not None:
+                    report.cross_machine[warning] = report.cross_machine.get(warning, 0) + 1
             problems = problems_of.get(target)
             if problems is None:
                 problems = problems_of[target] = parse_target(target).load_problems

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -104,6 +105,14 @@ def export(
         )
     for warning in report.warnings:
         _err(f"warning: {warning}")
+    if report.cross_machine:
+        from tunelog.cli.notes import _warn_all
+
+        asked = shlex.quote(filters.for_target or "")
+        _warn_all(
+            [w for w, count in report.cross_machine.items() for _ in range(count)],
+            listed_by=f"tunelog best --for-target {asked} --json",
+        )
     if out != "-":
         _err(f"wrote {report.written} record(s) to {out}")
 
