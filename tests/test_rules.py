@@ -143,8 +143,22 @@ def _the_trials_add_says_improved(trials: Sequence[Trial]) -> list[tuple[int, fl
     return [(n, mean) for n, (mean, error_no) in enumerate(trials, 1) if run.add(mean, error_no)]
 
 
+def _curve(trials: Sequence[Trial]) -> list[tuple[int, float]]:
+    """`curve`'s points (`convergence.best_so_far`): the trials marked improved, with their
+    best (which each point carries, improved or not)."""
+    from tunelog.convergence import best_so_far
+
+    points = best_so_far(trials)
+    for point in points:  # every point's best is the best up to it
+        assert point.best == min(
+            (c for c, e in trials[: point.trial] if e == 0), default=None
+        ), point
+    return [(p.trial, p.best) for p in points if p.improved and p.best is not None]
+
+
 BEST_SO_FAR: dict[str, Callable[[Sequence[Trial]], list[tuple[int, float]]]] = {
     "trial by trial": _trial_by_trial,
+    "the curve's points": _curve,
     "the trials add says improved": _the_trials_add_says_improved,
     "split and joined": _split_and_joined,
     "extended one trial at a time": _extended,

@@ -109,14 +109,15 @@ class CurvePoint:
 
 
 def best_so_far(trials: Iterable[tuple[float, int]]) -> list[CurvePoint]:
-    """The best-so-far curve of (mean_cost, error_no) pairs given in trial order."""
+    """The best-so-far curve of (mean_cost, error_no) pairs given in trial order: each trial
+    with the best up to it, by the best-so-far rule (`rules.bestsofar.BestSoFar`)."""
     points: list[CurvePoint] = []
-    best: float | None = None
-    for number, (cost, error_no) in enumerate(trials, 1):
-        improved = error_no == 0 and (best is None or cost < best)
-        if improved:
-            best = cost
-        points.append(CurvePoint(number, cost if error_no == 0 else None, error_no, best, improved))
+    run = BestSoFar()
+    for cost, error_no in trials:
+        improved = run.add(cost, error_no)
+        best = run.best if run.improvements else None
+        valid_cost = cost if error_no == 0 else None
+        points.append(CurvePoint(run.trials, valid_cost, error_no, best, improved))
     return points
 
 
