@@ -11,7 +11,12 @@ import pytest
 from tunelog.importreport import FileReport
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL, beats, improves
 from tunelog.rules.bestsofar import BestSoFar, joined
-from tunelog.rules.lineaccounting import SOURCE_ACCOUNTED_SQL, duplicates_when_moved, is_accounted
+from tunelog.rules.lineaccounting import (
+    ALL_DUPLICATES_SQL,
+    SOURCE_ACCOUNTED_SQL,
+    duplicates_when_moved,
+    is_accounted,
+)
 from tunelog.rules.ranking import TopConfigs, best_configs, better_config
 from tunelog.rules.slots import Slot
 from tunelog.selection import HistoryBest
@@ -150,9 +155,9 @@ def _curve(trials: Sequence[Trial]) -> list[tuple[int, float]]:
 
     points = best_so_far(trials)
     for point in points:  # every point's best is the best up to it
-        assert point.best == min(
-            (c for c, e in trials[: point.trial] if e == 0), default=None
-        ), point
+        assert point.best == min((c for c, e in trials[: point.trial] if e == 0), default=None), (
+            point
+        )
     return [(p.trial, p.best) for p in points if p.improved and p.best is not None]
 
 
@@ -382,3 +387,19 @@ def test_every_implementation_of_top_k_ranking_keeps_the_same_configs(
     implementation: str, case: str, records: list[tuple[int, float, int]], k: int, expected: Ranked
 ) -> None:
     assert RANKINGS[implementation](records, k) == expected, case
+
+
+@pytest.mark.parametrize(
+    ("case", "counts", "accounted"), ACCOUNTING_CASES, ids=[c[0] for c in ACCOUNTING_CASES]
+)
+def test_a_copy_of_a_source_holds_its_lines_as_duplicates_in_python_and_sql(
+    case: str, counts: Counts, accounted: bool
+) -> None:
+    """`store.knownfiles` copies a source in SQL (ALL_DUPLICATES_SQL) and reports it in Python
+    (`duplicates_when_moved` with nothing new): one number."""
+    _, _, records, duplicates, *_ = counts
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE sources (records, duplicates)")
+    conn.execute("INSERT INTO sources VALUES (?, ?)", (records, duplicates))
+    (in_sql,) = conn.execute(f"SELECT {ALL_DUPLICATES_SQL} FROM sources").fetchone()
+    assert in_sql == duplicates_when_moved(records, duplicates, 0) == records + duplicates, case

@@ -39,5 +39,9 @@ def duplicates_when_moved(records: int, duplicates: int, new: int) -> int:
     return records + duplicates - new
 
 
+# `duplicates_when_moved(records, duplicates, 0)` over a source's columns: a copy of a file
+# (the same bytes at another path) holds each of its lines as a duplicate (store.knownfiles).
+ALL_DUPLICATES_SQL = "records + duplicates"
+
 # The same check on a stored source, for queries over `sources`.
 SOURCE_ACCOUNTED_SQL = "lines + split = records + duplicates + comments + blank + rejected"

@@ -7,6 +7,7 @@ import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
+from tunelog.rules.lineaccounting import ALL_DUPLICATES_SQL, duplicates_when_moved
 from tunelog.store.connection import id_list
 from tunelog.store.sources import Sources
 
@@ -103,10 +104,10 @@ class KnownFiles(Sources):
             now = datetime.now(UTC).isoformat(timespec="seconds")
             source_id = int(
                 conn.execute(
-                    """INSERT INTO sources (path, label, sha256, size, lines, records, duplicates,
+                    f"""INSERT INTO sources (path, label, sha256, size, lines, records, duplicates,
                                             comments, blank, rejected, imported_at, split,
                                             repaired, repair)
-                       SELECT ?, ?, sha256, size, lines, 0, records + duplicates, comments,
+                       SELECT ?, ?, sha256, size, lines, 0, {ALL_DUPLICATES_SQL}, comments,
                               blank, rejected, ?, split, repaired, repair
                        FROM sources WHERE id = ? RETURNING id""",
                     (stored_path(opened.source.path), label, now, original),
@@ -163,7 +164,7 @@ class KnownFiles(Sources):
             path=path,
             lines=lines,
             split=split,
-            duplicates=records + duplicates,
+            duplicates=duplicates_when_moved(records, duplicates, 0),  # every line seen
             comments=comments,
             blank=blank,
             rejected=rejected,
