@@ -17,7 +17,13 @@ from tunelog.rules.lineaccounting import (
     duplicates_when_moved,
     is_accounted,
 )
-from tunelog.rules.ranking import TopConfigs, best_configs, better_config
+from tunelog.rules.ranking import (
+    RANK_ORDER_SQL,
+    TopConfigs,
+    best_configs,
+    better_config,
+    takes_config,
+)
 from tunelog.rules.slots import Slot
 from tunelog.selection import HistoryBest
 from tunelog.store.schema import TOP_CONFIGS_KEPT, fill_top_config_ids, fill_top_configs
@@ -349,7 +355,26 @@ def _ranking_sql_ids(records: Sequence[tuple[int, float, int]], k: int) -> Ranke
     return [(index, rid) for index, rid, _ in sorted(rows, key=lambda r: (r[2], r[1]))][:k]
 
 
+def _export_top_k(records: Sequence[tuple[int, float, int]], k: int) -> Ranked:
+    """As `export --top-k` reads a slot's records: in RANK_ORDER_SQL's order, each config's
+    first record taken (`takes_config`) until k configs."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE records (id INTEGER PRIMARY KEY, config_index, mean_cost)")
+    conn.executemany(
+        "INSERT INTO records VALUES (?, ?, ?)", [(rid, index, mean) for index, mean, rid in records]
+    )
+    seen: set[int] = set()
+    return [
+        (index, rid)
+        for rid, index in conn.execute(
+            f"SELECT id, config_index FROM records ORDER BY {RANK_ORDER_SQL.format(id='id')}"
+        )
+        if takes_config(seen, index, k)
+    ]
+
+
 RANKINGS: dict[str, Callable[[Sequence[tuple[int, float, int]], int], Ranked]] = {
+    "export --top-k (RANK_ORDER_SQL, takes_config)": _export_top_k,
     "python": _ranking_rule,
     "importer (TopConfigs)": _top_configs,
     "importer merged with stored (TopConfigs.merged)": _top_configs_merged,

@@ -1,5 +1,8 @@
 """Top-k ranking: a (target, workload)'s best distinct configs, for `export --top-k`.
 
+`export --top-k` reads records in `RANK_ORDER_SQL` order and keeps each slot's first records
+of distinct configs (`takes_config`), from the kept configs or every valid record.
+
 Each config is ranked by its best valid record, and configs by (mean cost, record id): the
 earliest of equal means first, as the best-record rule ranks slot holders. The importer keeps
 each (target, workload)'s best configs of a file in a `TopConfigs` and merges them with the
@@ -14,6 +17,21 @@ import math
 from collections.abc import Iterable, Mapping
 
 Rank = tuple[float, int]  # (mean cost, record id): smaller ranks first
+
+# `Rank` as SQL: the ORDER BY that lists records (or kept configs) best first, `{id}` the
+# record id's column. `export --top-k` and `store.removal` rank with it; tests/test_rules.py
+# holds it equal to sorting by `Rank`.
+RANK_ORDER_SQL = "mean_cost, {id}"
+
+
+def takes_config(seen: set[int], index: int, k: int) -> bool:
+    """Whether a slot's top `k` take a record of config `index`, records offered best first
+    (`RANK_ORDER_SQL`): the first record of each config, until `k` configs (`seen`: those
+    taken, updated)."""
+    if len(seen) < k and index not in seen:
+        seen.add(index)
+        return True
+    return False
 
 
 def better_config(candidates: dict[int, Rank], index: int, rank: Rank) -> None:

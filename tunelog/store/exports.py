@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tunelog.filters import Filters
+from tunelog.rules.ranking import RANK_ORDER_SQL, takes_config
 from tunelog.store.queries import Queries
 from tunelog.store.schema import TOP_CONFIGS_KEPT
 from tunelog.targets import parse_target
@@ -84,11 +85,11 @@ class Exports(Queries):
         # With K <= TOP_CONFIGS_KEPT, each slot's K best configs are among the configs kept per
         # (target, workload) on import; beyond that, every valid record is ranked.
         ranked = (
-            """SELECT record_id, target_id, workload_id, config_index FROM top_configs
-               ORDER BY workload_id, mean_cost, record_id"""
+            f"""SELECT record_id, target_id, workload_id, config_index FROM top_configs
+                ORDER BY workload_id, {RANK_ORDER_SQL.format(id="record_id")}"""
             if top_k <= TOP_CONFIGS_KEPT
-            else """SELECT id, target_id, workload_id, config_index FROM records
-                    WHERE error_no = 0 ORDER BY workload_id, mean_cost, id"""
+            else f"""SELECT id, target_id, workload_id, config_index FROM records
+                     WHERE error_no = 0 ORDER BY workload_id, {RANK_ORDER_SQL.format(id="id")}"""
         )
         for record_id, target_id, workload_id, config_index in self.conn.execute(ranked):
             slots = wanted.get(workload_id)
@@ -98,8 +99,7 @@ class Exports(Queries):
                 if (kind, name) not in slots:
                     continue
                 seen = configs.setdefault((kind, name, workload_id), set())
-                if len(seen) < top_k and config_index not in seen:
-                    seen.add(config_index)
+                if takes_config(seen, config_index, top_k):
                     chosen.append(record_id)
         ordered = sorted(set(chosen))
         for start in range(0, len(ordered), 500):
@@ -155,12 +155,11 @@ class Exports(Queries):
         traces: dict[int, set[int]] = {workload_id: set() for workload_id in workloads}
         chosen: list[tuple[int, int]] = []
         for record_id, workload_id, trace in self.conn.execute(
-            """SELECT id, workload_id, config_index FROM records WHERE error_no = 0
-               ORDER BY mean_cost, id"""
+            f"""SELECT id, workload_id, config_index FROM records WHERE error_no = 0
+                ORDER BY {RANK_ORDER_SQL.format(id="id")}"""
         ):
             seen = traces.get(workload_id)
-            if seen is not None and len(seen) < top_k and trace not in seen:
-                seen.add(trace)
+            if seen is not None and takes_config(seen, trace, top_k):
                 chosen.append((int(record_id), int(workload_id)))
         return chosen
 

@@ -25,10 +25,15 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tunelog.rules.ranking import RANK_ORDER_SQL
 from tunelog.selection import HistoryBest
 from tunelog.store.holdings import held_only_by, intervals
 from tunelog.store.replaying import capture_replay, replay
 from tunelog.store.schema import fill_top_config_ids, fill_trial_runs
+
+# A (target, workload)'s kept configs best first: the first is its best record (the ranking
+# and the best-record rule order records alike).
+_RANKED = RANK_ORDER_SQL.format(id="record_id")
 
 Ranges = list[tuple[int, int]]  # sorted, disjoint [first, end) record id ranges
 
@@ -301,7 +306,7 @@ def _recompute_slots(conn: sqlite3.Connection) -> None:
     rows = conn.execute(
         f"""SELECT c.record_id, t.target, c.workload_id, c.mean_cost, w.version FROM (
                 SELECT target_id, workload_id, record_id, mean_cost, row_number() OVER (
-                    PARTITION BY target_id, workload_id ORDER BY mean_cost, record_id) AS rank
+                    PARTITION BY target_id, workload_id ORDER BY {_RANKED}) AS rank
                 FROM top_configs WHERE workload_id IN ({workloads})) c
             JOIN targets t ON t.id = c.target_id
             JOIN workloads w ON w.id = c.workload_id
