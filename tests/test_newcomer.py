@@ -300,6 +300,23 @@ def test_a_named_file_with_no_record_is_an_error_saying_what_it_looks_like(
     (line,) = err.splitlines()
     assert line.startswith(f"Error: {name} holds no tuning record: it looks like {looks}")
     assert line.endswith("name log files, or a directory to import the logs in it")
+    # Imported again, it is the same error (it used to exit 0: "already imported").
+    code, out, again = run("t.db", "import", name)
+    assert (code, again) == (1, err)
+    assert "already imported as #1" in out
+
+
+def test_standard_input_with_no_record_says_what_its_first_line_was(tmp_path: Path) -> None:
+    """Standard input is read once: its first rejected line says what it was (it used to be
+    called 'a file that cannot be read')."""
+    assert run(str(tmp_path / "t.db"), "import", "-", stdin="hello\n") == (
+        1,
+        "file    lines    new    dup    comments    blank    rejected    note\n"
+        "------  -------  -----  -----  ----------  -------  ----------  ------\n"
+        "-       1        0      0      0           0        1\n",
+        "Error: standard input holds no tuning record (line 1: not JSON (text line); 1 line(s) "
+        "rejected: `tunelog rejects -`); pipe a tuning log into `tunelog import -`\n",
+    )
 
 
 def test_a_corpus_markdown_file_is_no_log(tmp_path: Path) -> None:

@@ -157,10 +157,10 @@ _IMPORT_COLUMNS = (
 
 def _holds_no_record(report: FileReport) -> bool:
     """A file read in full where every line that is not blank or a comment was rejected
-    (the records of a file --strict rolled back are `discarded`: it holds records)."""
+    (the records of a file --strict rolled back are `discarded`: it holds records), also when
+    imported before: the same error every time."""
     return (
         not report.unreadable
-        and not report.already_imported_as
         and report.rejected > 0
         and report.new + report.duplicates + report.discarded == 0
     )
@@ -169,11 +169,19 @@ def _holds_no_record(report: FileReport) -> bool:
 def _not_a_log(report: FileReport) -> str:
     """Why a file named to import is no log: what it looks like, and what to do."""
     from tunelog.discovery import looks_like
+    from tunelog.rules.sourcenames import STDIN
 
     path = display_path(report.path)
     repairable = [r.reason for r in report.rejects if "--repair" in r.reason]
     if repairable:  # records pasted from a web page: a log once repaired
         return f"{path} holds no tuning record as it is: {repairable[0]}"
+    if report.path == STDIN:  # read once: what it looked like is its first rejected line
+        first = report.rejects[0] if report.rejects else None
+        what = f"line {first.line}: {first.reason}" if first is not None else "no record"
+        return (
+            f"standard input holds no tuning record ({what}; {report.rejected} line(s) "
+            "rejected: `tunelog rejects -`); pipe a tuning log into `tunelog import -`"
+        )
     return (
         f"{path} holds no tuning record: it looks like {looks_like(Path(report.path))} "
         f"({report.rejected} line(s) rejected: `tunelog rejects {path}`); "
