@@ -389,3 +389,19 @@ def test_import_of_a_grown_file_says_what_was_skipped(
         0,
         f"#1 {tmp_path / 'tuning.log'}",  # --json: the path as stored (absolute)
     )
+
+
+def test_importing_again_with_another_label_relabels_the_source(db: str) -> None:
+    """The same bytes from the same path are one source: a later --label is its label, as
+    when the file grew (it used to be dropped silently, so `--label second` found nothing)."""
+    log = "sample_logs/x86_mini_llvm.log"
+    assert run("--db", db, "import", "--label", "first", log)[0] == 0
+    code, out, _ = run("--db", db, "import", "--label", "second", log)
+    assert code == 0 and out.splitlines()[2].endswith(
+        "already imported as #1; label set by this --label"
+    )
+    assert run("--db", db, "best", "--label", "second")[0] == 0
+    assert run("--db", db, "best", "--label", "first")[0] == 1
+    code, out, _ = run("--db", db, "import", log)  # no --label: the label stays
+    assert out.splitlines()[2].endswith("already imported as #1")
+    assert json.loads(run("--db", db, "sources", "--json")[1])[0]["label"] == "second"

@@ -68,6 +68,8 @@ class FileReport(_Dumpable):
     # Sources of the same bytes imported before without --repair that held only rejected
     # lines: this --repair import read them, so they were removed (`#id`).
     superseded: list[int] = field(default_factory=list)
+    # Imported again with another --label: the source now has this import's label.
+    relabelled: bool = False
 
     @property
     def accounted(self) -> bool:

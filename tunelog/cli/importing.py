@@ -140,6 +140,7 @@ _REPORT_FIELDS = {
     "prefix_changed",
     "unreadable",
     "superseded",
+    "relabelled",
 }
 
 
@@ -275,6 +276,8 @@ def _import_note(report: FileReport) -> str:
             notes.append(f"already imported as {number}")
         else:
             notes.append(f"already imported as {_source_ref(report.already_imported_as)}")
+    if report.relabelled:
+        notes.append("label set by this --label")
     if report.repaired:
         notes.append(f"repaired {report.repaired} record(s)")
     if report.superseded:

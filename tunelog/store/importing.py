@@ -98,7 +98,9 @@ class Importing(KnownFiles):
                 if known.copy:
                     report = self._import_copy(known, opened, label, strict)
                 else:
-                    report = self._known_report(known.source_id, opened.source.path, strict)
+                    report = self._known_report(
+                        known.source_id, opened.source.path, strict, label=label
+                    )
                 report.prefix_changed = prefix_changed
                 return report
         from tunelog.importreport import FileReport
@@ -176,7 +178,7 @@ class Importing(KnownFiles):
                 # Nothing appended: report as a re-import of the same bytes, without reading.
                 if progress is not None:
                     progress(after.size)
-                return self._known_report(point.source_id, opened.source.path, strict)
+                return self._known_report(point.source_id, opened.source.path, strict, label=label)
             report = FileReport(path=opened.source.path, skipped_lines=point.end.lines)
             with self._writing(report):
                 from tunelog.store import resume

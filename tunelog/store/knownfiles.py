@@ -134,11 +134,18 @@ class KnownFiles(Sources):
         return report
 
     def _known_report(
-        self, source_id: int, path: str, strict: bool, *, note: bool = True
+        self,
+        source_id: int,
+        path: str,
+        strict: bool,
+        *,
+        note: bool = True,
+        label: str | None = None,
     ) -> FileReport:
         """What re-importing the bytes of a source reports: every record a duplicate.
 
-        `note`: record the import as one more of that source (not for a copy)."""
+        `note`: record the import as one more of that source (not for a copy), and `label`
+        as its label, as a grown file's import does (the later import's label)."""
         from tunelog.importreport import FileReport
         from tunelog.models import REJECTS_KEPT_IN_REPORT
 
@@ -178,7 +185,19 @@ class KnownFiles(Sources):
             report.already_imported_as = f"#{source_id} {source_path}"
             if note:
                 self._record_import(source_id, path)
+                if label is not None:
+                    report.relabelled = self._relabelled(source_id, label)
         return report
+
+    def _relabelled(self, source_id: int, label: str) -> bool:
+        """Give the source this label; whether it had another (or none)."""
+        return (
+            self.conn.execute(
+                "UPDATE sources SET label = ? WHERE id = ? AND label IS NOT ?",
+                (label, source_id, label),
+            ).rowcount
+            > 0
+        )
 
     def _record_import(self, source_id: int, path: str) -> None:
         """Note a re-import of a known content (one `sources` row per content)."""
