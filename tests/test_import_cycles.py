@@ -141,3 +141,69 @@ def test_the_graph_holds_deferred_and_type_only_imports(tmp_path: Path) -> None:
         "pkg.sub": {"pkg.sub.b"},
         "pkg.sub.b": {"pkg.a"},
     }
+
+
+# -- layers: imports go one way (ARCHITECTURE.md) -------------------------------------------------
+
+# A module's layer, by its package; the rest of tunelog is the pure layer (rules, parsers).
+LAYERS = {"tunelog.store": 1, "tunelog.api": 2, "tunelog.cli": 3}
+# The package's facade (`tunelog.layers(store)`, `python -m tunelog`) stands above them all.
+FACADES = {"tunelog", "tunelog.__main__"}
+# Third-party modules only one layer may import: SQLite is the store's, the terminal the CLI's.
+ONLY_IN = {"sqlite3": 1, "sqlite_utils": 1, "typer": 3, "click": 3, "tabulate": 3, "rich": 3}
+
+
+def layer_of(module: str) -> int:
+    """0 pure, 1 store, 2 api, 3 cli; 4 for the package's facade."""
+    if module in FACADES:
+        return 4
+    return next((n for p, n in LAYERS.items() if module == p or module.startswith(p + ".")), 0)
+
+
+def third_party_imports(path: Path) -> set[str]:
+    """The top-level names of the modules a source file imports from outside tunelog."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found - {"tunelog"}
+
+
+def test_every_import_goes_down_the_layers() -> None:
+    """pure -> store -> api -> cli: no module imports one of a layer above its own."""
+    upward = {
+        (module, imported)
+        for module, imports in import_graph(PACKAGE).items()
+        for imported in imports
+        if layer_of(imported) > layer_of(module) and module not in FACADES
+    }
+    upward.discard(("tunelog.cli.app", "tunelog"))  # the CLI reads the facade's version
+    assert upward == set()
+
+
+def test_sqlite_is_imported_by_the_store_and_the_terminal_by_the_cli_only() -> None:
+    misplaced = {
+        (module, name)
+        for module, path in module_files(PACKAGE).items()
+        for name in third_party_imports(path)
+        if name in ONLY_IN and layer_of(module) not in (ONLY_IN[name], 4)
+    }
+    assert misplaced == set()
+
+
+@pytest.mark.parametrize(
+    ("module", "layer"),
+    [
+        ("tunelog.rules.slots", 0),
+        ("tunelog.store", 1),
+        ("tunelog.store.importer", 1),
+        ("tunelog.storefront", 0),
+        ("tunelog.api.listing", 2),
+        ("tunelog.cli", 3),
+        ("tunelog", 4),
+    ],
+)
+def test_layer_of_reads_the_package(module: str, layer: int) -> None:
+    assert layer_of(module) == layer

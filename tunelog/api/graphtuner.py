@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING
 
 from tunelog.api.listing import layers
 from tunelog.api.runs import knobs
-from tunelog.exceptions import DatabaseAccessError
 from tunelog.store import Filters, Store
 
 if TYPE_CHECKING:
@@ -28,10 +26,8 @@ def network(path: str, store: Store | None = None) -> GraphLog:
     with OpenedLog(LogInput(path)) as opened:
         graph = read_graph_log(opened.lines())
     if store is not None:
-        try:
+        with store.errors_said():  # as `with store:` would (the caller may not use it)
             _add_kernel_bests(store, graph)
-        except sqlite3.Error as exc:  # as `with store:` would say it (the caller may not use it)
-            raise DatabaseAccessError.of(store.path, exc) from exc
     return graph
 
 

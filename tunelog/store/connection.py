@@ -150,6 +150,15 @@ class Connection:
             raise DatabaseAccessError.of(self.path, exc) from exc
 
     @contextmanager
+    def errors_said(self) -> Iterator[None]:
+        """SQLite's errors inside the block as DatabaseAccessError, as `with store:` says
+        them (for a caller that may not use the store as a context)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise DatabaseAccessError.of(self.path, exc) from exc
+
+    @contextmanager
     def _writing(self, report: FileReport) -> Iterator[None]:
         """A write transaction for one file's import; any exception rolls it back."""
         try:
