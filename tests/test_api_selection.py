@@ -39,3 +39,21 @@ def test_layers_found_under_a_label_answer_curves_knobs_and_convergence_from_tha
         api.import_paths(alone, [SHORT])
         chosen = api.layers(both, Filters(label="short"))
         assert _described(both, chosen) == _described(alone, api.layers(alone))
+
+
+def test_curves_and_knobs_take_a_layer_or_its_name(tmp_path: Path) -> None:
+    """As `tunelog curve NAME` and `knobs NAME` do (a string used to end in AttributeError)."""
+    import pytest
+
+    from tunelog.exceptions import UnknownLayerError
+
+    with Store(tmp_path / "t.db") as store:
+        api.import_paths(store, [str(SAMPLE_LOGS / "x86_mini_llvm.log")])
+        (layer,) = [lay for lay in api.layers(store) if lay.shapes == "1x8192 * 10x8192"]
+        by_name = api.curves(store, "1x8192 * 10x8192")
+        assert [(c.template.name, len(c.rows)) for c in by_name] == [
+            (c.template.name, len(c.rows)) for c in api.curves(store, layer)
+        ]
+        assert len(api.knobs(store, "1x8192 * 10x8192")) == len(api.knobs(store, layer)) == 2
+        with pytest.raises(UnknownLayerError):
+            api.curves(store, "no such layer")

@@ -92,6 +92,16 @@ def layer_convergence(store: Store, found: Sequence[Layer] | None = None) -> Lay
     return LayerConvergence(by_key)
 
 
+def _named(store: Store, layer: Layer | str) -> Layer:
+    """The layer itself, or the one its name names (`find_layer`: UnknownLayerError or
+    AmbiguousLayerError when it names none or several)."""
+    if isinstance(layer, str):
+        from tunelog.api.listing import find_layer
+
+        return find_layer(store, layer)
+    return layer
+
+
 def _group_target_ids(store: Store, layer: Layer) -> list[int]:
     from tunelog.store.trials import targets
 
@@ -112,8 +122,10 @@ def _ordered(rows: Sequence[TrialRow]) -> list[TrialRow]:
     return sorted(rows, key=lambda r: trial_order(starts[r.source_id], r.source_id, r.record_id))
 
 
-def curves(store: Store, layer: Layer) -> list[TemplateCurve]:
-    """The best-so-far curve of every template of a layer on its target group."""
+def curves(store: Store, layer: Layer | str) -> list[TemplateCurve]:
+    """The best-so-far curve of every template of a layer on its target group (`layer`: one
+    of `layers`, or its name as `tunelog curve` takes it: `api.find_layer`)."""
+    layer = _named(store, layer)
     if layer.selection is not None:
         with _answering(store, [layer]) as answering:
             return curves(answering, replace(layer, selection=None))
@@ -153,12 +165,14 @@ def curves(store: Store, layer: Layer) -> list[TemplateCurve]:
     return found
 
 
-def knobs(store: Store, layer: Layer, knob: str | None = None) -> list[TemplateKnobs]:
+def knobs(store: Store, layer: Layer | str, knob: str | None = None) -> list[TemplateKnobs]:
     """Per template of the layer: per knob and value, trials, valid/failed, best and median cost.
 
-    Reads the stored lines of the layer's records only (their blocks, no others). `knob`: only
-    that knob's rows (`layout` selects the derived layouts of x86 NCHWc templates).
+    Reads the stored lines of the layer's records only (their blocks, no others). `layer`: one
+    of `layers`, or its name (as for `curves`). `knob`: only that knob's rows (`layout`
+    selects the derived layouts of x86 NCHWc templates).
     """
+    layer = _named(store, layer)
     if layer.selection is not None:
         with _answering(store, [layer]) as answering:
             return knobs(answering, replace(layer, selection=None), knob)
