@@ -159,3 +159,33 @@ def test_a_symlink_without_force_is_still_refused(db: Path, tmp_path: Path) -> N
     assert result.exit_code == 1
     assert "already exists" in result.stderr
     assert target.read_text() == "old\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_output_to_a_full_disk_is_one_error_line_naming_the_output(tmp_path: Path) -> None:
+    """stdout that cannot be written (a full disk) used to say only 'No space left on
+    device'."""
+    db = tmp_path / "t.db"
+    assert runner.invoke(app, ["--db", str(db), "import", str(X86)]).exit_code == 0
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "tunelog", "--db", str(db), "best", "--json"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert (done.returncode, done.stderr) == (
+        1,
+        "Error: cannot write the output: No space left on device; check the disk or pipe it "
+        "goes to\n",
+    )
+
+
+def test_a_device_named_to_import_says_how_to_read_it(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["--db", str(tmp_path / "t.db"), "import", "/dev/null"])
+    assert (result.exit_code, result.stderr) == (
+        1,
+        "Error: /dev/null is not a regular file or directory: to read it, "
+        "`tunelog import - < /dev/null`\n",
+    )

@@ -123,7 +123,8 @@ def not_readable_reason(path: Path) -> str:
     if path.is_symlink() and not path.exists():
         return "is a dangling symlink (its target does not exist)"
     if path.exists():
-        return "is not a regular file or directory"
+        # A pipe or device (a FIFO a tuner writes, /dev/stdin): read it as standard input.
+        return f"is not a regular file or directory: to read it, `tunelog import - < {path}`"
     return "does not exist: check the path"
 
 

@@ -75,7 +75,10 @@ def expand_inputs(paths: Sequence[str]) -> list[LogInput]:
         elif p.is_file():
             found.append(LogInput(path))
         elif p.exists():
-            raise InputNotFoundError(f"{path} is not a regular file or directory")
+            raise InputNotFoundError(
+                f"{path} is not a regular file or directory: to read it, "
+                f"`tunelog import - < {path}`"
+            )
         else:
             raise InputNotFoundError(f"{path} does not exist: check the path")
     return found

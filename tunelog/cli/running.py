@@ -51,7 +51,11 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
             _err(f"Error: {exc}")
             raise typer.Exit(1) from None
         except OSError as exc:
-            _err(f"Error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+            reason = exc.strerror or str(exc)
+            if exc.filename is None:  # no file of ours: the output (stdout) is the one left
+                _err(f"Error: cannot write the output: {reason}; check the disk or pipe it goes to")
+            else:
+                _err(f"Error: {reason}: {exc.filename}")
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             # Said of every command, and true whenever the interrupt came: a file whose import
