@@ -134,3 +134,18 @@ def test_tunelog_api_is_an_attribute_without_its_own_import() -> None:
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "each_best\n", "")
+
+
+def test_a_database_cut_short_is_called_damaged_not_another_file(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    assert runner.invoke(app, ["--db", str(db), "import", str(X86)]).exit_code == 0
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 2])
+    result = runner.invoke(app, ["--db", str(db), "stats"])
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: the database {db} is damaged (SQLite says: database disk image is malformed): "
+        "restore a backup, or import the logs again into a new database\n",
+    )
+    with pytest.raises(DatabaseDamagedError):
+        Store(db)

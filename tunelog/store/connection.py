@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Self
 
 from tunelog.exceptions import (
     DatabaseAccessError,
+    DatabaseDamagedError,
     DatabaseNotFoundError,
     DatabaseUnavailableError,
     DiskFullError,
@@ -59,7 +60,12 @@ class Connection:
             if not isinstance(exc, sqlite3.DatabaseError):
                 raise
             message = str(exc)
-            if "not a database" in message or "malformed" in message:
+            if "malformed" in message:  # an SQLite file, cut short or overwritten in part
+                raise DatabaseDamagedError(
+                    f"the database {self.path} is damaged (SQLite says: {message}): restore a "
+                    "backup, or import the logs again into a new database"
+                ) from exc
+            if "not a database" in message:
                 raise NotATunelogDatabaseError(
                     f"{self.path} is not a tunelog database (SQLite says: {message}); "
                     "pass another --db path"
