@@ -163,3 +163,27 @@ def test_diff_of_a_missing_log_is_an_error(logs: Path) -> None:
     result = runner.invoke(app, ["diff", "logs/a.log", "nope.log"])
     assert result.exit_code == 1
     assert result.stderr == "Error: nope.log does not exist: check the path\n"
+
+
+def test_a_log_that_fails_while_it_is_opened_leaves_no_file_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file was opened before its first bytes were looked at: a failure there (a read
+    error on the first block) used to leave it open (a ResourceWarning, a descriptor kept)."""
+    import gc
+    import warnings
+
+    from tunelog import inputs
+
+    def failing(head: bytes) -> str | None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(inputs, "_detect", failing)
+    log = tmp_path / "x.log"
+    log.write_bytes(X86.read_bytes())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(OSError, match="Input/output error"):
+            inputs.OpenedLog(inputs.LogInput(str(log)))
+        gc.collect()
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []

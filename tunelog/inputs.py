@@ -264,14 +264,19 @@ class OpenedLog:
                 raise InputNotFoundError(f"cannot read {source.path}: {exc.strerror}") from exc
         self._owned = not source.is_stdin
         self._raw = raw
-        self._hashing = HashingReader(
-            raw,
-            *((_resumed[1], _resumed[2]) if _resumed else (None, None)),
-            limit=_regular_file_size(raw),
-        )
-        buffered = io.BufferedReader(self._hashing, buffer_size=_CHUNK)
-        self.compression = None if _resumed else _detect(buffered.peek(8)[:8])
-        self._stream = _decompressor(self.compression, buffered)
+        try:
+            self._hashing = HashingReader(
+                raw,
+                *((_resumed[1], _resumed[2]) if _resumed else (None, None)),
+                limit=_regular_file_size(raw),
+            )
+            buffered = io.BufferedReader(self._hashing, buffer_size=_CHUNK)
+            self.compression = None if _resumed else _detect(buffered.peek(8)[:8])
+            self._stream = _decompressor(self.compression, buffered)
+        except BaseException:
+            if self._owned:  # nobody else will: the caller never got this object
+                raw.close()
+            raise
 
     @classmethod
     def after(cls, source: LogInput, start: LineEnd) -> OpenedLog | None:
