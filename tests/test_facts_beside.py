@@ -352,3 +352,40 @@ def test_the_worker_finds_the_dependencies_where_this_process_found_them(
     assert path[0] == str(REPO)
     assert "" not in path
     assert "/deps/on/pythonpath" in path
+
+
+def test_an_import_that_failed_lets_the_next_one_use_the_worker_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_worker: None
+) -> None:
+    """The lease is given back when an import fails, not when its objects are collected: a
+    caller keeping the exception (its traceback holds the failed import) used to leave the
+    next imports computing every fact themselves."""
+    monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
+    monkeypatch.setattr(importer, "BATCH_SIZE", 64)
+    log = many_workloads_log(tmp_path / "many.log", 300)
+    sent: list[int] = []
+    send = factsbeside._Worker.send
+
+    def counted_send(worker: factsbeside._Worker, lease: int, rows: Sequence[Any]) -> None:
+        sent.append(lease)
+        send(worker, lease, rows)
+
+    monkeypatch.setattr(factsbeside._Worker, "send", counted_send)
+    real_add = importer.ImportWriter.add
+
+    def failing_add(self: importer.ImportWriter, line_no: int, *args: Any) -> None:
+        if line_no == 400:
+            raise RuntimeError("interrupted")
+        real_add(self, line_no, *args)
+
+    with Store(tmp_path / "t.db") as store:
+        with monkeypatch.context() as patch:
+            patch.setattr(importer.ImportWriter, "add", failing_add)
+            with pytest.raises(RuntimeError) as failed:  # kept: it holds the failed import
+                tunelog.import_paths(store, [str(log)])
+        assert sent, "the failed import handed batches over"
+        first_lease, before = sent[-1], len(sent)
+        (report,) = tunelog.import_paths(store, [str(log)])
+        assert report.new == 600
+        assert len(sent) > before and sent[-1] != first_lease  # the worker, under a new lease
+    assert failed.value is not None

@@ -301,8 +301,14 @@ class FactsBeside:
     def finish(self) -> None:
         """Write in the facts of every batch handed over (call before the commit)."""
         self._write_answers(wait=True)
+        self.release()
+
+    def release(self) -> None:
+        """Let another import use the worker (at once, also when this import failed: its late
+        answers carry its lease, and are dropped)."""
         if self._leased is not None:
             self._leased.release(self)
+            self._leased = None
 
     def _hand_over(self, rows: Sequence[WorkloadRow]) -> bool:
         if not rows or not self._beside or _computed_here < INLINE_FIRST:

@@ -118,16 +118,19 @@ class Importing(KnownFiles):
                 known_workloads=self._known_workloads(),
             )
             resumable = lines is None and not opened.source.is_stdin and scanner is None
-            writer.run(
-                opened.lines(hold_back_unterminated=follow) if lines is None else lines,
-                opened,
-                progress,
-            )
-            # Before the SHA-256 drains the file: what was read is exactly what was parsed.
-            resumable = resumable and opened.compression is None
-            end = opened.line_end(writer.terminated_lines) if resumable else None
-            read = opened.size
-            writer.finish()
+            try:
+                writer.run(
+                    opened.lines(hold_back_unterminated=follow) if lines is None else lines,
+                    opened,
+                    progress,
+                )
+                # Before the SHA-256 drains the file: what was read is exactly what was parsed.
+                resumable = resumable and opened.compression is None
+                end = opened.line_end(writer.terminated_lines) if resumable else None
+                read = opened.size
+                writer.finish()
+            finally:
+                writer.ids.facts.release()  # a failed import too: the next one may use it
             report.sha256 = opened.sha256
             self._finish_import(writer, opened, report, label, strict, _ReadUpTo(end, read, follow))
         return report
@@ -193,10 +196,13 @@ class Importing(KnownFiles):
                     first_line=point.end.lines,
                     known_workloads=self._known_workloads(),
                 )
-                writer.run(after.lines(hold_back_unterminated=follow), after, progress)
-                end = after.line_end(writer.terminated_lines)
-                read = after.size
-                writer.finish()
+                try:
+                    writer.run(after.lines(hold_back_unterminated=follow), after, progress)
+                    end = after.line_end(writer.terminated_lines)
+                    read = after.size
+                    writer.finish()
+                finally:
+                    writer.ids.facts.release()
                 self._extend_source(
                     writer, point, report, label, strict, _ReadUpTo(end, read, follow)
                 )
