@@ -393,6 +393,14 @@ def test_databases_of_two_tvm_releases_warn_on_import_and_refuse_to_export(tmp_p
     assert not (tmp_path / "out" / "database_tuning_record.json").exists()
     one = ["--db", db, "export", "--metaschedule", "--source", "2", str(tmp_path / "out")]
     assert runner.invoke(app, one).exit_code == 0
+    # Said once, by the import that made the mix: not again on an unrelated import or merge.
+    log = SAMPLE_LOGS / "x86_mini_llvm.log"
+    result = runner.invoke(app, ["--db", db, "import", str(log)])
+    assert (result.exit_code, result.stderr) == (0, "")
+    other = str(tmp_path / "other.db")
+    assert runner.invoke(app, ["--db", other, "import", str(log)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "merge", other])
+    assert result.exit_code == 0 and "warning" not in result.stderr
 
 
 # -- files ----------------------------------------------------------------------------------------

@@ -84,8 +84,18 @@ def import_command(
             repair=repair,
             progress=progress,
         )
-        version_warning = api.metaschedule_version_warning(store)
+        # Said when this import added MetaSchedule records (not on every import after).
+        version_warning = (
+            api.metaschedule_version_warning(store) if _added_metaschedule(reports) else None
+        )
     _report_imports(paths, reports, as_json, found.skipped_files, version_warning)
+
+
+def _added_metaschedule(reports: Sequence[FileReport]) -> bool:
+    """Whether an import added records of a MetaSchedule database (its records file)."""
+    from tunelog.discovery import METASCHEDULE_RECORD_FILE
+
+    return any(r.new and Path(r.path).name == METASCHEDULE_RECORD_FILE for r in reports)
 
 
 def _report_imports(

@@ -211,7 +211,9 @@ def merge(
         except KeyboardInterrupt:  # one transaction: rolled back
             _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
             raise typer.Exit(130) from None
-        version_warning = api.metaschedule_version_warning(store)
+        # Said when the merge added records (those may be MetaSchedule ones), not otherwise.
+        added = sum(r.new for r in reports)
+        version_warning = api.metaschedule_version_warning(store) if added else None
     if version_warning:
         _err(f"warning: {version_warning}")
     if as_json:
