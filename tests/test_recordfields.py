@@ -79,9 +79,28 @@ def test_explain_a_timed_out_record() -> None:
     assert fields["all_cost"] == "10 s: for a timeout, AutoTVM writes the timeout in effect here"
 
 
-def test_explain_text_that_is_not_a_record_is_one_error_line() -> None:
-    result = runner.invoke(app, ["explain", '{"a": 1}'])
-    assert (result.exit_code, result.stdout) == (1, "")
-    assert result.stderr == (
-        "Error: not an AutoTVM record: JSON object is not an AutoTVM record (no input/i field)\n"
-    )
+READS = "explain reads AutoTVM record lines (a JSON object with input, config, result)"
+ANSOR_LINE = json.dumps(
+    {
+        "i": [['["h1", [1, 64, 56, 56]]', "llvm -keys=cpu", [], "", 0, []], [[], []]],
+        "r": [[0.001], 0, 0.5, 1700000000],
+        "v": "v0.6",
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ('{"a": 1}', f"JSON object is not an AutoTVM record (no input/i field): {READS}"),
+        (ANSOR_LINE, f"an auto_scheduler (Ansor) record: {READS}; `tunelog explain N` explains "
+         "its error number"),
+        ('[0, [[[["GetSBlock", [], ["C", "main"], ["b0"]]], []], [0.001]]]',
+         f"a JSON array, not an AutoTVM record (a MetaSchedule record?): {READS}"),
+    ],
+)  # fmt: skip
+def test_explain_text_that_is_not_an_autotvm_record_says_what_it_is(line: str, error: str) -> None:
+    """An Ansor line used to be 'not an AutoTVM record: not an AutoTVM record', and a
+    MetaSchedule line an 'unknown error code' echoing the whole line."""
+    result = runner.invoke(app, ["explain", line])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {error}\n")

@@ -45,7 +45,7 @@ def explain(
     """What an AutoTVM error number means and what to change; what a record's fields mean."""
     from tunelog.recordfields import FIELDS, field_name
 
-    if code.lstrip().startswith("{"):
+    if code.lstrip().startswith(("{", "[")):  # a record line: JSON (a MetaSchedule one is [...])
         _explain_record(code, as_json)
         return
     field = "fields" if code.strip().lower() == "fields" else field_name(code)
@@ -90,13 +90,25 @@ def _explain_record(line: str, as_json: bool) -> None:
 
     parsed = parse_line(line.encode())
     if not isinstance(parsed, TuningRecord):
-        reason = getattr(parsed, "reason", "not an AutoTVM record")
-        raise NotARecordError(f"not an AutoTVM record: {reason}")
+        raise NotARecordError(_not_autotvm(line, getattr(parsed, "reason", None)))
     fields = explain_record(parsed)
     if as_json:
         emit_json([f._asdict() for f in fields])
         return
     emit_table([list(f) for f in fields], ("field", "value", "meaning"))
+
+
+def _not_autotvm(line: str, reason: str | None) -> str:
+    """Why `explain` cannot read a record line: what it is instead, and what it reads."""
+    reads = "explain reads AutoTVM record lines (a JSON object with input, config, result)"
+    if reason is None:  # read as a record of another kind
+        return (
+            f"an auto_scheduler (Ansor) record: {reads}; `tunelog explain N` explains its "
+            "error number"
+        )
+    if line.lstrip().startswith("["):
+        return f"a JSON array, not an AutoTVM record (a MetaSchedule record?): {reads}"
+    return f"{reason}: {reads}"
 
 
 # -- convergence ------------------------------------------------------------------------------
