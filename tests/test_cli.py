@@ -275,7 +275,12 @@ def test_untuned_and_errors_on_a_log_where_every_trial_failed(db: str, tmp_path:
     run("--db", db, "import", str(failed))
     code, out, _ = run("--db", db, "untuned", "--json")
     (layer,) = json.loads(out)
-    assert (code, layer["operator"], layer["winner"]) == (0, "dense", None)
+    assert (code, layer["operator"], layer["winner"], layer["answered_by"]) == (
+        0,
+        "dense",
+        None,
+        None,  # nothing answers it: a fallback config
+    )
     code, out, _ = run("--db", db, "errors", "--json")
     (entry,) = json.loads(out)
     assert entry["errors"] == {"BUILD_TIMEOUT": 3}

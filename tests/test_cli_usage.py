@@ -187,6 +187,7 @@ def test_untuned_lists_a_layer_answered_only_by_v01_records(db: str, tmp_path: P
     assert (code, err) == (1, "")
     (layer,) = json.loads(out)
     assert (layer["winner"], layer["target_keys"]) == ("topi_nn_dense", ["cuda", "gpu"])
+    assert layer["answered_by"] == "v0.1 records only, which TVM >= 0.7 skips (v01.log:1)"
     code, out, err = run("--db", db, "untuned")
     assert code == 0
     assert out.splitlines()[2].endswith("v0.1 records only, which TVM >= 0.7 skips (v01.log:1)")

@@ -310,7 +310,11 @@ def untuned(
         _err(_nothing_matches(filters))
         return
     if as_json:
-        emit_json(api.layer_as_dict(layer) for layer in found)
+        # With what the table shows beside the layer: the answer it is untuned with, if any.
+        emit_json(
+            {**api.layer_as_dict(layer), "answered_by": answer_text(layer) or None}
+            for layer in found
+        )
         if check and found:
             raise typer.Exit(1)
         return
