@@ -523,3 +523,24 @@ def test_paths_show_their_shortest_unique_tail(
     from tunelog.tables import short_paths
 
     assert short_paths(paths, limit) == shown
+
+
+@pytest.mark.parametrize("command", ["best", "workloads", "export"])
+def test_target_names_a_log_target_with_a_trailing_space(
+    db: str, tmp_path: Path, command: str
+) -> None:
+    """A real log (guoriyue's resnet50 records) writes "llvm -keys=cpu ": --target without the
+    space, as every table shows it, names it in each command (it used to match nothing)."""
+    log = tmp_path / "spaced.log"
+    target = "llvm -keys=cpu -mcpu=skylake-avx512 -mtriple=x86_64-pc-linux-gnu"
+    log.write_bytes(X86.read_bytes().replace(target.encode(), target.encode() + b" "))
+    assert run("--db", db, "import", str(log))[0] == 0
+    args = [
+        command,
+        "--target",
+        target,
+        *([str(tmp_path / "out.log")] if command == "export" else []),
+    ]
+    code, out, err = run("--db", db, *args)
+    assert code == 0, err
+    assert command == "export" or len(out.splitlines()) > 2

@@ -116,6 +116,7 @@ CASES = [
     Filters(template="dense_pack.x86", task="pack"),
     Filters(target="cuda -model=t4"),
     Filters(target="cuda  -model=t4"),  # byte for byte: two spaces differ
+    Filters(target=" cuda -model=t4 "),  # but spaces around it are invisible: the same
     Filters(target="cuda", target_key="cuda"),
     Filters(for_target="cuda -model=t4"),
     Filters(for_target="cuda -model=v100"),  # no model slot held: the keys answer
@@ -139,3 +140,15 @@ def test_the_cases_tell_the_filters_apart() -> None:
     verdicts = {frozenset(shown_by_python(f)) for f in CASES}
     assert len(verdicts) >= 15  # a predicate that kept all or nothing would not pass above
     assert frozenset() in verdicts
+
+
+def test_spaces_around_a_target_string_are_no_difference() -> None:
+    """A log's "llvm -keys=cpu " is named by --target "llvm -keys=cpu" (a table shows no
+    trailing space, and TVM reads both as one target)."""
+    assert (
+        shown_by_python(Filters(target=" cuda -model=t4 "))
+        == shown_by_python(Filters(target="cuda -model=t4"))
+        != set()
+    )
+    assert Filters(target="llvm -keys=cpu").matches_target(parse_target("llvm -keys=cpu "))
+    assert not Filters(target="llvm -keys=cpu").matches_target(parse_target("llvm  -keys=cpu"))

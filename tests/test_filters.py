@@ -32,7 +32,8 @@ CUDA_T4 = "cuda -keys=cuda,gpu -arch=sm_75 -model=t4"
         (Filters(target_key="cpu", model="t4"), CUDA_T4, False),
         (Filters(model="unknown"), "llvm -mcpu=skylake-avx512", True),
         (Filters(target=CUDA_T4), CUDA_T4, True),
-        (Filters(target=CUDA_T4), CUDA_T4 + " ", False),  # exact string: a space differs
+        (Filters(target=CUDA_T4), CUDA_T4 + " ", True),  # spaces around it: invisible
+        (Filters(target=CUDA_T4), CUDA_T4.replace(" ", "  ", 1), False),  # inside: exact
         (Filters(target="llvm"), "llvm -mcpu=skylake-avx512", False),
         (Filters(target=CUDA_T4, model="titanx"), CUDA_T4, False),
     ],

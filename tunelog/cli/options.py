@@ -61,7 +61,10 @@ FilterLabel = Annotated[
 ]
 FilterTarget = Annotated[
     str | None,
-    typer.Option("--target", help="Only records whose target string is exactly this one."),
+    typer.Option(
+        "--target",
+        help="Only records whose target string is exactly this one (spaces around it aside).",
+    ),
 ]
 
 

@@ -127,9 +127,17 @@ class Queries(Sources):
                 return chosen.selected_pairs(rest)
         if filters.target is None:
             return None
-        sql = """SELECT DISTINCT t.target, r.workload_id FROM tallies r
-                 JOIN targets t ON t.id = r.target_id WHERE t.target = ?"""
-        return {(str(t), int(w)) for t, w in self.conn.execute(sql, (filters.target,))}
+        # The targets --target names, by the filter's own rule (`Filters.matches_target`).
+        from tunelog.targets import parse_target
+
+        names = {
+            int(i): str(target)
+            for i, target in self.conn.execute("SELECT id, target FROM targets")
+            if filters.matches_target(parse_target(str(target)))
+        }
+        sql = f"""SELECT DISTINCT target_id, workload_id FROM tallies
+                  WHERE target_id IN ({",".join(map(str, names)) or "NULL"})"""
+        return {(names[t], int(w)) for t, w in self.conn.execute(sql)}
 
     def slot_holders(self) -> list[SlotHolder]:
         """Every slot and the record holding it (the two ApplyHistoryBest dictionaries)."""
