@@ -371,9 +371,15 @@ def test_refused_databases_leave_the_target_unchanged(
         assert state(store, tmp_path) == before
 
 
-def test_a_database_is_not_merged_into_itself(tmp_path: Path) -> None:
-    with Store(make_db(tmp_path / "a.db", X86)) as store, pytest.raises(SameDatabaseError):
-        tunelog.merge(store, [str(tmp_path / "." / "a.db")])
+@pytest.mark.parametrize("spelling", ["another path", "a hard link"])
+def test_a_database_is_not_merged_into_itself(tmp_path: Path, spelling: str) -> None:
+    db = make_db(tmp_path / "a.db", X86)
+    other = tmp_path / "." / "a.db"
+    if spelling == "a hard link":
+        other = tmp_path / "link.db"
+        os.link(db, other)
+    with Store(db) as store, pytest.raises(SameDatabaseError):
+        tunelog.merge(store, [str(other)])
 
 
 def test_cli_refuses_a_newer_database_with_one_error_line(tmp_path: Path) -> None:

@@ -153,11 +153,19 @@ def _open_other(path: str, target_path: str) -> Iterator[_Other]:
     if not os.path.isfile(path):
         raise InputNotFoundError(f"{path}: no such database file; give a tunelog database path")
     origin = os.path.realpath(path)
-    if origin == os.path.realpath(target_path):
+    if origin == os.path.realpath(target_path) or _same_file(path, target_path):
         raise SameDatabaseError(f"{path} is the database being merged into; give another one")
     with read_only_current(path, "merge") as (conn, version):
         conn.execute("BEGIN")  # one snapshot of it for the whole merge
         yield _Other(path, origin, conn, version)
+
+
+def _same_file(path: str, other: str) -> bool:
+    """Whether two paths are one file (a hard link to it, as export checks its output)."""
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return False
 
 
 # -- merging ------------------------------------------------------------------------------------
