@@ -178,7 +178,8 @@ def slot_filter_sql(
     workload; each called only when the filters select by it. The source filters are not
     here: a store answers them with the database they select (`Store.selected`).
     """
-    assert not filters.selects_sources, "call through Store.selected"
+    if filters.selects_sources:  # not `assert`: under -O the sources would be ignored
+        raise ValueError("source filters are answered by Store.selected: call through it")
     clauses: list[str] = []
     params: list[object] = []
     if filters.selects_targets:
