@@ -120,3 +120,33 @@ def test_tasks_command_prints_what_is_left_as_json_for_a_script(
         "-------  ------------------------------------------------  --------  -------  --------  --------  --------------------",
         "0        conv2d_NCHWc.x86 1x3x224x224 * 64x3x7x7 s2 p3     3         3        0         100.0 us  too few valid trials",
     ]
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "text", "error"),
+    [
+        ("tasks", "nope.json", None, "Error: cannot read nope.json: No such file or directory; "
+         "give the path of a task list (JSON), or - for standard input\n"),
+        ("tasks", "notes.md", "# notes\n", "Error: notes.md: not JSON (Expecting value: line 1 "
+         "column 1 (char 0)): a task list is a JSON array of [task_name, *args] arrays\n"),
+        ("diagnose", "nope.txt", None, "Error: cannot read nope.txt: No such file or directory; "
+         "give the path of a build's output (text), or - for standard input\n"),
+    ],
+)  # fmt: skip
+def test_a_file_that_is_no_task_list_or_build_output_is_named_in_its_error(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    name: str,
+    text: str | None,
+    error: str,
+) -> None:
+    """The errors used to be 'No such file or directory: nope.json' and 'not JSON: Expecting
+    value ...' (no file name, nothing to do)."""
+    monkeypatch.chdir(tmp_path)
+    if text is not None:
+        Path(name).write_text(text)
+    db = str(tmp_path / "t.db")
+    assert runner.invoke(app, ["--db", db, "import", str(REPO / "sample_logs")]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, command, name, "--target", X86])
+    assert (result.exit_code, result.stderr) == (1, error)

@@ -204,7 +204,9 @@ def read_task_list(text: str) -> list[Workload]:
     try:
         value = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise NotATaskListError(f"not JSON: {exc}") from None
+        raise NotATaskListError(
+            f"not JSON ({exc}): a task list is a JSON array of [task_name, *args] arrays"
+        ) from None
     if not isinstance(value, list):
         raise NotATaskListError("a task list is a JSON array of [task_name, *args] arrays")
     workloads: list[Workload] = []

@@ -66,7 +66,7 @@ def diagnose(
     """
     from tunelog import api
 
-    text = sys.stdin.read() if file == "-" else Path(file).read_text(errors="replace")
+    text = _read_text(file, "a build's output (text)")
     with opened_store() as store:
         report = api.diagnose_untuned(store, text, target=target, show_path=display_path)
     for unread in report.unread[:WARNINGS_SHOWN]:
@@ -130,11 +130,15 @@ def tasks(
 ) -> None:
     """Trials already done per task of a task list, and each task's convergence (resume tuning)."""
     from tunelog import api
+    from tunelog.exceptions import NotATaskListError
     from tunelog.layoutforms import workload_text
 
-    text = sys.stdin.read() if file == "-" else Path(file).read_text(errors="replace")
+    text = _read_text(file, "a task list (JSON)")
     with opened_store() as store:
-        found = api.tuning_progress(store, text, target, need_trials=need_trials)
+        try:
+            found = api.tuning_progress(store, text, target, need_trials=need_trials)
+        except NotATaskListError as exc:  # which file, since the error cannot know
+            raise NotATaskListError(f"{display_path(file)}: {exc}") from None
     if as_json:
         emit_json([task.as_dict() for task in found])
         return
@@ -369,3 +373,18 @@ def _print_network(graph: GraphLog) -> None:
             "kernel; a kernel log alone cannot count occurrences"
         )
     echo("\n".join(lines))
+
+
+def _read_text(file: str, what: str) -> str:
+    """The text of FILE (stdin for `-`); InputNotFoundError saying what it should be."""
+    if file == "-":
+        return sys.stdin.read()
+    try:
+        return Path(file).read_text(errors="replace")
+    except OSError as exc:
+        from tunelog.exceptions import InputNotFoundError
+
+        raise InputNotFoundError(
+            f"cannot read {display_path(file)}: {exc.strerror or exc}; give the path of {what}, "
+            "or - for standard input"
+        ) from None
