@@ -325,3 +325,20 @@ def test_export_for_a_target_warns_of_answers_from_another_machine_as_best_does(
 
 
 X86_TARGET = "llvm -keys=cpu -mcpu=skylake-avx512 -mtriple=x86_64-pc-linux-gnu"
+
+
+def test_an_unknown_target_kind_is_not_told_to_drop_an_option(tmp_path: Path) -> None:
+    """--fix-targets drops options TVM rejects; a kind TVM does not know ('cdua') it cannot
+    fix, and the warning used to say to pass it all the same."""
+    record = json.loads(X86.read_bytes().splitlines()[0])
+    record["input"][0] = "cdua -model=t4"
+    log = tmp_path / "cdua.log"
+    log.write_text(json.dumps(record) + "\n")
+    with Store(tmp_path / "c.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        report = tunelog.export(store, str(tmp_path / "out.log"))
+    assert report.warnings == [
+        "1 record(s) with target 'cdua -model=t4' cannot be loaded by TVM >= 0.10 (unknown "
+        "target kind 'cdua'): TVM cannot read this target string: re-tune with one it knows, "
+        "or leave these records out (--target-key, --target)"
+    ]

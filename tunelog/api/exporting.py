@@ -52,10 +52,18 @@ class ExportReport:
                 "re-tune them, or pass --include-v01 for an old TVM"
             )
         for target, count in sorted(self.unloadable_targets.items()):
-            problems = "; ".join(parse_target(target).load_problems)
+            parsed = parse_target(target)
+            problems = "; ".join(parsed.load_problems)
+            # --fix-targets drops rejected options; a kind TVM does not know it cannot fix.
+            advice = (
+                "pass --fix-targets to drop the option"
+                if parsed.sanitized() != target
+                else "TVM cannot read this target string: re-tune with one it knows, or leave "
+                "these records out (--target-key, --target)"
+            )
             notes.append(
                 f"{count} record(s) with target {target!r} cannot be loaded by TVM >= 0.10 "
-                f"({problems}): pass --fix-targets to drop the option"
+                f"({problems}): {advice}"
             )
         if self.skipped_losing_templates:
             notes.append(
