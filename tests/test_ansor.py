@@ -308,3 +308,20 @@ def test_best_rows_for_a_table_skip_the_arguments_only_where_the_short_text_is_s
     assert lean == [
         dataclasses.replace(row, args=[] if row.shapes is not None else row.args) for row in full
     ]
+
+
+def test_knobs_of_an_auto_scheduler_layer_says_it_has_none(tmp_path: Path) -> None:
+    """Its config is a list of steps: 'knobs' used to print '0 trials, 0 distinct configs' and
+    a warning that every stored line had no readable knobs."""
+    from tunelog.cli import app
+
+    log = tmp_path / "ansor.json"
+    log.write_text(ansor_line('["h1", [1, 64, 56, 56], [128, 64, 3, 3]]') + "\n")
+    db = str(tmp_path / "a.db")
+    assert runner.invoke(app, ["--db", db, "import", str(log)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "knobs", "h1"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.splitlines()[1] == (
+        "auto_scheduler records have no knobs (a config is a list of transform steps): "
+        "`tunelog curve` shows its trials"
+    )

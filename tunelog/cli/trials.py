@@ -288,6 +288,15 @@ def knobs(
 
 def _print_knobs(layer: Layer, entry: TemplateKnobs) -> None:
     """One template's knob table: its heading, its coverage line, a row per knob value."""
+    from tunelog.versions import ANSOR_VERSION
+
+    if entry.template.workload.version == ANSOR_VERSION:  # steps, not knobs: say so, once
+        echo(_layer_template_title(layer, entry.template))
+        echo(
+            "auto_scheduler records have no knobs (a config is a list of transform steps): "
+            "`tunelog curve` shows its trials"
+        )
+        return
     cov = entry.coverage
     splits = ", ".join(f"{name} {n}" for name, n in cov.sp_factorisations.items())
     echo(_layer_template_title(layer, entry.template))
