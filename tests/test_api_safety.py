@@ -149,3 +149,18 @@ def test_a_database_cut_short_is_called_damaged_not_another_file(tmp_path: Path)
     )
     with pytest.raises(DatabaseDamagedError):
         Store(db)
+
+
+@pytest.mark.parametrize("command", [["stats"], ["import", str(X86)]])
+def test_a_directory_given_as_the_database_says_to_give_a_file(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """It used to say to check that 'its directory exists and is writable'."""
+    result = runner.invoke(app, ["--db", str(tmp_path), *command])
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: {tmp_path} is a directory: give the database file's path, e.g. "
+        f"{tmp_path / 'tunelog.db'}\n",
+    )
+    with pytest.raises(DatabaseUnavailableError, match="is a directory"):
+        Store(tmp_path)

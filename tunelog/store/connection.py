@@ -40,6 +40,11 @@ class Connection:
                 f"no database at {os.path.abspath(self.path)}: import logs first "
                 "(`tunelog import LOGS`), or choose another with --db PATH or TUNELOG_DB"
             )
+        if os.path.isdir(self.path):
+            raise DatabaseUnavailableError(
+                f"{self.path} is a directory: give the database file's path, e.g. "
+                f"{os.path.join(self.path, 'tunelog.db')}"
+            )
         try:
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
         except sqlite3.Error as exc:
