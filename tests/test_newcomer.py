@@ -111,8 +111,8 @@ def test_corpus_tables_keep_key_columns_whole_at_80_and_120_columns(
 def test_dropped_columns_are_named_once_on_stderr(corpus_db: str) -> None:
     _, _, err = run(corpus_db, "sources", columns=80)
     assert err == (
-        "note: 80 columns: not shown label, lines, dup, sha256, imported, imports, merged from "
-        "(--wide or --json shows every column)\n"
+        "note: 80 columns: not shown label, lines, dup, comments, blank, sha256, imported, "
+        "imports, merged from (--wide or --json shows every column)\n"
     )
 
 

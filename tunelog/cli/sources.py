@@ -30,6 +30,10 @@ _SOURCES_COLUMNS = (
     Column("lines", rank=2),
     Column("records"),
     Column("dup", rank=2),
+    # The rest of the line accounting: lines = records + dup + comments + blank + rejected
+    # (plus the records --repair found run together on one line: `import --json`'s split).
+    Column("comments", rank=3),
+    Column("blank", rank=3),
     Column("rejected"),
     Column("sha256", rank=4),
     Column("imported", rank=3),
@@ -71,6 +75,8 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
                 s.lines,
                 s.records,
                 s.duplicates,
+                s.comments,
+                s.blank,
                 s.rejected,
                 s.sha256[:12],
                 s.imported_at,
