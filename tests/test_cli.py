@@ -197,7 +197,8 @@ def test_listing_commands_print_json_arrays(db: str) -> None:
     for command in ("sources", "best"):
         code, out, _ = run("--db", db, command, "--json")
         assert code == 0
-        assert isinstance(json.loads(out), list)
+        rows = json.loads(out)
+        assert isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows)
 
 
 @pytest.mark.parametrize(

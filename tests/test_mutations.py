@@ -126,7 +126,7 @@ def test_odd_numbers_as_costs_are_rejected(number: bytes) -> None:
         parsed = parse_line(raw)
         if number == b"123456789012345678901234567890":
             # A huge but finite cost is a (silly) valid measurement, like in TVM.
-            assert isinstance(parsed, (TuningRecord, Rejected))
+            assert isinstance(parsed, TuningRecord), parsed
         else:
             assert isinstance(parsed, Rejected), number
         # The import's fast path must reach the same verdict as the models.
