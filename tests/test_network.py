@@ -84,7 +84,7 @@ def test_network_command_prints_totals(tmp_path: Path, monkeypatch: pytest.Monke
     )
     assert lines[-2:] == [
         "network conv time with the graph tuner's configs: 2.18 ms (21 conv layer occurrences, "
-        "15 distinct)",
+        "12 distinct in 15 rows)",
         "with each layer's fastest kernel: 2.10 ms; the difference pays for layout transforms "
         "between layers, which no log records",
     ]
@@ -177,3 +177,13 @@ def test_a_real_graph_log_raises_no_doubt_and_a_kernel_log_does() -> None:
         "tasks that are no convolution (dense_nopack.x86, dense_pack.x86)",
         "6 failed trial(s)",
     ]
+
+
+def test_the_footer_counts_distinct_layers_apart_from_their_rows(tmp_path: Path) -> None:
+    """TLCBench's resnet-50 graph gives two layers two configs each (22 rows of 20 layers):
+    the footer used to call the 22 rows '22 distinct'."""
+    require_shared()
+    db = str(tmp_path / "t.db")
+    result = runner.invoke(app, ["--db", db, "network", str(CORPUS / TLCBENCH)])
+    assert result.exit_code == 0, result.stderr
+    assert "(53 conv layer occurrences, 20 distinct in 22 rows)" in result.stdout

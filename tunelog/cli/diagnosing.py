@@ -358,9 +358,15 @@ def _print_network(graph: GraphLog) -> None:
     )
     if not graph.layers:
         return
+    # A row is a layer with one config and layouts: a layer the graph tuner gave two (in two
+    # places of the network) has two rows.
+    distinct = len(
+        {(layer.task_name, short_args(layer.task_name, layer.args)) for layer in graph.layers}
+    )
+    rows = "" if distinct == len(graph.layers) else f" in {len(graph.layers)} rows"
     lines = [
         f"\nnetwork conv time with the graph tuner's configs: {format_seconds(graph.total)} "
-        f"({graph.occurrences} conv layer occurrences, {len(graph.layers)} distinct)"
+        f"({graph.occurrences} conv layer occurrences, {distinct} distinct{rows})"
     ]
     if graph.kernel_total is not None:
         lines.append(
