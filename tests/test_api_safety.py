@@ -164,3 +164,21 @@ def test_a_directory_given_as_the_database_says_to_give_a_file(
     )
     with pytest.raises(DatabaseUnavailableError, match="is a directory"):
         Store(tmp_path)
+
+
+@pytest.mark.parametrize("command", ["merge", "diff"])
+def test_a_database_cut_short_given_to_merge_or_diff_is_called_damaged(
+    tmp_path: Path, command: str
+) -> None:
+    """As --db is (it used to be 'not a tunelog database' there)."""
+    good, half = tmp_path / "t.db", tmp_path / "half.db"
+    assert runner.invoke(app, ["--db", str(good), "import", str(X86)]).exit_code == 0
+    data = good.read_bytes()
+    half.write_bytes(data[: len(data) // 2])
+    args = [str(half)] if command == "merge" else [str(half), str(good)]
+    result = runner.invoke(app, ["--db", str(tmp_path / "m.db"), command, *args])
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: the database {half} is damaged (SQLite says: database disk image is "
+        "malformed): restore a backup, or import its logs again\n",
+    )

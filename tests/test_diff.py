@@ -219,3 +219,22 @@ def test_an_older_database_is_compared_from_a_migrated_copy_and_left_untouched(
     with sqlite3.connect(old) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == version
     conn.close()
+
+
+def test_a_layer_answered_only_by_v01_records_is_untuned_in_diff_and_network(
+    tmp_path: Path,
+) -> None:
+    """One rule (rules.untuned): `untuned` lists it, so diff calls it untuned in B and the
+    network totals leave its latency out (review: both still counted it tuned)."""
+    from tests.conftest import EDGE_LINES
+
+    v01 = tmp_path / "v01.log"
+    v01.write_bytes(EDGE_LINES[18])  # a v0.1 topi_nn_dense record of cuda -model=t4
+    code, out, err = run("diff", str(v01), str(v01), "--json")
+    assert code == 0, err
+    (layer,) = json.loads(out)["layers"]
+    assert layer["status"] == "untuned"
+    db = str(tmp_path / "n.db")
+    assert run("--db", db, "import", str(v01))[0] == 0
+    (group,) = json.loads(run("--db", db, "network", "--json")[1])
+    assert (group["untuned"], group["total"]) == (1, 0.0)

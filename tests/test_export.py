@@ -320,6 +320,10 @@ def test_export_for_a_target_warns_of_answers_from_another_machine_as_best_does(
     with Store(db) as store:
         report = tunelog.export(store, str(tmp_path / "api.log"), filters=Filters(for_target=asked))
     assert sum(report.cross_machine.values()) == 5
+    (crossed,) = report.warnings  # the API's warnings hold them too, with their count
+    assert crossed.startswith(f"answer for {asked!r} was measured on ") and crossed.endswith(
+        "(x5 records)"
+    )
     code, _, err = run("--db", db, "export", "--for-target", X86_TARGET, str(tmp_path / "s.log"))
     assert (code, err) == (0, f"wrote 5 record(s) to {tmp_path / 's.log'}\n")
 

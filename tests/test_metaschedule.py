@@ -142,7 +142,7 @@ def test_cli_export_metaschedule_warns_that_the_target_is_ignored(
 
 # What is in the export's directory before it, and the error that refuses it. Each refusal
 # leaves the directory as it was: no new workloads file beside an old records file.
-REFUSED_DIRECTORIES = {
+REFUSED_DIRECTORIES: dict[str, tuple[dict[str, str | None], str]] = {
     "an old records file": (
         {"database_tuning_record.json": "[0, []]\n"},
         "Error: {out}/database_tuning_record.json already exists (an earlier MetaSchedule "
@@ -153,10 +153,15 @@ REFUSED_DIRECTORIES = {
         "Error: {out}/database_workload.json already exists (an earlier MetaSchedule "
         "database file?): choose another path or pass --force to replace it\n",
     ),
+    "the records file a link to the workloads file": (
+        {"database_workload.json": '["0", "x"]\n', "database_tuning_record.json": None},
+        "Error: cannot write {out}/database_workload.json, {out}/database_tuning_record.json: "
+        "two of them are one file (a symlink?); remove the link or choose another path\n",
+    ),
     "a directory for the records file": (
         {"database_tuning_record.json/keep": ""},
-        "Error: {out}/database_tuning_record.json is a directory: give the path of the log "
-        "file to write, e.g. {out}/database_tuning_record.json/best.log\n",
+        "Error: {out}/database_tuning_record.json is a directory, where the MetaSchedule "
+        "database file goes: move it away, or choose another path\n",
     ),
 }
 
@@ -168,9 +173,13 @@ def test_a_refused_metaschedule_export_writes_neither_file(tmp_path: Path, held:
     assert runner.invoke(app, ["--db", db, "import", str(GMM)]).exit_code == 0
     for name, text in files.items():
         (out / name).parent.mkdir(parents=True, exist_ok=True)
-        (out / name).write_text(text)
+        if text is None:  # a symlink to the workloads file
+            (out / name).symlink_to("database_workload.json")
+        else:
+            (out / name).write_text(text)
     before = sorted((p.relative_to(out), p.is_file() and p.read_text()) for p in out.rglob("*"))
-    result = runner.invoke(app, ["--db", db, "export-metaschedule", str(out)])
+    force = ["--force"] if any(text is None for text in files.values()) else []
+    result = runner.invoke(app, ["--db", db, "export-metaschedule", *force, str(out)])
     assert (result.exit_code, result.stderr) == (1, error.format(out=out))
     after = sorted((p.relative_to(out), p.is_file() and p.read_text()) for p in out.rglob("*"))
     assert after == before

@@ -95,7 +95,9 @@ def test_totals_without_a_graph_log_count_each_layer_once(tmp_path: Path) -> Non
         api.import_paths(store, [str(DATA / "diagnose" / "partial224.log")])
         totals = {t.group.label: t for t in api.network_totals(store)}
     cpu = totals["cpu"]
-    assert (len(cpu.layers), cpu.untuned) == (6, 2)  # the two all-failed layers have no winner
+    # The two all-failed layers have no winner; one has only v0.1 records, which TVM >= 0.7
+    # skips: three run a fallback config (rules.untuned), out of the total.
+    assert (len(cpu.layers), cpu.untuned) == (5, 3)
     assert cpu.total == pytest.approx(sum(s.latency for s in cpu.layers))
     assert cpu.layers[0].latency == max(s.latency for s in cpu.layers)  # slowest first
     assert sum(s.share for s in cpu.layers) == pytest.approx(1.0)
@@ -126,8 +128,8 @@ def test_the_report_shows_totals_per_target_group(tmp_path: Path) -> None:
     section = out.read_text().split("<h2>Totals per target group</h2>")[1].split("<h2>")[0]
     assert "a kernel log cannot count how often the network runs a layer" in section
     assert (
-        '<tr><td>cpu</td><td data-v="0.0008000000000000001">800.0 us</td><td data-v="6">6</td>'
-        '<td data-v="2">2</td>' in section
+        '<tr><td>cpu</td><td data-v="0.0005">500.0 us</td><td data-v="5">5</td>'
+        '<td data-v="3">3</td>' in section
     )
 
 
@@ -187,3 +189,26 @@ def test_the_footer_counts_distinct_layers_apart_from_their_rows(tmp_path: Path)
     result = runner.invoke(app, ["--db", db, "network", str(CORPUS / TLCBENCH)])
     assert result.exit_code == 0, result.stderr
     assert "(53 conv layer occurrences, 20 distinct in 22 rows)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"\x1f\x8b\x09\x00garbage", "Unknown compression method"),
+        (None, "Compressed file ended before the end-of-stream marker was reached"),
+    ],
+)
+def test_a_damaged_graph_log_is_one_error_line(
+    tmp_path: Path, data: bytes | None, reason: str
+) -> None:
+    """A graph log is read whole: a truncated .gz printed 'Aborted!' (an EOFError), and a bad
+    header was blamed on the output."""
+    import gzip
+
+    log = tmp_path / "graph.log.gz"
+    log.write_bytes(data if data is not None else gzip.compress(GRAPH.read_bytes())[:300])
+    result = runner.invoke(app, ["--db", str(tmp_path / "t.db"), "network", str(log)])
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"Error: cannot read {log}: it is damaged ({reason}); give a complete graph tuner log\n",
+    )

@@ -773,3 +773,37 @@ def test_workloads_keeps_the_winners_latency_and_the_sorted_column_on_a_terminal
     )  # fmt: skip
     assert code == 0
     assert out.splitlines()[0].split()[: len(shown)] == shown
+
+
+def test_a_paste_imported_with_repair_then_without_is_already_imported_with_its_label(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its bytes are known (read with --repair): the plain import reports that source, as any
+    re-import of known bytes does, and takes its --label (review of the relabel change: this
+    path exited 1, 'holds no tuning record', and kept the old label)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[:3]
+    Path("paste.log").write_text(_pasted(lines), encoding="utf-8")
+    assert run("p.db", "import", "--repair", "--label", "a", "paste.log")[0] == 0
+    code, out, err = run("p.db", "import", "--label", "b", "paste.log")
+    assert (code, err) == (0, "")
+    assert "already imported as #1; label set by this --label" in out.splitlines()[2]
+    assert [s["label"] for s in json.loads(run("p.db", "sources", "--json")[1])] == ["b"]
+
+
+def test_a_grown_log_whose_new_lines_are_all_rejected_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its earlier lines hold its records: 'holds no tuning record' (exit 1) was wrong."""
+    monkeypatch.chdir(tmp_path)
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
+    log = Path("grow.log")
+    log.write_bytes(b"".join(lines[:60]))
+    assert run("g.db", "import", str(log))[0] == 0
+    with log.open("ab") as out:
+        out.write(b"Traceback (most recent call last):\n")
+    code, out_text, err = run("g.db", "import", str(log))
+    assert code == 0, err
+    assert "grown: 60 earlier line(s) skipped" in out_text
+    assert err == "grow.log:61: not JSON (text line)\n"

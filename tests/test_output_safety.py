@@ -177,8 +177,7 @@ def test_output_to_a_full_disk_is_one_error_line_naming_the_output(tmp_path: Pat
         )
     assert (done.returncode, done.stderr) == (
         1,
-        "Error: cannot write the output: No space left on device; check the disk or pipe it "
-        "goes to\n",
+        "Error: cannot write the output: No space left on device; check the disk it goes to\n",
     )
 
 

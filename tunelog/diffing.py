@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from tunelog.layers import Layer
 from tunelog.models import _Dumpable
+from tunelog.rules.untuned import runs_fallback
 
 SLOWER, FASTER, SAME = "slower", "faster", "same"
 ONLY_A, ONLY_B = "only in A", "only in B"
@@ -73,7 +74,7 @@ def run_layer(layer: Layer) -> RunLayer:
     """The layer as a diff compares it."""
     group, winner = layer.group, layer.winner
     chosen = winner.chosen if winner is not None else None
-    if winner is None or chosen is None:
+    if winner is None or chosen is None or runs_fallback(layer):  # no latency: a fallback
         return RunLayer(
             group.label, group.keys, group.model, layer.family, layer.shapes, layer.key, None, None
         )

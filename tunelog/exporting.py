@@ -57,13 +57,21 @@ def write_files_atomically(
     """Write several files as one output (a MetaSchedule database's two files), each as
     `write_lines_atomically` writes one; return each file's count of lines.
 
-    Every destination is checked before a byte is written, and the files are renamed into
-    place only once all of them are written: a refused or failed output leaves none of them
-    changed (nor a new file beside an old one it does not belong with).
+    Every destination is checked before a byte is written (two that are one file are
+    refused), and the files are renamed into place only once all of them are written: an output
+    refused, or failing while it is written, leaves none of them changed (nor a new file beside
+    an old one it does not belong with). Only a rename failing after another succeeded (the
+    disk failing between two renames in one directory) leaves the first one replaced.
     """
     places = [
         _checked_destination(out, force=force, protected=protected, kind=kind) for out, _ in files
     ]
+    real = [os.path.realpath(place) for place in places if place is not None]
+    if len(set(real)) < len(real):
+        raise OutputNotWritableError(
+            f"cannot write {', '.join(out for out, _ in files)}: two of them are one file "
+            "(a symlink?); remove the link or choose another path"
+        )
     counts: list[int] = []
     written: list[tuple[str, str, Path]] = []  # (out, temporary file, path to replace)
     try:
@@ -104,6 +112,9 @@ def _checked_destination(
         raise OutputIsDirectoryError(
             f"{out} is a directory: give the path of the log file to write, "
             f"e.g. {Path(out) / 'best.log'}"
+            if kind == "log"
+            else f"{out} is a directory, where the {kind} goes: move it away, or choose "
+            "another path"
         )
     if info is not None and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
         return None

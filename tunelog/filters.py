@@ -13,8 +13,9 @@ combine as AND; an empty field matches everything.
   imported from (`rules.sourcenames`: `3`, `#3`, or the path as typed, absolute or real; a
   source is every record line its file held, whoever stored it first);
 * `label`: the record's line was in the file of a source imported with this `--label`;
-* `target`: the record's target string is exactly this one (byte for byte, unlike
-  `target_key`/`model`, which match every target that queries the same slots).
+* `target`: the record's target string is exactly this one (spaces around it aside, which no
+  table shows; unlike `target_key`/`model`, which match every target that queries the same
+  slots).
 
 `source` and `label` choose files, not just records: a command answers with what importing only
 the chosen files (in import order) gives, their slots, trial counts and convergence included

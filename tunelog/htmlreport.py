@@ -62,8 +62,8 @@ class ReportData:
 
 def render(data: ReportData, plotly_js: str) -> str:
     """The report page as HTML text."""
-    tuned = [lay for lay in data.layers if lay.winner is not None and lay.winner.chosen]
     untuned = [lay for lay in data.layers if is_untuned(lay)]
+    tuned = [lay for lay in data.layers if lay.winner is not None and not is_untuned(lay)]
     figures = {
         "latency-chart": latency_figure(tuned),
         "curves-chart": curves_figure(data.layers, data.curves),

@@ -14,6 +14,7 @@ import lzma
 import os
 import stat
 import sys
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -93,6 +94,9 @@ class LineEnd:
     lines: int
     prefix_hash: str
 
+
+# What a truncated or corrupt compressed stream raises while it is read.
+STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
 
 _CHUNK = 1 << 20
 # Bytes handed to the hashing thread at a time (see `Sha256Beside`): each hand-over costs a

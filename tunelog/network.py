@@ -26,6 +26,7 @@ from tunelog.layers import Layer, TargetGroup
 from tunelog.linesplit import OverlongLine
 from tunelog.recordmodels import TuningRecord
 from tunelog.records import BLANK, COMMENT, Rejected, parse_line
+from tunelog.rules.untuned import runs_fallback
 
 
 @dataclass
@@ -161,7 +162,7 @@ class GroupTotal:
     group: TargetGroup
     total: float
     layers: list[LayerShare]
-    untuned: int  # layers without a winner: not in the total
+    untuned: int  # layers that run a fallback config (rules.untuned): not in the total
 
 
 def group_totals(layers: Iterable[Layer]) -> list[GroupTotal]:
@@ -178,7 +179,9 @@ def group_totals(layers: Iterable[Layer]) -> list[GroupTotal]:
         costs = [
             (layer, layer.winner.chosen.mean_cost)
             for layer in members
-            if layer.winner is not None and layer.winner.chosen is not None
+            if layer.winner is not None
+            and layer.winner.chosen is not None
+            and not runs_fallback(layer)  # a fallback config: no latency (rules.untuned)
         ]
         total = sum(cost for _, cost in costs)
         shares = [

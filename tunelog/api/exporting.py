@@ -44,6 +44,13 @@ class ExportReport:
 
     @property
     def warnings(self) -> list[str]:
+        """Every warning: `load_warnings`, then each answer from another machine written (with
+        --for-target), once per difference with its count of records."""
+        crossed = [f"{w} (x{n} records)" for w, n in self.cross_machine.items()]
+        return [*self.load_warnings, *crossed]
+
+    @property
+    def load_warnings(self) -> list[str]:
         """Human-readable notes on records modern AutoTVM would not load as written."""
         notes: list[str] = []
         if self.skipped_v01:

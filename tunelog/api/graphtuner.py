@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from tunelog.api.listing import layers
 from tunelog.api.runs import knobs
+from tunelog.exceptions import InputNotFoundError
 from tunelog.store import Filters, Store
 
 if TYPE_CHECKING:
@@ -19,12 +20,18 @@ def network(path: str, store: Store | None = None) -> GraphLog:
     With `store` (holding the kernel log of the same layers): each layer's best single-op
     latency there, and the best per data layout, beside the graph tuner's choice.
     """
-    from tunelog.inputs import LogInput, OpenedLog
+    from tunelog.inputs import STREAM_ERRORS, LogInput, OpenedLog
     from tunelog.network import read_graph_log
 
     # Read as an import reads a log: compressed files, stdin (`-`), CR line ends, the line cap.
     with OpenedLog(LogInput(path)) as opened:
-        graph = read_graph_log(opened.lines())
+        try:
+            graph = read_graph_log(opened.lines())
+        except STREAM_ERRORS as exc:  # a graph log is read whole: a damaged one is refused
+            raise InputNotFoundError(
+                f"cannot read {path}: it is damaged ({exc or type(exc).__name__}); give a "
+                "complete graph tuner log"
+            ) from None
     if store is not None:
         with store.errors_said():  # as `with store:` would (the caller may not use it)
             _add_kernel_bests(store, graph)

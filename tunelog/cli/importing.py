@@ -172,6 +172,7 @@ def _holds_no_record(report: FileReport) -> bool:
     imported before: the same error every time."""
     return (
         not report.unreadable
+        and not report.skipped_lines  # a grown file: its earlier lines held its records
         and report.rejected > 0
         and report.new + report.duplicates + report.discarded == 0
     )
@@ -267,10 +268,14 @@ def _print_import(
         if report.rejected > len(shown):
             _err(f"{report.path}: ... and {report.rejected - len(shown)} more rejected line(s)")
         if report.damaged:  # said last, whatever the rejected lines before it
+            kept = (
+                "nothing of it was kept (--strict)"
+                if report.rolled_back
+                else "the lines before were imported"
+            )
             _err(
                 f"warning: {report.path} is damaged, reading stopped early ({report.damaged}): "
-                "the lines before were imported; those a damaged stream garbled are among the "
-                "rejected ones"
+                f"{kept}; those a damaged stream garbled are among the rejected ones"
             )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,6 +39,10 @@ def checked(check: Callable[[Any], object]) -> Callable[[Any], Any]:
     return callback
 
 
+# What a write to a full disk fails with: naming no file, it is the output's (stdout).
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
 def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn domain errors into one `Error:` line and exit 1, never a traceback."""
 
@@ -52,10 +57,10 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(1) from None
         except OSError as exc:
             reason = exc.strerror or str(exc)
-            if exc.filename is None:  # no file of ours: the output (stdout) is the one left
-                _err(f"Error: cannot write the output: {reason}; check the disk or pipe it goes to")
+            if exc.filename is None and exc.errno in _FULL:  # no file named: stdout is full
+                _err(f"Error: cannot write the output: {reason}; check the disk it goes to")
             else:
-                _err(f"Error: {reason}: {exc.filename}")
+                _err(f"Error: {reason}: {exc.filename or ''}".rstrip(": "))
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             # Said of every command, and true whenever the interrupt came: a file whose import

@@ -103,7 +103,7 @@ def export(
             winners_only=winners_only,
             log_format=log_format,
         )
-    for warning in report.warnings:
+    for warning in report.load_warnings:  # the cross-machine ones grouped below
         _err(f"warning: {warning}")
     if report.cross_machine:
         from tunelog.cli.notes import _warn_all

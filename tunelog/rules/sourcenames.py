@@ -1,8 +1,8 @@
 """Which source the user meant: the one rule of every command that takes a source's name.
 
-`sources remove REF`, the filters' `--source REF`, `rejects REF` (`api.find_source`) and
-diff's `source:REF` all read REF here, in this order, the first way that names a source
-answering:
+`sources remove REF`, the filters' `--source REF`, `rejects REF` (`api.find_sources`; one
+source asked for, `api.find_source` refuses a REF naming several) and diff's `source:REF` all
+read REF here, in this order, the first way that names a source answering:
 
 1. its id: ASCII digits, optionally after `#` (`3`, `#3`, `03` are source 3). Digits of
    another script (`²`, `٣`) or past SQLite's integers are refused (InvalidValueError), never

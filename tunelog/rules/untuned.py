@@ -29,14 +29,17 @@ if TYPE_CHECKING:
 V01 = "0.1"  # the log version whose records TVM >= 0.7 skips
 
 
+def runs_fallback(layer: Layer) -> bool:
+    """Whether TVM compiles the layer with a fallback config: no answer, or only v0.1 records.
+    Such a layer has no latency to add up or compare (`network`, `diff`); one answered from
+    another machine runs that machine's config, whose latency stands for it."""
+    return layer.winner is None or answered_only_by_v01(layer)
+
+
 def is_untuned(layer: Layer, asked: str | None = None) -> bool:
     """Whether the layer is untuned (module docstring); `asked`: the target string a
     `--for-target` question compiles for, else None (the group's own targets)."""
-    return (
-        layer.winner is None
-        or answered_only_by_v01(layer)
-        or (bool(layer.warnings) and answered_elsewhere(layer, asked))
-    )
+    return runs_fallback(layer) or (bool(layer.warnings) and answered_elsewhere(layer, asked))
 
 
 def answered_only_by_v01(layer: Layer) -> bool:

@@ -12,15 +12,13 @@ file, content hashes are indexed in sorted order and duplicates resolved exactly
 
 from __future__ import annotations
 
-import lzma
 import sqlite3
-import zlib
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from tunelog.collecting import young_collected_less
-from tunelog.inputs import OpenedLog, stored_path
+from tunelog.inputs import STREAM_ERRORS, OpenedLog, stored_path
 from tunelog.linesplit import OverlongLine, is_terminated
 from tunelog.linetext import strip_line
 from tunelog.models import REJECTS_KEPT_IN_REPORT, FileReport, RejectedLine
@@ -49,9 +47,6 @@ BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
 # it grows: `watch` holds such a line back until it ends).
 UNTERMINATED_HINT = " (the file's last line, without line end: still being written?)"
 ProgressCallback = Callable[[int], None]
-
-# What a truncated or corrupt compressed stream raises while it is read.
-_STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
 
 
 class ImportWriter:
@@ -161,7 +156,7 @@ class ImportWriter:
                 raw = next(iterator)
             except StopIteration:
                 break
-            except _STREAM_ERRORS as exc:
+            except STREAM_ERRORS as exc:
                 # Only reading is guarded: an error while handling a line must surface.
                 self._reject(line_no + 1, f"unreadable input after line {line_no}: {exc}")
                 report.damaged = f"unreadable after line {line_no}: {exc}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -299,9 +300,13 @@ class Importing(KnownFiles):
             None,
         )
         if earlier is not None and report.new == 0:
-            conn.execute("ROLLBACK")  # same bytes imported before: only note the re-import
-            report.already_imported_as = f"#{earlier[0]} {earlier[1]}"
-            self._record_import(earlier[0], opened.source.path)
+            # The same bytes imported before (with the other --repair): only note the
+            # re-import, reported as any re-import of known bytes is (the source's counts, this
+            # --label), not as this read's, which found none of the records it holds.
+            conn.execute("ROLLBACK")
+            known = self._known_report(earlier[0], opened.source.path, strict, label=label)
+            for name in (f.name for f in dataclasses.fields(known)):
+                setattr(report, name, getattr(known, name))
             return
         conn.execute(
             """UPDATE sources SET label = ?, sha256 = ?, size = ?, lines = ?, records = ?,

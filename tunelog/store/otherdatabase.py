@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tunelog.exceptions import (
+    DatabaseDamagedError,
     DatabaseUnavailableError,
     NewerSchemaError,
     NotATunelogDatabaseError,
@@ -101,6 +102,11 @@ def checked_version(conn: sqlite3.Connection, path: str, command: str) -> int:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     except sqlite3.DatabaseError as exc:
+        if "malformed" in str(exc):  # an SQLite file cut short or overwritten in part
+            raise DatabaseDamagedError(
+                f"the database {path} is damaged (SQLite says: {exc}): restore a backup, or "
+                "import its logs again"
+            ) from exc
         raise NotATunelogDatabaseError(
             f"{path} is not a tunelog database (SQLite says: {exc}); {takes}"
         ) from exc
