@@ -290,3 +290,27 @@ def test_a_file_that_could_not_be_read_is_tried_again_at_the_next_refresh(
             [],
         ]
         assert store.conn.execute("SELECT count(*) FROM records").fetchone() == (20,)
+
+
+def test_a_file_that_stays_unreadable_is_said_to_be_skipped_once(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It is tried again at each refresh (above); the line saying so is not repeated."""
+    from tunelog.api import importing
+
+    Path("tuning.log").write_bytes(b"".join(X86_LINES[:20]))
+
+    tries: list[int] = []
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        tries.append(1)
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(importing, "_import_one", failing)
+    code, _, err = run(
+        "--db", db, "watch", "tuning.log", "--interval", "0.02", "--until-idle", "0.3"
+    )
+    assert code == 0
+    skipped = [line for line in err.splitlines() if line.endswith(": skipped")]
+    assert skipped == ["tuning.log cannot be read (Permission denied): skipped"]
+    assert len(tries) > 1  # tried at each refresh, said once

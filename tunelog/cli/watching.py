@@ -85,6 +85,7 @@ class _WatchView:
         self.last: Any = None
         self.interrupted = False
         self.waiting: set[str] = set()
+        self.skipped: dict[str, str] = {}  # path -> why, of the files last refresh skipped
 
     def __enter__(self) -> _WatchView:
         if self.use_live:
@@ -101,11 +102,16 @@ class _WatchView:
     def draw(self, refresh: Any) -> None:
         """Show one refresh; rejected lines go to stderr."""
         self.last = refresh
+        skipped: dict[str, str] = {}
         for report in refresh.reports:
             if report.unreadable:  # a tuner's temporary file, deleted meanwhile: go on
-                _err(f"{report.path} {report.unreadable}: skipped")
+                # Said once while it stays unreadable (it is tried again at each refresh).
+                skipped[report.path] = report.unreadable
+                if self.skipped.get(report.path) != report.unreadable:
+                    _err(f"{report.path} {report.unreadable}: skipped")
             for reject in report.rejects[:REJECTS_SHOWN]:
                 _err(f"{report.path}:{reject.line}: {reject.reason}")
+        self.skipped = skipped
         for path in refresh.waiting_for:
             if path not in self.waiting:  # said once per path
                 _err(f"waiting for {path} (does not exist yet)")
