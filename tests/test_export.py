@@ -324,6 +324,10 @@ def test_export_for_a_target_warns_of_answers_from_another_machine_as_best_does(
     assert crossed.startswith(f"answer for {asked!r} was measured on ") and crossed.endswith(
         "(x5 records)"
     )
+    code, _, err = run("--db", db, "best", "--for-target", asked)
+    assert err.endswith(  # the command whose --json lists them (it used to drop --for-target)
+        f"`tunelog best --for-target '{asked}' --json` lists each under `warnings`\n"
+    )
     code, _, err = run("--db", db, "export", "--for-target", X86_TARGET, str(tmp_path / "s.log"))
     assert (code, err) == (0, f"wrote 5 record(s) to {tmp_path / 's.log'}\n")
 

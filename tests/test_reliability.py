@@ -823,3 +823,22 @@ def test_a_gzip_damaged_inside_says_so_after_its_garbled_lines(tmp_path: Path) -
     assert err.splitlines()[-1].startswith(f"warning: {path} is damaged, reading stopped early")
     code, out, err = run_cli(tmp_path / "e.db", "import", str(path))
     assert code == 0 and "damaged: unreadable after line " in out
+    # Imported again (known bytes), it is damaged again (the retrial: the note was gone).
+    code, out, err = run_cli(tmp_path / "e.db", "import", str(path))
+    assert code == 0 and "already imported as #1; damaged: unreadable after line " in out
+    assert err.splitlines()[-1].startswith(f"warning: {path} is damaged, reading stopped early")
+
+
+def test_a_compressed_file_damaged_before_its_first_line_says_it_is_damaged(
+    tmp_path: Path,
+) -> None:
+    """Not 'holds no tuning record: it looks like an empty file' (the retrial)."""
+    path = tmp_path / "tiny.log.gz"
+    path.write_bytes(gzip.compress(X86.read_bytes())[:20])
+    code, _, err = run_cli(tmp_path / "t.db", "import", str(path))
+    assert (code, err) == (
+        1,
+        f"Error: {path} is damaged (unreadable from its start: Compressed file ended before "
+        "the end-of-stream marker was reached): no tuning record could be read from it; give "
+        "an undamaged copy\n",
+    )

@@ -25,6 +25,16 @@ class RejectedLine(_Dumpable):
 WHOLE_FILE = 0
 
 
+# How the reject of a damaged compressed stream starts (`unreadable input after line 40: ...`):
+# stored with the source, so that importing the file again can say it is damaged.
+DAMAGED_REJECT = "unreadable input"
+
+
+def damaged_text(reason: str) -> str:
+    """`FileReport.damaged` from its reject's reason: where reading stopped, and why."""
+    return "unreadable" + reason.removeprefix(DAMAGED_REJECT)
+
+
 @dataclass(slots=True)
 class FileReport(_Dumpable):
     """What importing one file did.

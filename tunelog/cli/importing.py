@@ -184,6 +184,11 @@ def _not_a_log(report: FileReport) -> str:
     from tunelog.rules.sourcenames import STDIN
 
     path = display_path(report.path)
+    if report.damaged:  # a compressed file damaged before its first record
+        return (
+            f"{path} is damaged ({report.damaged}): no tuning record could be read from it; "
+            "give an undamaged copy"
+        )
     repairable = [r.reason for r in report.rejects if "--repair" in r.reason]
     if repairable:  # records pasted from a web page: a log once repaired
         return f"{path} holds no tuning record as it is: {repairable[0]}"

@@ -73,7 +73,12 @@ def best(
             if filters.describe()
             else f"no valid measurement in the database; {_SEE_WHAT_THERE_IS}",
         )
-    _warn_all(notes, listed_by="tunelog best --json")
+    _warn_all(notes, listed_by=_listed_by("best", filters))
+
+
+def _listed_by(command: str, filters: Filters) -> str:
+    """The command, with these filters, whose --json lists each warning."""
+    return " ".join(filter(None, ["tunelog", command, filters.describe(), "--json"]))
 
 
 def _best_headers(knobs: bool) -> list[Column]:
@@ -188,7 +193,7 @@ def _emit_layers(
         columns_sorted_by(sort),
         empty=_nothing_matches(filters, named=named),
     )
-    notes.warn(listed_by="tunelog workloads --json")
+    notes.warn(listed_by=_listed_by("workloads", filters))
 
 
 @app.command(epilog=example("tunelog untuned --check --for-target 'cuda -model=t4'"))
@@ -248,7 +253,7 @@ def untuned(
         ),
         empty="every layer has at least one valid measurement",
     )
-    _warn_layers(found, listed_by="tunelog untuned --json")
+    _warn_layers(found, listed_by=_listed_by("untuned", filters))
     if check and found:
         _err(f"{len(found)} layer(s) will run an untuned fallback config (--check)")
         raise typer.Exit(1)

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tunelog.collecting import young_collected_less
+from tunelog.importreport import DAMAGED_REJECT, damaged_text
 from tunelog.inputs import STREAM_ERRORS, OpenedLog, stored_path
 from tunelog.linesplit import OverlongLine, is_terminated
 from tunelog.linetext import strip_line
@@ -158,8 +159,9 @@ class ImportWriter:
                 break
             except STREAM_ERRORS as exc:
                 # Only reading is guarded: an error while handling a line must surface.
-                self._reject(line_no + 1, f"unreadable input after line {line_no}: {exc}")
-                report.damaged = f"unreadable after line {line_no}: {exc}"
+                where = f"after line {line_no}" if line_no else "from its start"
+                self._reject(line_no + 1, f"{DAMAGED_REJECT} {where}: {exc}")
+                report.damaged = damaged_text(f"{DAMAGED_REJECT} {where}: {exc}")
                 line_no += 1
                 raw = b""  # that line has no line end
                 break
@@ -279,7 +281,8 @@ class ImportWriter:
         pieces = repair_line(raw) if self.repair and parsed != SKIPPED_BY_ANSOR_READER else []
         if not pieces:
             reason = parsed.reason
-            if raw and not is_terminated(raw):  # only a file's last line can lack a line end
+            # Only a file's last line can lack a line end (stdin's is no file being written).
+            if raw and not is_terminated(raw) and self.report.path != "-":
                 reason += UNTERMINATED_HINT
             self._reject(line_no, reason)
             return

@@ -146,7 +146,7 @@ class KnownFiles(Sources):
 
         `note`: record the import as one more of that source (not for a copy), and `label`
         as its label, as a grown file's import does (the later import's label)."""
-        from tunelog.importreport import FileReport
+        from tunelog.importreport import DAMAGED_REJECT, FileReport, damaged_text
         from tunelog.models import REJECTS_KEPT_IN_REPORT
 
         row = self.conn.execute(
@@ -179,6 +179,12 @@ class KnownFiles(Sources):
             rejects=self.rejects(source_id, limit=REJECTS_KEPT_IN_REPORT),
             sha256=sha256 or None,
         )
+        # A damaged file is damaged again: its reading stopped where the stored reject says.
+        (damaged,) = self.conn.execute(
+            "SELECT max(reason) FROM rejects WHERE source_id = ? AND reason LIKE ?",
+            (source_id, DAMAGED_REJECT + " %"),
+        ).fetchone()
+        report.damaged = damaged_text(damaged) if damaged else None
         if strict and rejected:
             report.rolled_back = True  # as the import proper would, before noticing the rest
         else:
