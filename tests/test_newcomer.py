@@ -778,17 +778,19 @@ def test_workloads_keeps_the_winners_latency_and_the_sorted_column_on_a_terminal
 def test_a_paste_imported_with_repair_then_without_is_already_imported_with_its_label(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Its bytes are known (read with --repair): the plain import reports that source, as any
-    re-import of known bytes does, and takes its --label (review of the relabel change: this
-    path exited 1, 'holds no tuning record', and kept the old label)."""
+    """Its bytes are known (read with --repair): the plain import notes that source and takes
+    its --label (review of the relabel change: this path exited 1, 'holds no tuning record',
+    and kept the old label)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("COLUMNS", raising=False)
     lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[:3]
     Path("paste.log").write_text(_pasted(lines), encoding="utf-8")
     assert run("p.db", "import", "--repair", "--label", "a", "paste.log")[0] == 0
     code, out, err = run("p.db", "import", "--label", "b", "paste.log")
-    assert (code, err) == (0, "")
-    assert "already imported as #1; label set by this --label" in out.splitlines()[2]
+    assert code == 0, err
+    # This read's counts and rejects (without --repair), the source's records kept.
+    assert all(line.endswith("use --repair") for line in err.splitlines()), err
+    assert out.splitlines()[2].endswith("already imported as #1; label set by this --label")
     assert [s["label"] for s in json.loads(run("p.db", "sources", "--json")[1])] == ["b"]
 
 

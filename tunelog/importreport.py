@@ -80,6 +80,9 @@ class FileReport(_Dumpable):
     superseded: list[int] = field(default_factory=list)
     # Imported again with another --label: the source now has this import's label.
     relabelled: bool = False
+    # Bytes imported before (`already_imported_as`): the records their source holds (a read
+    # with the other --repair setting, counted above, may find none: a log all the same).
+    held_before: int = 0
 
     @property
     def accounted(self) -> bool:

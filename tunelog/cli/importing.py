@@ -174,7 +174,7 @@ def _holds_no_record(report: FileReport) -> bool:
         not report.unreadable
         and not report.skipped_lines  # a grown file: its earlier lines held its records
         and report.rejected > 0
-        and report.new + report.duplicates + report.discarded == 0
+        and report.new + report.duplicates + report.discarded + report.held_before == 0
     )
 
 

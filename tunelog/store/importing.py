@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -301,12 +300,14 @@ class Importing(KnownFiles):
         )
         if earlier is not None and report.new == 0:
             # The same bytes imported before (with the other --repair): only note the
-            # re-import, reported as any re-import of known bytes is (the source's counts, this
-            # --label), not as this read's, which found none of the records it holds.
+            # re-import, with this --label. The counts are this read's; the records the
+            # source holds say it is a log all the same (`held_before`).
             conn.execute("ROLLBACK")
-            known = self._known_report(earlier[0], opened.source.path, strict, label=label)
-            for name in (f.name for f in dataclasses.fields(known)):
-                setattr(report, name, getattr(known, name))
+            report.already_imported_as = f"#{earlier[0]} {earlier[1]}"
+            self._record_import(earlier[0], opened.source.path)
+            if label is not None:
+                report.relabelled = self._relabelled(earlier[0], label)
+            report.held_before = self._records_of(earlier[0])
             return
         conn.execute(
             """UPDATE sources SET label = ?, sha256 = ?, size = ?, lines = ?, records = ?,

@@ -189,11 +189,19 @@ class KnownFiles(Sources):
             report.rolled_back = True  # as the import proper would, before noticing the rest
         else:
             report.already_imported_as = f"#{source_id} {source_path}"
+            report.held_before = records
             if note:
                 self._record_import(source_id, path)
                 if label is not None:
                     report.relabelled = self._relabelled(source_id, label)
         return report
+
+    def _records_of(self, source_id: int) -> int:
+        """How many records a source holds."""
+        (records,) = self.conn.execute(
+            "SELECT records FROM sources WHERE id = ?", (source_id,)
+        ).fetchone()
+        return int(records)
 
     def _relabelled(self, source_id: int, label: str) -> bool:
         """Give the source this label; whether it had another (or none)."""
