@@ -68,6 +68,17 @@ FilterTarget = Annotated[
 ]
 
 
+# `export --top-k` and `export-metaschedule --top-k` (optionvalues.top_k is the API's check).
+TopKOption = Annotated[
+    int,
+    typer.Option(
+        "--top-k",
+        min=1,
+        metavar="K",
+        help="Keep the K best distinct configs per slot (traces per workload for MetaSchedule).",
+    ),
+]
+
 SortOption = Annotated[
     str | None,
     typer.Option(

@@ -16,6 +16,7 @@ from tunelog.cli.emitters import emit_json, emit_table
 from tunelog.cli.options import (
     NO_FILTERS,
     JsonOption,
+    TopKOption,
     filter_options,
 )
 from tunelog.cli.output import _err
@@ -38,12 +39,7 @@ if TYPE_CHECKING:
 @filter_options()
 def export(
     out: Annotated[str, typer.Argument(help="Output log file, or - for stdout.")],
-    top_k: Annotated[
-        int,
-        typer.Option(
-            "--top-k", min=1, metavar="K", help="Keep the K best distinct configs per slot."
-        ),
-    ] = 1,
+    top_k: TopKOption = 1,
     filters: Filters = NO_FILTERS,
     force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
     include_v01: Annotated[
@@ -150,12 +146,7 @@ def report(
 @filter_options()
 def export_metaschedule(
     directory: Annotated[str, typer.Argument(help="Directory for the pruned database.")],
-    top_k: Annotated[
-        int,
-        typer.Option(
-            "--top-k", min=1, metavar="K", help="Keep the K best distinct traces per workload."
-        ),
-    ] = 1,
+    top_k: TopKOption = 1,
     filters: Filters = NO_FILTERS,
     force: Annotated[bool, typer.Option(help="Replace the database files if they exist.")] = False,
 ) -> None:

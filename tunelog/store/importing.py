@@ -303,11 +303,7 @@ class Importing(KnownFiles):
             # re-import, with this --label. The counts are this read's; the records the
             # source holds say it is a log all the same (`held_before`).
             conn.execute("ROLLBACK")
-            report.already_imported_as = f"#{earlier[0]} {earlier[1]}"
-            self._record_import(earlier[0], opened.source.path)
-            if label is not None:
-                report.relabelled = self._relabelled(earlier[0], label)
-            report.held_before = self._records_of(earlier[0])
+            self._note_reimport(report, earlier[0], opened.source.path, label)
             return
         conn.execute(
             """UPDATE sources SET label = ?, sha256 = ?, size = ?, lines = ?, records = ?,

@@ -187,21 +187,26 @@ class KnownFiles(Sources):
         report.damaged = damaged_text(damaged) if damaged else None
         if strict and rejected:
             report.rolled_back = True  # as the import proper would, before noticing the rest
+        elif note:
+            self._note_reimport(report, source_id, path, label)
         else:
             report.already_imported_as = f"#{source_id} {source_path}"
             report.held_before = records
-            if note:
-                self._record_import(source_id, path)
-                if label is not None:
-                    report.relabelled = self._relabelled(source_id, label)
         return report
 
-    def _records_of(self, source_id: int) -> int:
-        """How many records a source holds."""
-        (records,) = self.conn.execute(
-            "SELECT records FROM sources WHERE id = ?", (source_id,)
+    def _note_reimport(
+        self, report: FileReport, source_id: int, path: str, label: str | None
+    ) -> None:
+        """Note an import of bytes a source holds as one more import of it, with this
+        `label`; the report names the source and the records it holds (`held_before`)."""
+        (source_path, records) = self.conn.execute(
+            "SELECT path, records FROM sources WHERE id = ?", (source_id,)
         ).fetchone()
-        return int(records)
+        report.already_imported_as = f"#{source_id} {source_path}"
+        report.held_before = int(records)
+        self._record_import(source_id, path)
+        if label is not None:
+            report.relabelled = self._relabelled(source_id, label)
 
     def _relabelled(self, source_id: int, label: str) -> bool:
         """Give the source this label; whether it had another (or none)."""
