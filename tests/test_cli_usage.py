@@ -16,7 +16,16 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from tabulate import tabulate
 
-from tests.conftest import EDGE, EDGE_LINES, REPO, X86, run, runner, write_mixed_version_log
+from tests.conftest import (
+    EDGE,
+    EDGE_LINES,
+    REPO,
+    V01_NOTE,
+    X86,
+    run,
+    runner,
+    write_mixed_version_log,
+)
 from tunelog.cli import app, app_for, hoist_global_options
 from tunelog.discovery import looks_like_log
 from tunelog.tables import Column, fit_table, simple_table
@@ -191,6 +200,34 @@ def test_untuned_lists_a_layer_answered_only_by_v01_records(db: str, tmp_path: P
     code, out, err = run("--db", db, "untuned")
     assert code == 0
     assert out.splitlines()[2].endswith("v0.1 records only, which TVM >= 0.7 skips (v01.log:1)")
+
+
+def test_workloads_says_how_many_layers_only_v01_records_answer(db: str, tmp_path: Path) -> None:
+    """`workloads` shows a v0.1 winner's latency (an old TVM would use it), and says on stderr
+    that TVM >= 0.7 compiles those layers with a fallback config; `--json` marks each layer."""
+    v01 = tmp_path / "v01.log"
+    v01.write_bytes(EDGE_LINES[18])  # a v0.1 topi_nn_dense record of cuda -model=t4
+    run("--db", db, "import", str(X86), str(v01))
+    code, out, err = run("--db", db, "workloads")
+    assert code == 0
+    assert err == V01_NOTE
+    assert "topi_nn_dense [direct] (v0.1)" in out
+    code, out, err = run("--db", db, "workloads", "--json")
+    assert (code, err) == (0, "")
+    layers = json.loads(out)
+    flagged = {(lay["winner"], tuple(lay["target_keys"])) for lay in layers if lay["v01_only"]}
+    assert flagged == {("topi_nn_dense", ("cuda", "gpu"))}
+
+
+def test_workloads_notes_no_v01_record_that_a_newer_one_outranks(db: str, tmp_path: Path) -> None:
+    """A faster v0.1 record beside a v0.2 one of the layer: the v0.2 record wins (TVM >= 0.7
+    skips the other), so the layer is tuned and nothing is noted."""
+    run("--db", db, "import", str(write_mixed_version_log(tmp_path)))
+    code, out, err = run("--db", db, "workloads")
+    assert (code, err) == (0, "")
+    assert "2.00 ms" in out
+    code, out, err = run("--db", db, "workloads", "--json")
+    assert [lay["v01_only"] for lay in json.loads(out)] == [False]
 
 
 def test_an_empty_listing_exits_0_with_a_note(db: str) -> None:

@@ -42,6 +42,7 @@ from tunelog.tvmmessages import (
     read_task_list,
     workload_args,
 )
+from tunelog.versions import V01, V02
 from tunelog.workloadinfo import WorkloadInfo
 from tunelog.workloads import layer_facts, layer_key, short_args
 
@@ -161,7 +162,7 @@ def _answered(
     others = [
         wid
         for wid in same_layer
-        if index.recorded[wid].info.version == "0.2" and index.recorded[wid].info.task_name != task
+        if index.recorded[wid].info.version == V02 and index.recorded[wid].info.task_name != task
     ]
     candidates = ([exact] if exact is not None else []) + others
     group = _group(asked)
@@ -212,7 +213,7 @@ def _reachable_counts(
     counts: dict[int, int] = {}
     for wid in same_layer:
         recorded = index.recorded[wid]
-        if recorded.info.version != "0.2":
+        if recorded.info.version != V02:
             continue
         if relay_queries(asked.keys, recorded.info) != offered:
             continue
@@ -254,7 +255,7 @@ def _not_offered(
         {
             index.recorded[w].info.task_name
             for w in same_layer
-            if index.recorded[w].info.version == "0.2"
+            if index.recorded[w].info.version == V02
             and not relay_queries(asked.keys, index.recorded[w].info)
         }
     )
@@ -271,7 +272,7 @@ def _other_target(
     elsewhere: set[str] = set()
     for wid in same_layer:
         recorded = index.recorded[wid]
-        if recorded.info.version != "0.2":
+        if recorded.info.version != V02:
             continue
         for target_id in recorded.valid_targets():
             parsed = index.parsed(target_id)
@@ -295,7 +296,7 @@ def _other_target(
 def _v01_only(
     index: RecordIndex, asked: Target, workload: Workload, same_layer: list[int]
 ) -> Diagnosis | None:
-    old = [index.recorded[w].info for w in same_layer if index.recorded[w].info.version == "0.1"]
+    old = [index.recorded[w].info for w in same_layer if index.recorded[w].info.version == V01]
     if not old:
         return None
     names = sorted(

@@ -35,7 +35,7 @@ from tunelog.rules.slots import first_held, query_slots, target_group
 from tunelog.rules.throughput import gflops
 from tunelog.strategies import Offer, offer_facts, relay_offers, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
-from tunelog.versions import ANSOR_VERSION  # not tunelog.ansor's: it loads hashlib and orjson
+from tunelog.versions import ANSOR_VERSION, V01  # not tunelog.ansor's: it loads hashlib and orjson
 from tunelog.workloadinfo import WorkloadInfo
 
 
@@ -120,7 +120,7 @@ class TemplateResult:
         name = f"{w.task_name} [{w.template_key}]" if w.template_key else w.task_name
         if w.version == ANSOR_VERSION:
             return name + " (auto_scheduler)"
-        return name + " (v0.1)" if w.version == "0.1" else name
+        return name + " (v0.1)" if w.version == V01 else name
 
 
 @dataclass(slots=True)
@@ -274,14 +274,14 @@ def build_layer(
         template.certain = offer.certain
         template.offer_note = offer.note
         templates.append(template)
-        if chosen is not None and workload.version != "0.1":
+        if chosen is not None and workload.version != V01:
             newer_answers = True
     if not templates:
         return None
     if newer_answers:
         # TVM >= 0.7 skips v0.1 lines: with a newer record in the layer, v0.1 ones cannot win.
         for t in templates:
-            if t.workload.version == "0.1":
+            if t.workload.version == V01:
                 t.chosen = None
     ranked = [t for t in templates if t.chosen is not None]
     # Stable: equal costs keep import order, as relay's strict `>` keeps the first.

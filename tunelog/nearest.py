@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from tunelog.recordindex import RecordIndex, reaches
 from tunelog.targets import Target, parse_target
 from tunelog.tvmmessages import Workload, as_tuple
+from tunelog.versions import V02
 from tunelog.workloads import call_fields, layer_key, operator_family
 
 NEAREST_SHOWN = 3
@@ -48,7 +49,7 @@ def nearest_tuned(
         recorded = index.recorded[wid]
         info = recorded.info
         valid = recorded.valid_targets()
-        if wid in exclude or info.version != "0.2" or not valid:
+        if wid in exclude or info.version != V02 or not valid:
             continue
         key = layer_key(info.task_name, info.template_key, info.args)
         theirs = call_fields(info.task_name, info.args)

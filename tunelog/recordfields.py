@@ -14,6 +14,7 @@ from typing import NamedTuple
 from tunelog.errorcodes import BUILD_TIMEOUT, RUN_TIMEOUT, error_name
 from tunelog.recordmodels import TuningRecord
 from tunelog.targets import parse_target
+from tunelog.versions import V01
 
 FAILED_COST = 1e9  # what AutoTVM writes as the cost of a failed measurement
 
@@ -137,7 +138,7 @@ def explain_record(record: TuningRecord) -> list[FieldLine]:
         FieldLine(
             "version",
             record.log_version,
-            "skipped by TVM >= 0.7" if record.log_version == "0.1" else "read by TVM >= 0.7",
+            "skipped by TVM >= 0.7" if record.log_version == V01 else "read by TVM >= 0.7",
         ),
     ]
     if record.tvm_version is not None:

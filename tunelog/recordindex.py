@@ -12,6 +12,7 @@ from tunelog.layers import SlotWinner, Tally
 from tunelog.rules.slots import query_order, slots_of
 from tunelog.targets import Target, parse_target
 from tunelog.tvmmessages import as_tuple
+from tunelog.versions import V01, V02
 from tunelog.workloadinfo import WorkloadInfo
 from tunelog.workloads import layer_key, operator_family
 
@@ -50,9 +51,9 @@ class RecordIndex:
         self.by_layer: dict[str, list[int]] = {}
         self.by_family: dict[str, list[int]] = {}
         for w in workloads:
-            if w.version not in ("0.1", "0.2"):
+            if w.version not in (V01, V02):
                 continue  # auto_scheduler / MetaSchedule workloads answer no AutoTVM query
-            if w.version == "0.2":
+            if w.version == V02:
                 self.exact.setdefault((w.task_name, as_tuple(w.args)), w.id)
             self.by_layer.setdefault(layer_key(w.task_name, w.template_key, w.args), []).append(
                 w.id

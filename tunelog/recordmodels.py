@@ -28,6 +28,7 @@ from tunelog.recordvalues import (
 from tunelog.rules.layout import has_input_key
 from tunelog.rules.recordvalidity import check_values
 from tunelog.rules.workloadidentity import canonical_json, workload_json
+from tunelog.versions import V01, V02
 
 # defer_build: the models are built on first use, not when this module is imported.
 _STRICT = ConfigDict(strict=True, frozen=True, extra="ignore", defer_build=True)
@@ -173,7 +174,7 @@ class RecordV02(TuningRecord):
 
     @property
     def log_version(self) -> str:
-        return "0.2"
+        return V02
 
     @property
     def target(self) -> str:
@@ -213,7 +214,7 @@ class RecordV01(TuningRecord):
 
     @property
     def log_version(self) -> str:
-        return "0.1"
+        return V01
 
     @property
     def target(self) -> str:

@@ -49,6 +49,7 @@ from tunelog.rules.recordvalidity import check_values as check_values
 from tunelog.rules.recordvalidity import checked
 from tunelog.rules.workloadidentity import canonical_json as canonical_json
 from tunelog.rules.workloadidentity import workload_json as workload_json
+from tunelog.versions import V01, V02
 
 if TYPE_CHECKING:  # at run time, `__getattr__` below
     from tunelog.recordmodels import RecordV01 as RecordV01
@@ -157,7 +158,7 @@ def scan_content(line: bytes) -> ScannedLine:
         return _fallback(line)
     costs, error_no, all_cost, timestamp = fast.result
     return checked(
-        "0.2",  # log_version
+        V02,  # log_version
         target,
         task_name,
         "",  # template_key
@@ -210,7 +211,7 @@ def _v01_measurement(fast: StrictRecordV01 | FastRecordV01, line: bytes) -> Scan
         return _fallback(line)
     costs, error_no, all_cost, timestamp = fast.r
     return checked(
-        "0.1",  # log_version
+        V01,  # log_version
         target,
         task_name,
         config.t,  # template_key

@@ -22,6 +22,7 @@ from tunelog.rules.bestrecord import improves
 from tunelog.rules.slots import Slot, first_held, query_order, slots_of
 from tunelog.targets import Target, parse_target
 from tunelog.versions import METASCHEDULE_VERSION as METASCHEDULE_VERSION
+from tunelog.versions import V02
 
 Ref = TypeVar("Ref")
 
@@ -42,7 +43,7 @@ class HistoryBest(Generic[Ref]):
         self.slots: dict[Slot, Holder[Ref]] = {}
 
     def add(
-        self, target: Target | str, workload: str, mean_cost: float, ref: Ref, version: str = "0.2"
+        self, target: Target | str, workload: str, mean_cost: float, ref: Ref, version: str = V02
     ) -> None:
         """Offer a valid (error_no == 0) record; callers skip failed records."""
         if isinstance(target, str):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from tunelog.convergence import Convergence, Progress, SourceRun, join_runs
 from tunelog.targets import Target
 from tunelog.tvmmessages import Workload, as_json_list, as_tuple
+from tunelog.versions import V02
 from tunelog.workloadinfo import WorkloadInfo
 
 GroupKey = tuple[tuple[str, ...], str]
@@ -62,7 +63,7 @@ def task_progress(
     """Each task's trials on `target`'s group, in task-list order (module docstring)."""
     exact: dict[tuple[str, object], int] = {}
     for w in workloads:
-        if w.version == "0.2":
+        if w.version == V02:
             exact.setdefault((w.task_name, as_tuple(w.args)), w.id)
     group = (target.keys, target.model)
     found: list[TaskProgress] = []

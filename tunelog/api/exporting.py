@@ -180,6 +180,7 @@ def _export(
 ) -> ExportReport:
     from tunelog.exporting import rewrite_target, write_lines_atomically
     from tunelog.machines import cross_machine_warning
+    from tunelog.versions import V01
 
     report = ExportReport(path=out)
     winning = _may_be_chosen_workloads(store) if winners_only else None
@@ -203,7 +204,7 @@ def _export(
             if winning is not None and line.workload_id not in winning:
                 report.skipped_losing_templates += 1
                 continue
-            if version == "0.1" and not include_v01:
+            if version == V01 and not include_v01:
                 report.skipped_v01 += 1
                 continue
             if asked is not None:

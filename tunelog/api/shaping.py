@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from tunelog.api.diagnosing import ErrorSummary
 from tunelog.api.runs import LayerConvergence
+from tunelog.rules.untuned import answered_only_by_v01
 
 if TYPE_CHECKING:
     from tunelog.layers import Layer, TemplateResult
@@ -70,6 +71,8 @@ def _layer_dict(layer: Layer) -> dict[str, object]:
         "winner": winner.workload.task_name if winner else None,
         "winner_config": winning.config_index if winning else None,
         "winner_cost": winning.mean_cost if winning else None,
+        # Its winner is a v0.1 record, which TVM >= 0.7 skips (`rules.untuned`).
+        "v01_only": answered_only_by_v01(layer),
         "margin": layer.margin,
         "flops": layer.flops,
         "gflops": layer.gflops,

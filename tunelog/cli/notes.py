@@ -30,15 +30,22 @@ def _warn_layers(found: Sequence[Layer], *, listed_by: str) -> None:
 class LayerNotes:
     """The strategy notes and warnings of layers written one at a time, said at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, count_v01_only: bool = False) -> None:
+        """`count_v01_only`: also say how many layers only v0.1 records answer (`untuned`
+        lists those layers itself)."""
         self.strategy_notes: set[str] = set()
         self.warnings: list[str] = []
+        self.count_v01_only = count_v01_only
+        self.v01_only = 0  # layers TVM >= 0.7 compiles with a fallback config all the same
 
     def noted(self, found: Iterator[Layer]) -> Iterator[Layer]:
         """`found`, each layer's notes and warnings kept as it passes."""
         # A layer's strategy note is its group's keys' (`Layer.strategy_note`): asked once per
         # keys, not per layer (80k layers at 80k workloads, a few dozen keys).
+        from tunelog.rules.untuned import answered_only_by_v01
+
         keys_seen: set[tuple[str, ...]] = set()
+        count_v01 = self.count_v01_only
         for lay in found:
             keys = lay.group.keys
             if keys not in keys_seen:
@@ -46,6 +53,8 @@ class LayerNotes:
                 note = lay.strategy_note
                 if note is not None:
                     self.strategy_notes.add(note)
+            if count_v01 and answered_only_by_v01(lay):
+                self.v01_only += 1
             if lay.warnings:
                 self.warnings += (
                     f"{lay.group.label} {lay.family} {lay.shapes}: {w}" for w in lay.warnings
@@ -53,9 +62,15 @@ class LayerNotes:
             yield lay
 
     def warn(self, *, listed_by: str) -> None:
-        """Cross-machine warnings on stderr (stdout stays the table)."""
+        """The notes, then the cross-machine warnings, on stderr (stdout stays the table)."""
         for note in sorted(self.strategy_notes):
             _err(f"note: {note}")
+        if self.v01_only:
+            _err(
+                f"note: {self.v01_only} layer(s) are answered only by v0.1 records, which "
+                "TVM >= 0.7 skips: it compiles them with a fallback config (`tunelog untuned` "
+                "lists them; `export --include-v01` keeps the records for an older TVM)"
+            )
         _warn_all(self.warnings, listed_by=listed_by)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 from tunelog.targets import UNKNOWN_MODEL, Target
-from tunelog.versions import METASCHEDULE_VERSION
+from tunelog.versions import METASCHEDULE_VERSION, V02
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -42,7 +42,7 @@ class Slot(NamedTuple):
     workload: str
 
 
-def slots_of(target: Target, workload: str, version: str = "0.2") -> list[Slot]:
+def slots_of(target: Target, workload: str, version: str = V02) -> list[Slot]:
     """The slots a valid record with this target and workload (and log version) competes for."""
     if version == METASCHEDULE_VERSION:
         return [Slot(ANY_TARGET_SLOT, ANY_TARGET, workload)]

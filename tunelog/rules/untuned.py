@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tunelog.machines import conflicting_machines
+from tunelog.versions import V01
 
 if TYPE_CHECKING:
     from tunelog.layers import Layer
-
-V01 = "0.1"  # the log version whose records TVM >= 0.7 skips
 
 
 def runs_fallback(layer: Layer) -> bool:
