@@ -198,6 +198,53 @@ def test_a_layer_missing_from_b_fails_the_regression_check(tmp_path: Path) -> No
     assert "or untuned or missing in B" in result.stderr
 
 
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+@pytest.mark.parametrize("older", [False, True])
+@pytest.mark.parametrize("command", ["diff", "merge"])
+def test_a_database_read_as_input_leaves_its_file_and_directory_as_they_were(
+    tmp_path: Path, command: str, older: bool, journal: str
+) -> None:
+    """A database `diff` compares or `merge` reads is the user's: its bytes, its journal mode
+    and its directory (no `-wal`/`-shm` left beside it) are as before, whatever its schema."""
+    side = tmp_path / "side"
+    side.mkdir()
+    db = make_db(side / "run.db", X86)
+    with sqlite3.connect(db, isolation_level=None) as conn:
+        if older:
+            undo_migrations(conn, 12)
+        conn.execute(f"PRAGMA journal_mode = {journal}")
+    conn.close()
+    before, listed = db.read_bytes(), sorted(side.iterdir())
+    other = str(tmp_path / "other.db")
+    if command == "diff":
+        code, out, err = run("--db", other, "diff", str(db), str(X86), "--json")
+        assert (code, err) == (0, "")
+        assert {row["status"] for row in json.loads(out)["layers"]} == {"same"}
+    else:
+        code, _, err = run("--db", other, "merge", str(db))
+        assert code == 0, err
+    assert (db.read_bytes(), sorted(side.iterdir())) == (before, listed)
+
+
+def test_a_database_read_while_another_connection_holds_it_keeps_its_side_files(
+    tmp_path: Path,
+) -> None:
+    """The `-wal`/`-shm` files of a database another process has open are that process's:
+    `diff` leaves them (and the other connection's view) alone."""
+    db = make_db(tmp_path / "run.db", X86)
+    holder = sqlite3.connect(db, isolation_level=None)
+    try:
+        holder.execute("SELECT count(*) FROM records").fetchone()
+        listed = sorted(tmp_path.iterdir())
+        assert {p.name for p in listed} >= {"run.db-wal", "run.db-shm"}
+        code, _, err = run("--db", str(tmp_path / "x.db"), "diff", str(db), str(X86), "--json")
+        assert (code, err) == (0, "")
+        assert [p for p in sorted(tmp_path.iterdir()) if p.name.startswith("run.db")] == listed
+        assert holder.execute("SELECT count(*) FROM records").fetchone() == (200,)
+    finally:
+        holder.close()
+
+
 @pytest.mark.parametrize("version", [3, 12])
 def test_an_older_database_is_compared_from_a_migrated_copy_and_left_untouched(
     tmp_path: Path, version: int

@@ -107,9 +107,13 @@ def _run_store(spec: str, db: str | None, side: str, notes: list[str]) -> Iterat
     if _is_sqlite_file(spec):
         from tunelog.store.otherdatabase import current_schema_path
 
-        # The user's database, only read: one of an older schema is compared from a migrated
-        # copy (migrating it in place would lock out the tunelog that wrote it).
-        with current_schema_path(spec, "diff") as (path, _), Store(path, create=False) as store:
+        # The user's database, only read (never migrated, checkpointed or switched to WAL):
+        # one of an older schema is compared from a migrated copy (migrating it in place
+        # would lock out the tunelog that wrote it).
+        with (
+            current_schema_path(spec, "diff") as (path, _),
+            Store(path, create=False, read_only=True) as store,
+        ):
             yield store
         return
     with Store(":memory:") as temp:

@@ -29,12 +29,49 @@ BUSY_TIMEOUT_MS = 60_000
 PAGE_SIZE = 16384
 
 
+def connect_read_only(path: str) -> sqlite3.Connection:
+    """A connection that can only read the database at `path` (temporary tables aside)."""
+    uri = Path(path).absolute().as_uri() + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    except sqlite3.Error as exc:
+        raise DatabaseUnavailableError(f"cannot read database {path}: {exc}") from exc
+    return conn
+
+
+def has_side_files(path: str) -> bool:
+    """Whether a WAL database's `-wal` or `-shm` file lies beside `path`."""
+    return any(os.path.exists(path + suffix) for suffix in ("-wal", "-shm"))
+
+
+def release_side_files(path: str) -> None:
+    """Let SQLite remove the empty `-wal` and `-shm` files a read-only connection to a WAL
+    database had to create, once it is closed: a read-only connection cannot, and the user's
+    directory should look as before. SQLite removes them when the last connection closes,
+    only if no other connection holds the database; nothing is checkpointed (the log is empty,
+    or holds another process's commits, which its own last close would have written)."""
+    try:
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass  # the files stay: harmless, as a writer's crash would leave them
+
+
 class Connection:
     """An open tunelog database: created and migrated on open (see `Store`, which adds the
-    imports and queries). `create=False`: a missing file raises DatabaseNotFoundError."""
+    imports and queries). `create=False`: a missing file raises DatabaseNotFoundError.
+    `read_only=True`: another program's or the user's file, at this tunelog's schema, opened
+    without writing (no migration, no journal mode set; temporary tables still work), its
+    `-wal`/`-shm` files removed after if opening created them."""
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
         self.path = str(path)
+        self.read_only = read_only
+        self._release_side_files = False
         if not create and self.path != ":memory:" and not os.path.exists(self.path):
             raise DatabaseNotFoundError(
                 f"no database at {os.path.abspath(self.path)}: import logs first "
@@ -45,23 +82,29 @@ class Connection:
                 f"{self.path} is a directory: give the database file's path, e.g. "
                 f"{os.path.join(self.path, 'tunelog.db')}"
             )
-        try:
-            conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-        except sqlite3.Error as exc:
-            raise DatabaseUnavailableError(
-                f"cannot open database {self.path}: {exc}; check that its directory exists "
-                "and is writable, or pass another --db"
-            ) from exc
+        if read_only:
+            self._release_side_files = not has_side_files(self.path)
+            conn = connect_read_only(self.path)
+        else:
+            try:
+                conn = sqlite3.connect(
+                    self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+                )
+            except sqlite3.Error as exc:
+                raise DatabaseUnavailableError(
+                    f"cannot open database {self.path}: {exc}; check that its directory exists "
+                    "and is writable, or pass another --db"
+                ) from exc
         self.conn = conn
         self.closed = False
-        self._create = create
+        self._create = create and not read_only
         # Workload ids by identity, as of `data_version` (see _known_workloads).
         self._workload_ids: dict[tuple[str, str, str, str], int] = {}
         self._workload_ids_as_of: int | None = None
         try:
             self._prepare()
         except BaseException as exc:
-            conn.close()  # never leave a refused database open (or its -wal/-shm files)
+            self.close()  # never leave a refused database open (or its -wal/-shm files)
             if not isinstance(exc, sqlite3.DatabaseError):
                 raise
             message = str(exc)
@@ -105,6 +148,13 @@ class Connection:
                 f"{self.path} was written by a newer tunelog (schema {version}, this one knows "
                 f"{len(MIGRATIONS)}); upgrade tunelog"
             )
+        if self.read_only:
+            if version < len(MIGRATIONS):  # the caller migrates a copy (`store.otherdatabase`)
+                raise DatabaseUnavailableError(
+                    f"{self.path} is at schema {version}, not {len(MIGRATIONS)}: it changed "
+                    "while being read; run the command again"
+                )
+            return
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             if not has_tables:
                 # A new file: 16 KB pages (before WAL fixes the size) write a large import
@@ -151,6 +201,9 @@ class Connection:
         """Close the connection (a stream of rows still open ends with it)."""
         self.closed = True
         self.conn.close()
+        if self._release_side_files:
+            self._release_side_files = False
+            release_side_files(self.path)
 
     def __enter__(self) -> Self:
         return self

@@ -13,15 +13,18 @@ import sqlite3
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from tunelog.exceptions import (
     DatabaseDamagedError,
-    DatabaseUnavailableError,
     NewerSchemaError,
     NotATunelogDatabaseError,
 )
-from tunelog.store.connection import BUSY_TIMEOUT_MS, Connection
+from tunelog.store.connection import (
+    Connection,
+    connect_read_only,
+    has_side_files,
+    release_side_files,
+)
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 
 # What each command takes, for the error refusing a file that is no tunelog database.
@@ -34,19 +37,16 @@ TAKES = {
 @contextmanager
 def current_schema_path(path: str, command: str) -> Iterator[tuple[str, int]]:
     """(the path of `path`'s database at this tunelog's schema, the schema the file is at):
-    `path` itself when its schema is current, else a migrated temporary copy; `path` is only
-    read. Refuses what `checked_version` refuses (`command`: which command reads it)."""
-    conn = connect_read_only(path)
-    try:
+    `path` itself when its schema is current (open it with `read_only=True`), else a migrated
+    temporary copy; `path` is only read. Refuses what `checked_version` refuses (`command`:
+    which command reads it)."""
+    with read_only_connection(path) as conn:
         version = checked_version(conn, path, command)
-        if version == len(MIGRATIONS):
-            conn.close()
-            yield path, version
+        if version < len(MIGRATIONS):
+            with _migrated_copy(conn, command) as copy:
+                yield copy, version
             return
-        with _migrated_copy(conn, command) as copy:
-            yield copy, version
-    finally:
-        conn.close()
+    yield path, version
 
 
 @contextmanager
@@ -54,16 +54,27 @@ def read_only_current(path: str, command: str) -> Iterator[tuple[sqlite3.Connect
     """A connection reading `path`'s database at this tunelog's schema, and the schema the file
     is at: the file itself, read-only, or a migrated temporary copy of an older one. Refuses
     what `checked_version` refuses (`command`: which command reads it)."""
-    conn = connect_read_only(path)
-    try:
+    with read_only_connection(path) as conn:
         version = checked_version(conn, path, command)
         if version == len(MIGRATIONS):
             yield conn, version
             return
         with _migrated_copy(conn, command) as copy, Connection(copy) as migrated:
             yield migrated.conn, version
+
+
+@contextmanager
+def read_only_connection(path: str) -> Iterator[sqlite3.Connection]:
+    """`connect_read_only(path)`, closed after, with the `-wal`/`-shm` files it created
+    removed (`connection.release_side_files`)."""
+    created = not has_side_files(path)
+    conn = connect_read_only(path)
+    try:
+        yield conn
     finally:
         conn.close()
+        if created:
+            release_side_files(path)
 
 
 @contextmanager
@@ -81,17 +92,6 @@ def _migrated_copy(conn: sqlite3.Connection, command: str) -> Iterator[str]:
         with Connection(copy):  # opening migrates the copy, never the user's file
             pass
         yield copy
-
-
-def connect_read_only(path: str) -> sqlite3.Connection:
-    """A connection that can only read the database at `path`."""
-    uri = Path(path).absolute().as_uri() + "?mode=ro"
-    try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    except sqlite3.Error as exc:
-        raise DatabaseUnavailableError(f"cannot read database {path}: {exc}") from exc
-    return conn
 
 
 def checked_version(conn: sqlite3.Connection, path: str, command: str) -> int:
