@@ -354,15 +354,28 @@ def test_the_worker_finds_the_dependencies_where_this_process_found_them(
     assert "/deps/on/pythonpath" in path
 
 
+@pytest.mark.parametrize("way", ["import", "merge"])
 def test_an_import_that_failed_lets_the_next_one_use_the_worker_at_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_worker: None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_worker: None, way: str
 ) -> None:
-    """The lease is given back when an import fails, not when its objects are collected: a
-    caller keeping the exception (its traceback holds the failed import) used to leave the
-    next imports computing every fact themselves."""
+    """The lease is given back when an import (or a merge, which imports through the same
+    writer) fails, not when its objects are collected: a caller keeping the exception (its
+    traceback holds the failed import) used to leave the next imports computing every fact
+    themselves."""
     monkeypatch.setattr(factsbeside, "INLINE_FIRST", 0)
     monkeypatch.setattr(importer, "BATCH_SIZE", 64)
     log = many_workloads_log(tmp_path / "many.log", 300)
+    if way == "merge":
+        with Store(tmp_path / "other.db") as other:
+            tunelog.import_paths(other, [str(log)])
+
+    def bring_in(store: Store) -> int:
+        if way == "merge":
+            (merged,) = tunelog.merge(store, [str(tmp_path / "other.db")])
+            return merged.new
+        (imported,) = tunelog.import_paths(store, [str(log)])
+        return imported.new
+
     sent: list[int] = []
     send = factsbeside._Worker.send
 
@@ -382,10 +395,9 @@ def test_an_import_that_failed_lets_the_next_one_use_the_worker_at_once(
         with monkeypatch.context() as patch:
             patch.setattr(importer.ImportWriter, "add", failing_add)
             with pytest.raises(RuntimeError) as failed:  # kept: it holds the failed import
-                tunelog.import_paths(store, [str(log)])
+                bring_in(store)
         assert sent, "the failed import handed batches over"
         first_lease, before = sent[-1], len(sent)
-        (report,) = tunelog.import_paths(store, [str(log)])
-        assert report.new == 600
+        assert bring_in(store) == 600
         assert len(sent) > before and sent[-1] != first_lease  # the worker, under a new lease
     assert failed.value is not None

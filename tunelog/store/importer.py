@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Self
 
 from tunelog.collecting import young_collected_less
 from tunelog.importreport import DAMAGED_REJECT, damaged_text
@@ -237,6 +237,13 @@ class ImportWriter:
         # Last: a full block may store the batch and the groups, this record's state with them.
         if len(block) >= BLOCK_LINES:
             self._close_block()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Give the facts worker back (also when the import failed: the next one may use it)."""
+        self.ids.facts.release()
 
     def finish(self) -> None:
         """Store what is queued and the groups' state, then resolve duplicates."""

@@ -110,15 +110,14 @@ class Importing(KnownFiles):
         # Read in full where it was imported before (not the same bytes: those are known).
         report = FileReport(path=opened.source.path, prefix_changed=prefix_changed or tail_read)
         with self._writing(report):
-            writer = ImportWriter(
+            resumable = lines is None and not opened.source.is_stdin and scanner is None
+            with ImportWriter(
                 self.conn,
                 report,
                 repair=repair,
                 scanner=scan_content if scanner is None else scanner,
                 known_workloads=self._known_workloads(),
-            )
-            resumable = lines is None and not opened.source.is_stdin and scanner is None
-            try:
+            ) as writer:
                 writer.run(
                     opened.lines(hold_back_unterminated=follow) if lines is None else lines,
                     opened,
@@ -129,8 +128,6 @@ class Importing(KnownFiles):
                 end = opened.line_end(writer.terminated_lines) if resumable else None
                 read = opened.size
                 writer.finish()
-            finally:
-                writer.ids.facts.release()  # a failed import too: the next one may use it
             report.sha256 = opened.sha256
             self._finish_import(writer, opened, report, label, strict, _ReadUpTo(end, read, follow))
         return report
@@ -188,21 +185,18 @@ class Importing(KnownFiles):
 
                 if resume.load(self.conn, opened.source.path) != point:
                     raise _StaleResumePoint  # read before the write lock: moved on since
-                writer = ImportWriter(
+                with ImportWriter(
                     self.conn,
                     report,
                     repair=point.repair,
                     source_id=point.source_id,
                     first_line=point.end.lines,
                     known_workloads=self._known_workloads(),
-                )
-                try:
+                ) as writer:
                     writer.run(after.lines(hold_back_unterminated=follow), after, progress)
                     end = after.line_end(writer.terminated_lines)
                     read = after.size
                     writer.finish()
-                finally:
-                    writer.ids.facts.release()
                 self._extend_source(
                     writer, point, report, label, strict, _ReadUpTo(end, read, follow)
                 )

@@ -229,9 +229,9 @@ class _Merger:
         from tunelog.store.importer import ImportWriter
 
         report = FileReport(path=path)
-        writer = ImportWriter(conn, report, repair=bool(repair))
-        self._feed(writer, source_id)
-        writer.finish()
+        with ImportWriter(conn, report, repair=bool(repair)) as writer:
+            self._feed(writer, source_id)
+            writer.finish()
         same = self._same_bytes(sha256, "AND id != ? AND path = ?", (writer.source_id, here))
         if report.new == 0 and same is not None:
             # As an import of bytes seen before that adds nothing: keep no trace of it.

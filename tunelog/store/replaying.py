@@ -73,23 +73,23 @@ def replay(conn: sqlite3.Connection) -> None:
     steps = conn.execute("SELECT step, source_id FROM temp.replay_steps ORDER BY step").fetchall()
     for step, source_id in steps:
         (path,) = conn.execute("SELECT path FROM sources WHERE id = ?", (source_id,)).fetchone()
-        writer = ImportWriter(conn, FileReport(path=path), repair=False, source_id=source_id)
-        for row in _replayed_lines(conn, step):
-            line, rid, version, target, task, key, args, spelling, *measured = row
-            index, error_no, mean, all_cost, stamp = measured
-            rec = stored_measurement(
-                (version, target, task, key, args),
-                config_index=index,
-                error_no=error_no,
-                all_cost=all_cost,
-                timestamp=stamp,
-                mean_cost=mean,
-                spelling=spelling,
-            )
-            if not first <= rid < end:
-                first, end, lines = block_of(rid)
-            writer.add(line, rec, lines[rid - first])
-        writer.finish()
+        with ImportWriter(conn, FileReport(path=path), repair=False, source_id=source_id) as writer:
+            for row in _replayed_lines(conn, step):
+                line, rid, version, target, task, key, args, spelling, *measured = row
+                index, error_no, mean, all_cost, stamp = measured
+                rec = stored_measurement(
+                    (version, target, task, key, args),
+                    config_index=index,
+                    error_no=error_no,
+                    all_cost=all_cost,
+                    timestamp=stamp,
+                    mean_cost=mean,
+                    spelling=spelling,
+                )
+                if not first <= rid < end:
+                    first, end, lines = block_of(rid)
+                writer.add(line, rec, lines[rid - first])
+            writer.finish()
 
 
 def _replayed_lines(conn: sqlite3.Connection, step: int) -> Iterator[Any]:
