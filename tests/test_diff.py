@@ -198,6 +198,39 @@ def test_a_layer_missing_from_b_fails_the_regression_check(tmp_path: Path) -> No
     assert "or untuned or missing in B" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("name", "content", "what"),
+    [
+        ("empty.log", b"", "empty"),
+        ("notes.log", b"# tuned on Friday\n\n", "only comments and blank lines"),
+        (
+            "notes.md",
+            b"# Results\n\nall good\n",
+            "it looks like Markdown text; 1 of 3 line(s) rejected",
+        ),
+        ("logs", None, "no tuning log"),
+    ],
+)
+@pytest.mark.parametrize("side", ["A", "B"])
+def test_a_side_of_logs_without_a_record_is_refused(
+    tmp_path: Path, name: str, content: bytes | None, what: str, side: str
+) -> None:
+    """Comparing with nothing is a wrong path, not a finding: a side of logs that holds no
+    record is refused (exit 1), not listed as every layer "only in" the other."""
+    empty = tmp_path / name
+    if content is None:
+        empty.mkdir()
+    else:
+        empty.write_bytes(content)
+    sides = [str(empty), str(X86)] if side == "A" else [str(X86), str(empty)]
+    assert run("--db", str(tmp_path / "x.db"), "diff", *sides) == (
+        1,
+        "",
+        f"Error: {side} ({empty}) holds no tuning record ({what}): nothing to compare; diff "
+        "compares tunelog databases, log files or directories of logs\n",
+    )
+
+
 @pytest.mark.parametrize("journal", ["wal", "delete"])
 @pytest.mark.parametrize("older", [False, True])
 @pytest.mark.parametrize("command", ["diff", "merge"])

@@ -132,3 +132,8 @@ class DatabaseDamagedError(TunelogError, LookupError):
 
 class NothingMatchesError(TunelogError):
     """A check (`untuned --check`) found no layer to check: its filters match nothing."""
+
+
+class EmptyRunError(TunelogError):
+    """A side of `diff` given as logs holds no tuning record (an empty file, comments only, or
+    every line rejected): comparing with nothing is a wrong path, not a finding."""

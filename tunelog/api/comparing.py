@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING
 from tunelog.api.importing import import_paths
 from tunelog.api.listing import each_layer
 from tunelog.exceptions import (
+    EmptyRunError,
     InputNotFoundError,
     UnknownSourceError,
 )
 from tunelog.store import Store
 
 if TYPE_CHECKING:
+    from tunelog.importreport import FileReport
     from tunelog.results import (
         DiffReport,
     )
@@ -117,7 +119,8 @@ def _run_store(spec: str, db: str | None, side: str, notes: list[str]) -> Iterat
             yield store
         return
     with Store(":memory:") as temp:
-        for report in import_paths(temp, [spec]):
+        reports = import_paths(temp, [spec])
+        for report in reports:
             if report.unreadable and report.path == spec:
                 raise InputNotFoundError(f"{spec} {report.unreadable}")
             if report.unreadable:
@@ -127,7 +130,31 @@ def _run_store(spec: str, db: str | None, side: str, notes: list[str]) -> Iterat
                     f"{side}: {report.path}: {report.rejected} line(s) rejected "
                     "(`tunelog import` it to see why)"
                 )
+        if not any(report.new for report in reports):
+            raise EmptyRunError(_holds_no_record(spec, side, reports))
         yield temp
+
+
+def _holds_no_record(spec: str, side: str, reports: Sequence[FileReport]) -> str:
+    """Why a side of logs is refused: it holds no record (`reports`: its files')."""
+    lines = sum(r.lines for r in reports)
+    rejected = sum(r.rejected for r in reports)
+    if not reports:
+        what = "no tuning log"
+    elif lines == 0:
+        what = "empty" if os.path.isfile(spec) else "only empty files"
+    elif rejected == 0:
+        what = "only comments and blank lines"
+    elif os.path.isfile(spec):
+        from tunelog.discovery import looks_like
+
+        what = f"it looks like {looks_like(Path(spec))}; {rejected} of {lines} line(s) rejected"
+    else:
+        what = f"{rejected} of {lines} line(s) rejected"
+    return (
+        f"{side} ({spec}) holds no tuning record ({what}): nothing to compare; diff compares "
+        "tunelog databases, log files or directories of logs"
+    )
 
 
 def _selected_sources(spec: str, db: str | None) -> list[int]:
