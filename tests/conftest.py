@@ -333,8 +333,9 @@ def database_contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, 
 
 
 # What each migration from 5 on adds, to undo it (newest first): tests make a database of an
-# older schema from a new one. Migration 9 also rewrites the sources_summary view of 6.
+# older schema from a new one. Migrations 9, 11 and 14 also rewrite the sources_summary view.
 _UNDO_MIGRATION: dict[int, tuple[str, ...]] = {
+    14: ("DROP VIEW IF EXISTS sources_summary",),
     13: (
         "CREATE TEMP TABLE top_configs_before AS SELECT * FROM top_configs",
         "DROP VIEW top_configs",
@@ -354,7 +355,7 @@ _UNDO_MIGRATION: dict[int, tuple[str, ...]] = {
             for column in ("flops", "shapes", "family", "facts", "layer_key")
         ),
     ),
-    11: ("DROP VIEW sources_summary", "DROP TABLE holdings"),
+    11: ("DROP VIEW IF EXISTS sources_summary", "DROP TABLE holdings"),
     10: ("DROP TABLE resume_points",),
     9: (
         "DROP VIEW IF EXISTS sources_summary",
@@ -384,6 +385,10 @@ def undo_migrations(conn: sqlite3.Connection, version: int) -> None:
         if number > version:
             for statement in _UNDO_MIGRATION[number]:
                 conn.execute(statement)
+    if 11 <= version < 14:  # sources_summary as migration 11 made it
+        from tunelog.store.schema import sources_summary_of_migration_11
+
+        sources_summary_of_migration_11(conn)
     if 9 <= version < 11:  # sources_summary as migration 9 made it
         from tunelog.store.schema import sources_summary_of_migration_9
 

@@ -715,6 +715,30 @@ def test_a_repair_import_replaces_the_rejects_of_the_same_bytes(
     assert again["files"][0]["superseded"] == []  # nothing stale left
 
 
+def test_a_repaired_file_with_records_run_together_adds_up_in_import_and_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two records on one line, split by --repair: 3 lines hold 4 records. The import and
+    `sources` tables say by how many the records exceed the lines, and `sources --json` gives
+    `split` and `repaired`, so the line accounting adds up (lines + split = records + ...)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[:4]
+    Path("glued.log").write_text(lines[0] + lines[1] + "\n" + "\n".join(lines[2:]) + "\n")
+    code, out, _ = run("g.db", "import", "--repair", "glued.log")
+    assert (code, out.splitlines()[2]) == (
+        0,
+        "glued.log  3        4      0      0           0        0           repaired 2 record(s) "
+        "(+1: several on one line)",
+    )
+    code, out, _ = run("g.db", "sources")
+    assert code == 0
+    assert out.splitlines()[2].endswith("repaired 2 record(s) (+1: several on one line)")
+    (source,) = json.loads(run("g.db", "sources", "--json")[1])
+    counts = ("lines", "split", "records", "duplicates", "comments", "blank", "rejected")
+    assert [source[name] for name in (*counts, "repaired")] == [3, 1, 4, 0, 0, 0, 0, 2]
+
+
 def test_a_source_owning_records_is_not_superseded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

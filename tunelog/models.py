@@ -63,6 +63,11 @@ class Source(Dumpable):
     shared: int = 0
     """Of those, the lines holding a record another source holds too."""
     imports: list[SourceImport] = field(default_factory=list)
+    split: int = 0
+    """Records `--repair` found run together on a line, beyond one a line: `lines + split` =
+    records + duplicates + comments + blank + rejected (`importreport.FileReport`'s rule)."""
+    repaired: int = 0
+    """Records `--repair` recovered (typographic quotes, run together, ...)."""
 
 
 @dataclass(slots=True)

@@ -285,6 +285,8 @@ def _print_import(
 
 
 def _import_note(report: FileReport) -> str:
+    from tunelog.rules.lineaccounting import repaired_text
+
     notes = []
     if report.unreadable:
         notes.append(f"skipped: {report.unreadable}")
@@ -299,7 +301,7 @@ def _import_note(report: FileReport) -> str:
     if report.relabelled:
         notes.append("label set by this --label")
     if report.repaired:
-        notes.append(f"repaired {report.repaired} record(s)")
+        notes.append(repaired_text(report.repaired, report.split))
     if report.superseded:
         earlier = ", ".join(f"#{i}" for i in report.superseded)
         notes.append(f"replaces {earlier} (the same bytes, rejected without --repair)")

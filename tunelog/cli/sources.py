@@ -31,7 +31,7 @@ _SOURCES_COLUMNS = (
     Column("records"),
     Column("dup", rank=2),
     # The rest of the line accounting: lines = records + dup + comments + blank + rejected
-    # (plus the records --repair found run together on one line: `import --json`'s split).
+    # (plus the records --repair found run together on one line: the note, `--json`'s split).
     Column("comments", rank=3),
     Column("blank", rank=3),
     Column("rejected"),
@@ -39,6 +39,7 @@ _SOURCES_COLUMNS = (
     Column("imported", rank=3),
     Column("imports", rank=3),
     Column("merged from", rank=2),
+    Column("note", rank=2),  # `--repair`'s (`rules.lineaccounting.repaired_text`), if any
 )
 
 
@@ -61,33 +62,37 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
+    from tunelog.rules.lineaccounting import repaired_text
+
     with opened_store() as store:
         rows = store.sources()
     if as_json:
         emit_json([s.model_dump() for s in rows])
         return
-    emit_table(
+    table = [
         [
-            (
-                s.id,
-                display_path(s.path),
-                s.label or "",
-                s.lines,
-                s.records,
-                s.duplicates,
-                s.comments,
-                s.blank,
-                s.rejected,
-                s.sha256[:12],
-                s.imported_at,
-                _imports_text(s.imports),
-                s.merged_from or "",
-            )
-            for s in rows
-        ],
-        _SOURCES_COLUMNS,
-        empty="no source imported yet (tunelog import LOGS)",
-    )
+            s.id,
+            display_path(s.path),
+            s.label or "",
+            s.lines,
+            s.records,
+            s.duplicates,
+            s.comments,
+            s.blank,
+            s.rejected,
+            s.sha256[:12],
+            s.imported_at,
+            _imports_text(s.imports),
+            s.merged_from or "",
+            repaired_text(s.repaired, s.split),
+        ]
+        for s in rows
+    ]
+    columns: tuple[Column, ...] = _SOURCES_COLUMNS
+    if not any(row[-1] for row in table):  # the note column only where a file has one
+        table = [row[:-1] for row in table]
+        columns = columns[:-1]
+    emit_table(table, columns, empty="no source imported yet (tunelog import LOGS)")
 
 
 def _imports_text(imports: Sequence[SourceImport]) -> str:

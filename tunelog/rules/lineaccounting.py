@@ -45,3 +45,13 @@ ALL_DUPLICATES_SQL = "records + duplicates"
 
 # The same check on a stored source, for queries over `sources`.
 SOURCE_ACCOUNTED_SQL = "lines + split = records + duplicates + comments + blank + rejected"
+
+
+def repaired_text(repaired: int, split: int) -> str:
+    """What `--repair` did to a file, as the import and `sources` tables note it: the records
+    it recovered and, when some were run together on a line, how many more records than lines
+    that makes (so that the table's counts add up: lines + split = records + dup + ...)."""
+    if not repaired:
+        return ""
+    text = f"repaired {repaired} record(s)"
+    return text + f" (+{split}: several on one line)" if split else text

@@ -168,6 +168,11 @@ def _migration_11(conn: sqlite3.Connection) -> None:
     # `sources_summary` shows what `tunelog sources --json` shows: now `held` too (not
     # `shared`, which takes interval arithmetic over every source's runs).
     conn.execute("DROP VIEW sources_summary")
+    sources_summary_of_migration_11(conn)
+
+
+def sources_summary_of_migration_11(conn: sqlite3.Connection) -> None:
+    """The `sources_summary` view as migration 11 makes it (tests build older schemas)."""
     conn.execute(
         """
         CREATE VIEW sources_summary AS
@@ -230,6 +235,26 @@ def _migration_13(conn: sqlite3.Connection) -> None:
         CREATE VIEW top_configs AS
         SELECT p.target_id, p.workload_id, r.config_index, r.id AS record_id, r.mean_cost
         FROM top_config_ids p, json_each(p.record_ids) j JOIN records r ON r.id = j.value"""
+    )
+
+
+def _migration_14(conn: sqlite3.Connection) -> None:
+    """`sources_summary` shows what `tunelog sources --json` shows: now `split` and `repaired`
+    too, the rest of a repaired file's line accounting (`lines + split` = records + duplicates
+    + comments + blank + rejected; the columns are migration 2's)."""
+    conn.execute("DROP VIEW sources_summary")
+    conn.execute(
+        """
+        CREATE VIEW sources_summary AS
+        SELECT id, path, label, sha256, size, lines, split, records, duplicates, comments, blank,
+               rejected, repaired, imported_at, merged_from,
+               (SELECT coalesce(sum(h.count), 0) FROM holdings h
+                WHERE h.source_id = sources.id) AS held,
+               -- each import of this file: a JSON list of {path, imported_at}
+               (SELECT json_group_array(json_object('path', i.path, 'imported_at', i.imported_at))
+                FROM (SELECT path, imported_at FROM source_imports
+                      WHERE source_id = sources.id ORDER BY rowid) i) AS imports
+        FROM sources ORDER BY id"""
     )
 
 

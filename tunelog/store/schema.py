@@ -3,7 +3,7 @@
 Each migration takes the plain sqlite3 connection and holds its own frozen SQL; sqlite-utils'
 `Migrations` runs the pending ones by name (`store.migrating`), loaded only when one is
 pending, so opening a current database (every command) does not pay for it. The migrations
-live in `migrations_tables` (1-5), `migrations_views` (6) and `migrations_later` (7-13).
+live in `migrations_tables` (1-5), `migrations_views` (6) and `migrations_later` (7-14).
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ from tunelog.store.migrations_later import (
     _migration_11,
     _migration_12,
     _migration_13,
+    _migration_14,
     fill_top_config_ids,
     fill_trial_runs,
     sources_summary_of_migration_9,
+    sources_summary_of_migration_11,
 )
 from tunelog.store.migrations_tables import (
     TOP_CONFIGS_KEPT,
@@ -43,6 +45,7 @@ __all__ = [
     "fill_top_configs",
     "fill_trial_runs",
     "sources_summary_of_migration_9",
+    "sources_summary_of_migration_11",
 ]
 
 APPLICATION_ID = 0x54554E4C  # "TUNL": marks the file as a tunelog database
@@ -62,6 +65,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_11,
     _migration_12,
     _migration_13,
+    _migration_14,
 ]
 
 # Each migration's name, as sqlite-utils records it in `_sqlite_migrations` (store.migrating):
@@ -80,4 +84,5 @@ MIGRATION_NAMES: tuple[str, ...] = (
     "0011_holdings",
     "0012_workload_facts",
     "0013_top_config_ids",
+    "0014_sources_split",
 )

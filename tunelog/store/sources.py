@@ -29,7 +29,8 @@ class Sources(Connection):
         with self.snapshot():
             rows = self.conn.execute(
                 """SELECT id, path, label, sha256, size, lines, records, duplicates, comments,
-                          blank, rejected, imported_at, merged_from FROM sources ORDER BY id"""
+                          blank, rejected, imported_at, merged_from, split, repaired
+                   FROM sources ORDER BY id"""
             ).fetchall()
             imports: dict[int, list[SourceImport]] = {}
             for source_id, path, at in self.conn.execute(
@@ -42,7 +43,12 @@ class Sources(Connection):
             from tunelog.store.holdings import shared_lines
 
             shared = shared_lines(self.conn)
-        found = [Source(*row) for row in rows]
+        found = [
+            Source(sid, path, label, sha256, size, lines, records, duplicates, comments, blank,
+                   rejected, imported_at, merged_from, split=split, repaired=repaired)
+            for (sid, path, label, sha256, size, lines, records, duplicates, comments, blank,
+                 rejected, imported_at, merged_from, split, repaired) in rows
+        ]  # fmt: skip
         for source in found:
             source.imports = imports.get(source.id, [])
             source.held = int(held.get(source.id, 0))
