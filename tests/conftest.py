@@ -249,8 +249,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
 # v0.1 (EDGE_LINES[18]).
 V01_NOTE = (
     "note: 1 layer(s) are answered only by v0.1 records, which TVM >= 0.7 skips: it compiles them "
-    "with a fallback config (`tunelog untuned` lists them; `export --include-v01` keeps the "
-    "records for an older TVM)\n"
+    "with a fallback config (`tunelog untuned` lists them among the untuned layers; "
+    "`export --include-v01` keeps the records for an older TVM)\n"
 )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -231,6 +233,43 @@ def test_a_side_of_logs_without_a_record_is_refused(
     )
 
 
+def test_a_side_that_needs_repair_says_how_to_import_it(tmp_path: Path) -> None:
+    """A log pasted from a web page (typographic quotes) holds records once repaired: diff,
+    which has no --repair, says how to make a database of it to compare."""
+    pasted = tmp_path / "paste.log"
+    line = X86.read_text().splitlines()[0]
+    head, *quoted = line.split('"')
+    pasted.write_text(
+        head
+        + "".join(("\u201c" if i % 2 == 0 else "\u201d") + q for i, q in enumerate(quoted))
+        + "\n",
+        encoding="utf-8",
+    )
+    assert run("--db", str(tmp_path / "x.db"), "diff", str(X86), str(pasted)) == (
+        1,
+        "",
+        f"Error: B ({pasted}) holds no tuning record as it is: typographic quotes (pasted from "
+        f"a web page?): use --repair (`tunelog --db B.db import --repair {pasted}`, then give "
+        "B.db to diff)\n",
+    )
+
+
+def test_standard_input_is_one_side_at_most() -> None:
+    """`-` reads standard input, once: as one side it compares; empty, it is refused; as
+    both sides it is a usage error."""
+    log = X86.read_text()
+    assert invoke(["diff", str(X86), "-", "--json"], input=log).exit_code == 0
+    result = invoke(["diff", str(X86), "-"], input="")
+    assert (result.exit_code, result.stderr) == (
+        1,
+        "Error: B (-) holds no tuning record (standard input is empty): nothing to compare; "
+        "diff compares tunelog databases, log files or directories of logs\n",
+    )
+    result = invoke(["diff", "-", "-"], input=log)
+    assert result.exit_code == 2
+    assert "A and B are both standard input, which can be read only once" in result.stderr
+
+
 @pytest.mark.parametrize("journal", ["wal", "delete"])
 @pytest.mark.parametrize("older", [False, True])
 @pytest.mark.parametrize("command", ["diff", "merge"])
@@ -257,6 +296,69 @@ def test_a_database_read_as_input_leaves_its_file_and_directory_as_they_were(
         code, _, err = run("--db", other, "merge", str(db))
         assert code == 0, err
     assert (db.read_bytes(), sorted(side.iterdir())) == (before, listed)
+
+
+def _crash_while_writing(db: Path) -> None:
+    """Leave what a writer that stopped mid-way leaves: a hot journal beside a rollback-mode
+    database, or committed frames in the `-wal` of a WAL database never checkpointed."""
+    script = (
+        "import os, sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "wal = c.execute('PRAGMA journal_mode').fetchone()[0] == 'wal'\n"
+        "c.execute('PRAGMA cache_size = 10')\n"  # spill pages: the journal is written
+        "c.execute('BEGIN')\n"
+        "c.execute('CREATE TABLE scratch (x)')\n"
+        "c.executemany('INSERT INTO scratch VALUES (?)', [(os.urandom(500),)] * 2000)\n"
+        "if wal: c.execute('COMMIT')\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(db)], check=True)
+
+
+@pytest.mark.parametrize("command", ["diff", "merge"])
+def test_a_database_left_with_a_hot_journal_is_refused_and_left_as_it_is(
+    tmp_path: Path, command: str
+) -> None:
+    """A rollback-mode database a writer left mid-write must be rolled back before anyone
+    reads it: diff and merge say so and how, and leave the file and its journal alone (the
+    roll-back is the user's choice, by opening it with tunelog)."""
+    db = make_db(tmp_path / "run.db", X86)
+    with sqlite3.connect(db, isolation_level=None) as conn:
+        conn.execute("PRAGMA journal_mode = delete")
+    conn.close()
+    _crash_while_writing(db)
+    journal = tmp_path / "run.db-journal"
+    before = (db.read_bytes(), journal.read_bytes())
+    args = [str(db), str(X86), "--json"] if command == "diff" else [str(db)]
+    code, out, err = run("--db", str(tmp_path / "x.db"), command, *args)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"Error: {db} holds an unfinished write (run.db-journal, left by a program that "
+        "stopped while writing), which must be rolled back before it is read: open it once "
+        f"with `tunelog --db {db} stats`, then {command} again\n"
+    )
+    assert (db.read_bytes(), journal.read_bytes()) == before
+    assert run("--db", str(db), "stats")[0] == 0  # rolled back: read as it was
+    assert not journal.exists()
+    assert run("--db", str(tmp_path / "x.db"), command, *args)[0] == 0
+
+
+def test_a_database_read_through_a_link_leaves_another_writers_log_alone(tmp_path: Path) -> None:
+    """Through a symbolic link, the side files SQLite uses are beside the file linked to: the
+    `-wal` a stopped writer left there (committed, not yet written into the file) is not this
+    read's to checkpoint."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "links").mkdir()
+    db = make_db(tmp_path / "real" / "run.db", X86)
+    _crash_while_writing(db)
+    wal = tmp_path / "real" / "run.db-wal"
+    before = (db.read_bytes(), wal.read_bytes())
+    link = tmp_path / "links" / "run.db"
+    link.symlink_to(db)
+    code, _, err = run("--db", str(tmp_path / "x.db"), "diff", str(link), str(X86), "--json")
+    assert (code, err) == (0, "")
+    assert (db.read_bytes(), wal.read_bytes()) == before
+    assert sorted(p.name for p in (tmp_path / "links").iterdir()) == ["run.db"]
 
 
 def test_a_database_read_while_another_connection_holds_it_keeps_its_side_files(

@@ -85,6 +85,13 @@ class FileReport(_Dumpable):
     held_before: int = 0
 
     @property
+    def repair_hint(self) -> str | None:
+        """The first rejected line's reason that `--repair` would recover (typographic
+        quotes, records run together, ...), if any: what to say of a file that holds no
+        record as it is."""
+        return next((r.reason for r in self.rejects if "--repair" in r.reason), None)
+
+    @property
     def accounted(self) -> bool:
         """True when every line read is counted exactly once."""
         return is_accounted(

@@ -13,6 +13,7 @@ from tunelog.api.listing import each_layer
 from tunelog.exceptions import (
     EmptyRunError,
     InputNotFoundError,
+    InvalidValueError,
     UnknownSourceError,
 )
 from tunelog.store import Store
@@ -82,7 +83,13 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     from tunelog.diffing import diff_layers, run_layers
     from tunelog.optionvalues import percent
     from tunelog.results import DiffReport
+    from tunelog.rules.sourcenames import STDIN
 
+    if a == b == STDIN:
+        raise InvalidValueError(
+            "A and B are both standard input, which can be read only once: give a file, "
+            "directory or database for one of them"
+        )
     report = DiffReport(a, b, percent(threshold_pct, "threshold_pct"), [])
     with (
         _run_store(a, db, "A", report.notes) as left,
@@ -137,10 +144,21 @@ def _run_store(spec: str, db: str | None, side: str, notes: list[str]) -> Iterat
 
 def _holds_no_record(spec: str, side: str, reports: Sequence[FileReport]) -> str:
     """Why a side of logs is refused: it holds no record (`reports`: its files')."""
+    from tunelog.rules.sourcenames import STDIN
+
+    refused = f"{side} ({spec}) holds no tuning record"
+    hint = next((r.repair_hint for r in reports if r.repair_hint is not None), None)
+    if hint is not None:  # diff reads as import does: a paste needs `import --repair` first
+        return (
+            f"{refused} as it is: {hint} (`tunelog --db {side}.db import --repair {spec}`, "
+            f"then give {side}.db to diff)"
+        )
     lines = sum(r.lines for r in reports)
     rejected = sum(r.rejected for r in reports)
     if not reports:
         what = "no tuning log"
+    elif lines == 0 and spec == STDIN:
+        what = "standard input is empty"
     elif lines == 0:
         what = "empty" if os.path.isfile(spec) else "only empty files"
     elif rejected == 0:
@@ -152,8 +170,8 @@ def _holds_no_record(spec: str, side: str, reports: Sequence[FileReport]) -> str
     else:
         what = f"{rejected} of {lines} line(s) rejected"
     return (
-        f"{side} ({spec}) holds no tuning record ({what}): nothing to compare; diff compares "
-        "tunelog databases, log files or directories of logs"
+        f"{refused} ({what}): nothing to compare; diff compares tunelog databases, log files "
+        "or directories of logs"
     )
 
 

@@ -189,9 +189,9 @@ def _not_a_log(report: FileReport) -> str:
             f"{path} is damaged ({report.damaged}): no tuning record could be read from it; "
             "give an undamaged copy"
         )
-    repairable = [r.reason for r in report.rejects if "--repair" in r.reason]
-    if repairable:  # records pasted from a web page: a log once repaired
-        return f"{path} holds no tuning record as it is: {repairable[0]}"
+    hint = report.repair_hint
+    if hint is not None:  # records pasted from a web page: a log once repaired
+        return f"{path} holds no tuning record as it is: {hint}"
     if report.path == STDIN:  # read once: what it looked like is its first rejected line
         first = report.rejects[0] if report.rejects else None
         what = f"line {first.line}: {first.reason}" if first is not None else "no record"

@@ -69,7 +69,8 @@ class LayerNotes:
             _err(
                 f"note: {self.v01_only} layer(s) are answered only by v0.1 records, which "
                 "TVM >= 0.7 skips: it compiles them with a fallback config (`tunelog untuned` "
-                "lists them; `export --include-v01` keeps the records for an older TVM)"
+                "lists them among the untuned layers; `export --include-v01` keeps the records "
+                "for an older TVM)"
             )
         _warn_all(self.warnings, listed_by=listed_by)
 

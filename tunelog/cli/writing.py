@@ -278,8 +278,12 @@ def diff(
     label:NAME and source:ID (or source:PATH) select sources of --db (see `tunelog sources`).
     """
     from tunelog import api
+    from tunelog.exceptions import InvalidValueError
 
-    report = api.diff(a, b, db=state.db_path, threshold_pct=threshold)
+    try:
+        report = api.diff(a, b, db=state.db_path, threshold_pct=threshold)
+    except InvalidValueError as exc:  # `- -`: a usage error
+        raise typer.BadParameter(str(exc)) from None
     for note in report.notes:
         _err(f"warning: {note}")
     from tunelog.collecting import young_collected_less

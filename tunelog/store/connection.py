@@ -18,6 +18,13 @@ from tunelog.exceptions import (
     NewerSchemaError,
     NotATunelogDatabaseError,
 )
+from tunelog.store.readonly import (
+    BUSY_TIMEOUT_MS,
+    connect_read_only,
+    has_side_files,
+    read_only_refusal,
+    release_side_files,
+)
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 
 if TYPE_CHECKING:
@@ -25,40 +32,7 @@ if TYPE_CHECKING:
 
     from tunelog.importreport import FileReport
 
-BUSY_TIMEOUT_MS = 60_000
 PAGE_SIZE = 16384
-
-
-def connect_read_only(path: str) -> sqlite3.Connection:
-    """A connection that can only read the database at `path` (temporary tables aside)."""
-    uri = Path(path).absolute().as_uri() + "?mode=ro"
-    try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    except sqlite3.Error as exc:
-        raise DatabaseUnavailableError(f"cannot read database {path}: {exc}") from exc
-    return conn
-
-
-def has_side_files(path: str) -> bool:
-    """Whether a WAL database's `-wal` or `-shm` file lies beside `path`."""
-    return any(os.path.exists(path + suffix) for suffix in ("-wal", "-shm"))
-
-
-def release_side_files(path: str) -> None:
-    """Let SQLite remove the empty `-wal` and `-shm` files a read-only connection to a WAL
-    database had to create, once it is closed: a read-only connection cannot, and the user's
-    directory should look as before. SQLite removes them when the last connection closes,
-    only if no other connection holds the database; nothing is checkpointed (the log is empty,
-    or holds another process's commits, which its own last close would have written)."""
-    try:
-        conn = sqlite3.connect(path, isolation_level=None)
-        try:
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        pass  # the files stay: harmless, as a writer's crash would leave them
 
 
 class Connection:
@@ -108,6 +82,9 @@ class Connection:
             if not isinstance(exc, sqlite3.DatabaseError):
                 raise
             message = str(exc)
+            refusal = read_only_refusal(self.path, exc, "run it again") if read_only else None
+            if refusal is not None:
+                raise refusal from exc
             if "malformed" in message:  # an SQLite file, cut short or overwritten in part
                 raise DatabaseDamagedError(
                     f"the database {self.path} is damaged (SQLite says: {message}): restore a "

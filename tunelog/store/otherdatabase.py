@@ -19,10 +19,11 @@ from tunelog.exceptions import (
     NewerSchemaError,
     NotATunelogDatabaseError,
 )
-from tunelog.store.connection import (
-    Connection,
+from tunelog.store.connection import Connection
+from tunelog.store.readonly import (
     connect_read_only,
     has_side_files,
+    read_only_refusal,
     release_side_files,
 )
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
@@ -102,6 +103,9 @@ def checked_version(conn: sqlite3.Connection, path: str, command: str) -> int:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     except sqlite3.DatabaseError as exc:
+        refusal = read_only_refusal(path, exc, f"{command} again")
+        if refusal is not None:  # SQLite had to write first: a hot journal, a WAL's -shm
+            raise refusal from exc
         if "malformed" in str(exc):  # an SQLite file cut short or overwritten in part
             raise DatabaseDamagedError(
                 f"the database {path} is damaged (SQLite says: {exc}): restore a backup, or "

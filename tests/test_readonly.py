@@ -1,0 +1,83 @@
+"""What `diff` and `merge` say when a database cannot be read without writing it."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tunelog.store import readonly
+
+READONLY = sqlite3.OperationalError("attempt to write a readonly database")
+
+
+@pytest.mark.parametrize(
+    ("journal", "directory_writable", "error", "said"),
+    [
+        (
+            True,
+            True,
+            READONLY,
+            "{db} holds an unfinished write (run.db-journal, left by a program that stopped "
+            "while writing), which must be rolled back before it is read: open it once with "
+            "`tunelog --db {db} stats`, then merge again",
+        ),
+        (
+            False,
+            False,
+            READONLY,
+            "{db} cannot be read without writing beside it (SQLite keeps a WAL database's -shm "
+            "file in its directory, which this user cannot write): copy it to a writable "
+            "directory and merge again with the copy",
+        ),
+        (
+            False,
+            True,
+            READONLY,
+            "cannot read {db} without writing it (attempt to write a readonly database)",
+        ),
+        (False, True, sqlite3.DatabaseError("file is not a database"), None),
+    ],
+    ids=["hot-journal", "directory-not-writable", "other", "not-a-readonly-error"],
+)
+def test_a_read_that_had_to_write_is_explained(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    journal: bool,
+    directory_writable: bool,
+    error: sqlite3.Error,
+    said: str | None,
+) -> None:
+    db = tmp_path / "run.db"
+    db.write_bytes(b"")
+    if journal:
+        (tmp_path / "run.db-journal").write_bytes(b"")
+    access = os.access
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda path, mode: directory_writable if str(path) == str(tmp_path) else access(path, mode),
+    )
+    refusal = readonly.read_only_refusal(str(db), error, "merge again")
+    assert (str(refusal) if refusal is not None else None) == (
+        said.format(db=db) if said is not None else None
+    )
+
+
+def test_side_files_are_looked_for_beside_the_file_a_link_names(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    db = tmp_path / "real" / "run.db"
+    db.write_bytes(b"")
+    link = tmp_path / "run.db"
+    link.symlink_to(db)
+    assert not readonly.has_side_files(str(link))
+    (tmp_path / "real" / "run.db-wal").write_bytes(b"")
+    assert readonly.has_side_files(str(link))
+
+
+def test_releasing_never_creates_a_database_that_went_away(tmp_path: Path) -> None:
+    gone = tmp_path / "moved.db"
+    readonly.release_side_files(str(gone))
+    assert list(tmp_path.iterdir()) == []
