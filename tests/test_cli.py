@@ -231,7 +231,7 @@ def test_workloads_shows_one_row_per_layer_with_the_winning_template(db: str) ->
 
 
 # Both t4 targets query the same slots; the winner was measured without -arch.
-WORKLOADS_DENSE_WARNING = V01_NOTE + (
+WORKLOADS_DENSE_WARNING = V01_NOTE.replace("untuned`", "untuned --task 'dense'`") + (
     "warning: cuda,gpu (t4) dense 1x512 * 1000x512: answer for 'cuda -keys=cuda,gpu -arch=sm_75 "
     "-max_num_threads=1024 -model=t4 -thread_warp_size=32' was measured on 'cuda -model=t4' "
     "(-arch none vs sm_75): re-tune on this machine, or filter with --target\n"

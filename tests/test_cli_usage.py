@@ -212,6 +212,11 @@ def test_workloads_says_how_many_layers_only_v01_records_answer(db: str, tmp_pat
     assert code == 0
     assert err == V01_NOTE
     assert "topi_nn_dense [direct] (v0.1)" in out
+    # Filtered, the note counts the layers shown and names `untuned` with the same filter.
+    assert run("--db", db, "workloads", "--model", "t4")[2] == V01_NOTE.replace(
+        "`tunelog untuned`", "`tunelog untuned --model 't4'`"
+    )
+    assert run("--db", db, "workloads", "--target-key", "cpu")[2] == ""
     code, out, err = run("--db", db, "workloads", "--json")
     assert (code, err) == (0, "")
     layers = json.loads(out)

@@ -210,6 +210,11 @@ def test_a_layer_missing_from_b_fails_the_regression_check(tmp_path: Path) -> No
             b"# Results\n\nall good\n",
             "it looks like Markdown text; 1 of 3 line(s) rejected",
         ),
+        (  # prose with typographic quotes: no paste for --repair to mend
+            "quoted.md",
+            "# Results\n\nIt \u201cworks\u201d\n".encode(),
+            "it looks like Markdown text; 1 of 3 line(s) rejected",
+        ),
         ("logs", None, "no tuning log"),
     ],
 )
@@ -335,10 +340,13 @@ def test_a_database_left_with_a_hot_journal_is_refused_and_left_as_it_is(
     assert err == (
         f"Error: {db} holds an unfinished write (run.db-journal, left by a program that "
         "stopped while writing), which must be rolled back before it is read: open it once "
-        f"with `tunelog --db {db} stats`, then {command} again\n"
+        f"with `sqlite3 {db} 'PRAGMA quick_check'` (or any command of the tunelog that wrote "
+        f"it), then {command} again\n"
     )
     assert (db.read_bytes(), journal.read_bytes()) == before
-    assert run("--db", str(db), "stats")[0] == 0  # rolled back: read as it was
+    with sqlite3.connect(db) as conn:  # what the advice runs: any read rolls it back
+        assert conn.execute("PRAGMA quick_check").fetchone() == ("ok",)
+    conn.close()
     assert not journal.exists()
     assert run("--db", str(tmp_path / "x.db"), command, *args)[0] == 0
 

@@ -22,7 +22,8 @@ READONLY = sqlite3.OperationalError("attempt to write a readonly database")
             READONLY,
             "{db} holds an unfinished write (run.db-journal, left by a program that stopped "
             "while writing), which must be rolled back before it is read: open it once with "
-            "`tunelog --db {db} stats`, then merge again",
+            "`sqlite3 {db} 'PRAGMA quick_check'` (or any command of the tunelog that wrote "
+            "it), then merge again",
         ),
         (
             False,

@@ -158,6 +158,8 @@ def test_line_kinds(raw: bytes, kind: type) -> None:
             V02.replace(b'"', "“".encode(), 4),
             "typographic quotes (pasted from a web page?): use --repair",
         ),
+        # Prose quoted by a word processor is no record to repair.
+        ("It \u201cworks\u201d fine".encode(), "not JSON (text line)"),
         (V02 + b" " + V02, "several records run together on one line: use --repair"),
         (b'{"input": \xff\xfe}', "invalid UTF-8 at byte 11"),
         (b'{"input": "\x00"}', "NUL byte in line (binary data?)"),

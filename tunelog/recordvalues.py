@@ -211,7 +211,9 @@ def non_json_shape(line: bytes) -> str | None:
     """What a line that is not JSON looks like, from its bytes alone; None for a line that
     starts like JSON and shows nothing else (the parser's error then says where it breaks).
     """
-    if "\u201c".encode() in line or "\u201d".encode() in line:
+    if line.lstrip().startswith(b"{") and (
+        "\u201c".encode() in line or "\u201d".encode() in line
+    ):  # a record as a web page shows it; prose with such quotes is no record to repair
         return "typographic quotes (pasted from a web page?): use --repair"
     if line.count(b'{"input"') + line.count(b'{"i"') > 1 or b"} {" in line:
         return "several records run together on one line: use --repair"

@@ -30,12 +30,13 @@ def _warn_layers(found: Sequence[Layer], *, listed_by: str) -> None:
 class LayerNotes:
     """The strategy notes and warnings of layers written one at a time, said at the end."""
 
-    def __init__(self, *, count_v01_only: bool = False) -> None:
-        """`count_v01_only`: also say how many layers only v0.1 records answer (`untuned`
-        lists those layers itself)."""
+    def __init__(self, *, untuned_by: str | None = None) -> None:
+        """`untuned_by`: also say how many layers only v0.1 records answer, and that this
+        command (`tunelog untuned` with the listing's filters) lists them (`untuned` passes
+        None: it lists them itself)."""
         self.strategy_notes: set[str] = set()
         self.warnings: list[str] = []
-        self.count_v01_only = count_v01_only
+        self.untuned_by = untuned_by
         self.v01_only = 0  # layers TVM >= 0.7 compiles with a fallback config all the same
 
     def noted(self, found: Iterator[Layer]) -> Iterator[Layer]:
@@ -45,7 +46,7 @@ class LayerNotes:
         from tunelog.rules.untuned import answered_only_by_v01
 
         keys_seen: set[tuple[str, ...]] = set()
-        count_v01 = self.count_v01_only
+        count_v01 = self.untuned_by is not None
         for lay in found:
             keys = lay.group.keys
             if keys not in keys_seen:
@@ -68,7 +69,7 @@ class LayerNotes:
         if self.v01_only:
             _err(
                 f"note: {self.v01_only} layer(s) are answered only by v0.1 records, which "
-                "TVM >= 0.7 skips: it compiles them with a fallback config (`tunelog untuned` "
+                f"TVM >= 0.7 skips: it compiles them with a fallback config (`{self.untuned_by}` "
                 "lists them among the untuned layers; `export --include-v01` keeps the records "
                 "for an older TVM)"
             )

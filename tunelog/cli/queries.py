@@ -186,7 +186,7 @@ def _emit_layers(
     if as_json:
         emit_json(api.layer_as_dict(layer, convergence) for layer in found)
         return
-    notes = LayerNotes(count_v01_only=True)
+    notes = LayerNotes(untuned_by=" ".join(filter(None, ["tunelog untuned", filters.describe()])))
     of_layer, row_of = convergence.of_layer, LayerRows().row
     emit_table(
         (row_of(layer, of_layer(layer)) for layer in notes.noted(found)),

@@ -78,7 +78,8 @@ def read_only_refusal(
         return DatabaseUnavailableError(
             f"{path} holds an unfinished write ({Path(real).name}-journal, left by a program "
             f"that stopped while writing), which must be rolled back before it is read: open "
-            f"it once with `tunelog --db {path} stats`, then {then}"
+            f"it once with `sqlite3 {path} 'PRAGMA quick_check'` (or any command of the "
+            f"tunelog that wrote it), then {then}"
         )
     if not os.access(os.path.dirname(real) or ".", os.W_OK):
         return DatabaseUnavailableError(
