@@ -16,7 +16,16 @@ DIFFERENCES_SHOWN = 3  # machine differences named in the cross-machine warning
 
 
 def _no_answer(template: TemplateResult) -> str:
-    return "untuned" if template.offered else "not offered to this target"
+    """Why a template of a layer has no best: not offered, a v0.1 template whose records TVM
+    >= 0.7 skips (a newer template of the layer is answered: `layers.build_layer`), or none
+    of its records answers the group's query."""
+    from tunelog.versions import V01
+
+    if not template.offered:
+        return "not offered to this target"
+    if template.workload.version == V01 and template.valid:
+        return "skipped by TVM >= 0.7"
+    return "untuned"
 
 
 def _warn_layers(found: Sequence[Layer], *, listed_by: str) -> None:
