@@ -178,6 +178,22 @@ def test_an_unknown_label_or_source_is_one_error_line(
         tunelog.diff("label:before", spec, db=str(db))
 
 
+def test_a_label_whose_files_held_no_record_is_refused_as_such_a_file_is(tmp_path: Path) -> None:
+    """`label:NAME` compares what its files held, as diff of those files would: files that
+    held no record (here a comments-only log) are refused, not an empty run."""
+    notes = tmp_path / "notes.log"
+    notes.write_text("# nothing tuned yet\n")
+    db = make_db(tmp_path / "runs.db", X86, label="before")
+    with tunelog.open_store(db) as store:
+        tunelog.import_paths(store, [str(notes)], label="empty")
+    assert run("--db", str(db), "diff", "label:before", "label:empty") == (
+        1,
+        "",
+        "Error: B (label:empty) holds no tuning record (its files held none): nothing to "
+        "compare; see `tunelog sources`\n",
+    )
+
+
 def test_rejected_lines_of_a_compared_log_are_a_warning(in_repo: None) -> None:
     code, out, err = run("diff", "sample_logs/edge_cases.log", str(X86))
     assert code == 0

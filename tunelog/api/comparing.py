@@ -110,7 +110,12 @@ def _run_store(spec: str, db: str | None, side: str, notes: list[str]) -> Iterat
     if spec.startswith((LABEL_PREFIX, SOURCE_PREFIX)):
         ids = _selected_sources(spec, db)
         with Store(":memory:") as temp:
-            merge(temp, [db or ""], only_sources=ids)
+            (merged,) = merge(temp, [db or ""], only_sources=ids)
+            if not merged.new:  # as diff of a file holding those lines: nothing to compare
+                raise EmptyRunError(
+                    f"{side} ({spec}) holds no tuning record (its files held none): nothing "
+                    "to compare; see `tunelog sources`"
+                )
             yield temp
         return
     if _is_sqlite_file(spec):
