@@ -12,7 +12,8 @@ peak RSS go to stdout as markdown and every sample to bench/out/scale-<date>.jso
 W (30 by default) is the baseline measured in the same run (R = --small-runs below 1,000
 workloads). Each read command runs once per commit of --commits (default HEAD), back to
 back, from a compiled copy of that commit's tunelog/ (PYTHONPATH), so edits made during the
-run are not measured; imports use the last commit.
+run are not measured; imports use the last commit, so an earlier commit of an older schema
+refuses its databases (the run stops there: `run.measure` fails on an `Error:` line).
 """
 
 from __future__ import annotations
