@@ -221,10 +221,11 @@ def test_merging_twice_adds_nothing(tmp_path: Path) -> None:
     b_bytes = b.read_bytes()
     with Store(a) as store:
         (first,) = tunelog.merge(store, [str(b)])
-        assert (first.new, first.duplicates) == (133, 0)
+        # EDGE holds one line twice: a duplicate in b.db, and in the merge (as its row says).
+        assert (first.new, first.duplicates) == (133, 1)
         before = state(store, tmp_path)
         (again,) = tunelog.merge(store, [str(b)])
-        assert (again.new, again.duplicates) == (0, 133)
+        assert (again.new, again.duplicates) == (0, 134)  # every record line held is here
         assert [s.already_merged_as for s in again.sources] == [
             f"#2 {SHORT}",
             f"#3 {EDGE}",
@@ -407,7 +408,7 @@ def test_cli_merge_prints_a_table_and_again_says_already_here(
         "database    source    label    new    dup    note\n"
         "----------  --------  -------  -----  -----  ------\n"
         "b.db        x86.log   t4       200    0\n"
-        "b.db        edge.log  t4       8      0\n"
+        "b.db        edge.log  t4       8      1\n"
     )
     assert err == "merged 208 new record(s) from 1 database(s) into a.db\n"
     code, out, err = run_cli(Path("a.db"), "merge", "b.db")
@@ -416,9 +417,28 @@ def test_cli_merge_prints_a_table_and_again_says_already_here(
         "database    source    label    new    dup    note\n"
         "----------  --------  -------  -----  -----  ---------------------------\n"
         "b.db        x86.log   t4       0      200    already here as #1 x86.log\n"
-        "b.db        edge.log  t4       0      8      already here as #2 edge.log\n"
+        "b.db        edge.log  t4       0      9      already here as #2 edge.log\n"
     )
     assert err == "merged 0 new record(s) from 1 database(s) into a.db\n"
+
+
+def test_a_merged_sources_counts_are_its_row_in_sources(tmp_path: Path) -> None:
+    """merge's new and dup for a source are what its `sources` row says after the merge:
+    every record line the file held, new here or already held (a copy of a file imported
+    beside it is all duplicates, which its row counts)."""
+    log = tmp_path / "a.log"
+    log.write_bytes(b"".join(X86.read_bytes().splitlines(keepends=True)[:5]))
+    copy = tmp_path / "b.log"
+    copy.write_bytes(log.read_bytes() + b"# the same records\n")
+    other = make_db(tmp_path / "other.db", log, copy)
+    with Store(tmp_path / "t.db") as store:
+        (report,) = tunelog.merge(store, [str(other)])
+        rows = {s.path: (s.records, s.duplicates) for s in store.sources()}
+    assert [(s.path, s.new, s.duplicates) for s in report.sources] == [
+        (str(log), 5, 0),
+        (str(copy), 0, 5),
+    ]
+    assert [rows[str(log)], rows[str(copy)]] == [(5, 0), (0, 5)]
 
 
 # -- a merge killed half-way --------------------------------------------------------------------

@@ -222,7 +222,8 @@ class _Merger:
                 sha256, "AND size = ? AND repair = ? AND path = ?", (size, repair, here)
             )
             if same is not None:
-                result.duplicates, result.already_merged_as = records, same
+                result.duplicates = duplicates_when_moved(records, duplicates, 0)
+                result.already_merged_as = same
                 return result
         conn = self.conn
         conn.execute("SAVEPOINT merge_source")
@@ -237,7 +238,8 @@ class _Merger:
             # As an import of bytes seen before that adds nothing: keep no trace of it.
             conn.execute("ROLLBACK TO merge_source")
             conn.execute("RELEASE merge_source")
-            result.duplicates, result.already_merged_as = records, same
+            result.duplicates = duplicates_when_moved(records, duplicates, 0)
+            result.already_merged_as = same
             return result
         conn.execute(
             """UPDATE sources SET label = ?, sha256 = ?, size = ?, lines = ?, records = ?,
@@ -268,7 +270,8 @@ class _Merger:
             ),
         )
         conn.execute("RELEASE merge_source")
-        result.new, result.duplicates = report.new, records - report.new
+        result.new = report.new
+        result.duplicates = duplicates_when_moved(records, duplicates, report.new)
         return result
 
     def _same_bytes(self, sha256: str, where: str, params: tuple[Any, ...]) -> str | None:
