@@ -224,6 +224,21 @@ def test_workloads_says_how_many_layers_only_v01_records_answer(db: str, tmp_pat
     assert flagged == {("topi_nn_dense", ("cuda", "gpu"))}
 
 
+def test_the_v01_note_names_untuned_with_the_users_label(db: str, tmp_path: Path) -> None:
+    """Under --label, the layer is v0.1-only in the files chosen (the v0.2 record is another
+    label's): the note's `untuned` command keeps the --label, and lists the layer."""
+    v01, v02 = write_mixed_version_log(tmp_path).read_text().splitlines()
+    (tmp_path / "old.log").write_text(v01 + "\n")
+    (tmp_path / "new.log").write_text(v02 + "\n")
+    run("--db", db, "import", "--label", "old", str(tmp_path / "old.log"))
+    run("--db", db, "import", "--label", "new", str(tmp_path / "new.log"))
+    err = run("--db", db, "workloads", "--label", "old")[2]
+    assert err == V01_NOTE.replace("`tunelog untuned`", "`tunelog untuned --label 'old'`")
+    out = run("--db", db, "untuned", "--label", "old")[1]
+    assert "v0.1 records only, which TVM >= 0.7 skips (old.log:1)" in out
+    assert run("--db", db, "workloads")[2] == ""  # all files: the v0.2 record answers
+
+
 def test_workloads_notes_no_v01_record_that_a_newer_one_outranks(db: str, tmp_path: Path) -> None:
     """A faster v0.1 record beside a v0.2 one of the layer: the v0.2 record wins (TVM >= 0.7
     skips the other), so the layer is tuned and nothing is noted."""

@@ -194,6 +194,15 @@ def test_a_label_whose_files_held_no_record_is_refused_as_such_a_file_is(tmp_pat
     )
 
 
+def test_a_label_side_never_makes_an_empty_db_file_a_database(tmp_path: Path) -> None:
+    db = tmp_path / "empty.db"
+    db.write_bytes(b"")
+    code, out, err = run("--db", str(db), "diff", "label:x", str(X86))
+    assert (code, out) == (1, "")
+    assert err.startswith(f"Error: {db} is empty, no tunelog database yet")
+    assert db.read_bytes() == b""
+
+
 def test_rejected_lines_of_a_compared_log_are_a_warning(in_repo: None) -> None:
     code, out, err = run("diff", "sample_logs/edge_cases.log", str(X86))
     assert code == 0

@@ -11,6 +11,7 @@ import pytest
 from tunelog.store import readonly
 
 READONLY = sqlite3.OperationalError("attempt to write a readonly database")
+CANTOPEN = sqlite3.OperationalError("unable to open database file")
 
 
 @pytest.mark.parametrize(
@@ -30,8 +31,8 @@ READONLY = sqlite3.OperationalError("attempt to write a readonly database")
             False,
             READONLY,
             "{db} cannot be read without writing beside it (SQLite keeps a WAL database's -shm "
-            "file in its directory, which this user cannot write): copy it to a writable "
-            "directory and merge again with the copy",
+            "file in its directory, which this user, or this read-only file system, cannot "
+            "write): copy it to a writable directory and merge again with the copy",
         ),
         (
             False,
@@ -39,9 +40,33 @@ READONLY = sqlite3.OperationalError("attempt to write a readonly database")
             READONLY,
             "cannot read {db} without writing it (attempt to write a readonly database)",
         ),
+        (  # a WAL database on a read-only file system: SQLite cannot open its -shm
+            False,
+            False,
+            CANTOPEN,
+            "{db} cannot be read without writing beside it (SQLite keeps a WAL database's -shm "
+            "file in its directory, which this user, or this read-only file system, cannot "
+            "write): copy it to a writable directory and merge again with the copy",
+        ),
+        (False, True, CANTOPEN, None),  # not a read that had to write: the caller says
+        (
+            False,
+            True,
+            sqlite3.OperationalError("database is locked"),
+            "{db} is being written by another program (SQLite says: database is locked): "
+            "merge again once it is done",
+        ),
         (False, True, sqlite3.DatabaseError("file is not a database"), None),
     ],
-    ids=["hot-journal", "directory-not-writable", "other", "not-a-readonly-error"],
+    ids=[
+        "hot-journal",
+        "directory-not-writable",
+        "other",
+        "read-only-file-system",
+        "cannot-open",
+        "locked",
+        "not-a-readonly-error",
+    ],
 )
 def test_a_read_that_had_to_write_is_explained(
     tmp_path: Path,
@@ -78,7 +103,13 @@ def test_side_files_are_looked_for_beside_the_file_a_link_names(tmp_path: Path) 
     assert readonly.has_side_files(str(link))
 
 
-def test_releasing_never_creates_a_database_that_went_away(tmp_path: Path) -> None:
+def test_releasing_never_creates_a_database_that_went_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database moved away after the read (its side files left): the release opens the
+    path without creating it, so no empty file appears where it was."""
     gone = tmp_path / "moved.db"
+    (tmp_path / "moved.db-wal").write_bytes(b"")
+    monkeypatch.setattr(os, "access", lambda path, mode: True)  # as if it were still there
     readonly.release_side_files(str(gone))
-    assert list(tmp_path.iterdir()) == []
+    assert not gone.exists()

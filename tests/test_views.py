@@ -61,8 +61,14 @@ def test_best_configs_is_best_json(db: Path) -> None:
     assert rows
 
 
-def test_sources_summary_is_sources_json(db: Path) -> None:
+def test_sources_summary_is_sources_json(db: Path, tmp_path: Path) -> None:
+    # With a file --repair split (two records on a line): split and repaired are not 0.
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[:3]
+    glued = tmp_path / "glued.log"
+    glued.write_text(lines[0] + lines[1] + "\n" + lines[2] + "\n")
+    cli_import(db, "--repair", str(glued))
     rows = view(db, "sources_summary")
+    assert [(r["split"], r["repaired"]) for r in rows if r["path"] == str(glued)] == [(1, 2)]
     for row in rows:
         row["imports"] = json.loads(row["imports"])
     expected = cli_json(db, "sources")

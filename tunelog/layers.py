@@ -91,6 +91,9 @@ class TemplateResult:
     # False: offered or not depending on what `offer_note` names (-libs, CPU features)
     certain: bool = True
     offer_note: str | None = None
+    # Its answer, a v0.1 record, set aside: a newer record of the layer is answered, and
+    # TVM >= 0.7 skips v0.1 lines (`build_layer`).
+    skipped_v01: bool = False
 
     @property
     def trials(self) -> int:
@@ -282,6 +285,7 @@ def build_layer(
         # TVM >= 0.7 skips v0.1 lines: with a newer record in the layer, v0.1 ones cannot win.
         for t in templates:
             if t.workload.version == V01:
+                t.skipped_v01 = t.chosen is not None
                 t.chosen = None
     ranked = [t for t in templates if t.chosen is not None]
     # Stable: equal costs keep import order, as relay's strict `>` keeps the first.

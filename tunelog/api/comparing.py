@@ -17,6 +17,7 @@ from tunelog.exceptions import (
     UnknownSourceError,
 )
 from tunelog.store import Store
+from tunelog.store.readonly import SIDE_SUFFIXES
 
 if TYPE_CHECKING:
     from tunelog.importreport import FileReport
@@ -61,7 +62,7 @@ def merge_target(path: str) -> Iterator[Store]:
             yield store
     except BaseException:
         if created:
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in ("", *SIDE_SUFFIXES):
                 Path(path + suffix).unlink(missing_ok=True)
         raise
 
@@ -78,6 +79,9 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     Each side is a tunelog database file, a log file or directory (imported into a temporary
     database), `label:NAME` (the sources of `db` imported with that label) or `source:ID`
     (one source of `db`, by its id in `tunelog sources`).
+
+    Raises EmptyRunError for a side that holds no record (an empty or non-log file, an empty
+    directory or label), InvalidValueError when both sides are standard input (`-`).
     """
     from tunelog.collecting import young_collected_less
     from tunelog.diffing import diff_layers, run_layers
@@ -189,7 +193,7 @@ def _selected_sources(spec: str, db: str | None) -> list[int]:
         )
     from tunelog.rules.sourcenames import named_by_label, sources_named
 
-    with Store(db) as store:
+    with Store(db, create=False) as store:  # an empty --db file stays a refused one
         found = store.source_names()
     if spec.startswith(LABEL_PREFIX):
         ids = named_by_label(spec[len(LABEL_PREFIX) :], found)

@@ -12,6 +12,7 @@ from tunelog.exceptions import (
     InputNotFoundError,
 )
 from tunelog.store import Store
+from tunelog.store.readonly import SIDE_SUFFIXES
 
 if TYPE_CHECKING:
     from tunelog.discovery import Discovery
@@ -171,7 +172,7 @@ def _orphan_records_report(path: str) -> FileReport:
 
 def _database_files(store: Store) -> set[str]:
     base = os.path.realpath(store.path)
-    return {base + suffix for suffix in ("", "-wal", "-shm", "-journal")}
+    return {base + suffix for suffix in ("", *SIDE_SUFFIXES, "-journal")}
 
 
 def _size(path: str) -> int | None:

@@ -16,16 +16,11 @@ DIFFERENCES_SHOWN = 3  # machine differences named in the cross-machine warning
 
 
 def _no_answer(template: TemplateResult) -> str:
-    """Why a template of a layer has no best: not offered, a v0.1 template whose records TVM
-    >= 0.7 skips (a newer template of the layer is answered: `layers.build_layer`), or none
-    of its records answers the group's query."""
-    from tunelog.versions import V01
-
+    """Why a template of a layer has no best: not offered, answered by a v0.1 record that
+    TVM >= 0.7 skips (`TemplateResult.skipped_v01`), or none of its records answers."""
     if not template.offered:
         return "not offered to this target"
-    if template.workload.version == V01 and template.valid:
-        return "skipped by TVM >= 0.7"
-    return "untuned"
+    return "skipped by TVM >= 0.7" if template.skipped_v01 else "untuned"
 
 
 def _warn_layers(found: Sequence[Layer], *, listed_by: str) -> None:

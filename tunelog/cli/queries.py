@@ -152,7 +152,9 @@ def workloads(
 
     if sort is not None and sort not in api.SORT_KEYS:
         raise typer.BadParameter(f"use one of {', '.join(api.SORT_KEYS)}", param_hint="--sort")
-    with opened_store() as full, full.selected(filters) as (store, filters):
+    # `rest`: the filters left once --source/--label chose the files; the messages name the
+    # user's own (`filters`), which the commands they suggest need.
+    with opened_store() as full, full.selected(filters) as (store, rest):
         if sort is None and layer is None:  # in the order read: written as they are read
             from tunelog.api.listing import each_layer
             from tunelog.collecting import young_collected_less
@@ -161,9 +163,9 @@ def workloads(
             # die young: fewer collections walking them (see tunelog.collecting).
             with young_collected_less():
                 convergence = api.layer_convergence(store)
-                _emit_layers(each_layer(store, filters), convergence, as_json, filters)
+                _emit_layers(each_layer(store, rest), convergence, as_json, filters)
             return
-        found = api.layers(store, filters, sort=sort)
+        found = api.layers(store, rest, sort=sort)
         if layer is not None:
             found = api.layers_named(found, layer)
         convergence = api.layer_convergence(store, found)

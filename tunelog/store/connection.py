@@ -18,13 +18,7 @@ from tunelog.exceptions import (
     NewerSchemaError,
     NotATunelogDatabaseError,
 )
-from tunelog.store.readonly import (
-    BUSY_TIMEOUT_MS,
-    connect_read_only,
-    has_side_files,
-    read_only_refusal,
-    release_side_files,
-)
+from tunelog.store.readonly import ReadOnlyRead, read_only_refusal
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 
 if TYPE_CHECKING:
@@ -32,6 +26,7 @@ if TYPE_CHECKING:
 
     from tunelog.importreport import FileReport
 
+BUSY_TIMEOUT_MS = 60_000  # how long every connection of tunelog waits for a lock
 PAGE_SIZE = 16384
 
 
@@ -45,7 +40,7 @@ class Connection:
     def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
         self.path = str(path)
         self.read_only = read_only
-        self._release_side_files = False
+        self._reading: ReadOnlyRead | None = None  # read_only: the read, its side files
         if not create and self.path != ":memory:" and not os.path.exists(self.path):
             raise DatabaseNotFoundError(
                 f"no database at {os.path.abspath(self.path)}: import logs first "
@@ -57,8 +52,8 @@ class Connection:
                 f"{os.path.join(self.path, 'tunelog.db')}"
             )
         if read_only:
-            self._release_side_files = not has_side_files(self.path)
-            conn = connect_read_only(self.path)
+            self._reading = ReadOnlyRead(self.path, BUSY_TIMEOUT_MS)
+            conn = self._reading.conn
         else:
             try:
                 conn = sqlite3.connect(
@@ -128,8 +123,9 @@ class Connection:
         if self.read_only:
             if version < len(MIGRATIONS):  # the caller migrates a copy (`store.otherdatabase`)
                 raise DatabaseUnavailableError(
-                    f"{self.path} is at schema {version}, not {len(MIGRATIONS)}: it changed "
-                    "while being read; run the command again"
+                    f"{self.path} is at schema {version}, older than this tunelog's "
+                    f"{len(MIGRATIONS)}: read it through a migrated copy "
+                    "(`store.otherdatabase.current_schema_path`, as diff does)"
                 )
             return
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
@@ -177,10 +173,10 @@ class Connection:
     def close(self) -> None:
         """Close the connection (a stream of rows still open ends with it)."""
         self.closed = True
-        self.conn.close()
-        if self._release_side_files:
-            self._release_side_files = False
-            release_side_files(self.path)
+        if self._reading is not None:
+            self._reading.close()
+        else:
+            self.conn.close()
 
     def __enter__(self) -> Self:
         return self

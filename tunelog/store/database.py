@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tunelog.store.connection import PAGE_SIZE
+from tunelog.store.connection import BUSY_TIMEOUT_MS, PAGE_SIZE
 from tunelog.store.exports import ExportLine, Exports
 from tunelog.store.importing import Importing
 from tunelog.store.layerinputs import LayerInputs, SlotKey
-from tunelog.store.readonly import BUSY_TIMEOUT_MS
 
 __all__ = ["BUSY_TIMEOUT_MS", "PAGE_SIZE", "ExportLine", "SlotKey", "Store", "open_store"]
 

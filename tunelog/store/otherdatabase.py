@@ -19,13 +19,8 @@ from tunelog.exceptions import (
     NewerSchemaError,
     NotATunelogDatabaseError,
 )
-from tunelog.store.connection import Connection
-from tunelog.store.readonly import (
-    connect_read_only,
-    has_side_files,
-    read_only_refusal,
-    release_side_files,
-)
+from tunelog.store.connection import BUSY_TIMEOUT_MS, Connection
+from tunelog.store.readonly import ReadOnlyRead, read_only_refusal
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 
 # What each command takes, for the error refusing a file that is no tunelog database.
@@ -66,16 +61,13 @@ def read_only_current(path: str, command: str) -> Iterator[tuple[sqlite3.Connect
 
 @contextmanager
 def read_only_connection(path: str) -> Iterator[sqlite3.Connection]:
-    """`connect_read_only(path)`, closed after, with the `-wal`/`-shm` files it created
-    removed (`connection.release_side_files`)."""
-    created = not has_side_files(path)
-    conn = connect_read_only(path)
+    """A read-only connection to `path`'s database, closed after, with the `-wal`/`-shm` files
+    it created released (`readonly.ReadOnlyRead`)."""
+    reading = ReadOnlyRead(path, BUSY_TIMEOUT_MS)
     try:
-        yield conn
+        yield reading.conn
     finally:
-        conn.close()
-        if created:
-            release_side_files(path)
+        reading.close()
 
 
 @contextmanager

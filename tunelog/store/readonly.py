@@ -12,21 +12,38 @@ for writing here; the second is refused with what to do (`read_only_refusal`).
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
 from pathlib import Path
 
 from tunelog.exceptions import DatabaseUnavailableError
 
-BUSY_TIMEOUT_MS = 60_000  # how long every connection of tunelog waits for a lock
 SIDE_SUFFIXES = ("-wal", "-shm")
 
 
-def connect_read_only(path: str) -> sqlite3.Connection:
+class ReadOnlyRead:
+    """A read-only connection to the database at `path` (`conn`) and, once closed, the
+    release of the `-wal`/`-shm` files opening it created (`release_side_files`)."""
+
+    def __init__(self, path: str, busy_timeout_ms: int) -> None:
+        self.path = path
+        self._created = not has_side_files(path)  # before opening: SQLite makes them then
+        self.conn = connect_read_only(path, busy_timeout_ms)
+
+    def close(self) -> None:
+        """Close the connection, then release the side files it created (once)."""
+        self.conn.close()
+        if self._created:
+            self._created = False
+            release_side_files(self.path)
+
+
+def connect_read_only(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
     """A connection that can only read the database at `path` (temporary tables aside)."""
     uri = Path(path).absolute().as_uri() + "?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
     except sqlite3.Error as exc:
         raise DatabaseUnavailableError(f"cannot read database {path}: {exc}") from exc
     return conn
@@ -69,22 +86,32 @@ def release_side_files(path: str) -> None:
 def read_only_refusal(
     path: str, error: sqlite3.Error, then: str
 ) -> DatabaseUnavailableError | None:
-    """What to tell the user when reading `path` read-only failed because SQLite had to write
-    (`error`: SQLITE_READONLY), else None; `then`: what to run again afterwards."""
-    if "readonly" not in str(error):
+    """What to tell the user when reading `path` read-only failed for a reason of its own
+    (another program writing it; SQLite having to write first: a hot journal, or a WAL
+    database's `-shm` in a directory or file system this user cannot write), else None;
+    `then`: what to run again afterwards."""
+    message = str(error)
+    if "locked" in message or "busy" in message:
+        return DatabaseUnavailableError(
+            f"{path} is being written by another program (SQLite says: {message}): {then} "
+            "once it is done"
+        )
+    if "readonly" not in message and "unable to open" not in message:
         return None
     real = os.path.realpath(path)
     if os.path.exists(real + "-journal"):
         return DatabaseUnavailableError(
             f"{path} holds an unfinished write ({Path(real).name}-journal, left by a program "
             f"that stopped while writing), which must be rolled back before it is read: open "
-            f"it once with `sqlite3 {path} 'PRAGMA quick_check'` (or any command of the "
-            f"tunelog that wrote it), then {then}"
+            f"it once with `sqlite3 {shlex.quote(path)} 'PRAGMA quick_check'` (or any command "
+            f"of the tunelog that wrote it), then {then}"
         )
     if not os.access(os.path.dirname(real) or ".", os.W_OK):
         return DatabaseUnavailableError(
             f"{path} cannot be read without writing beside it (SQLite keeps a WAL database's "
-            "-shm file in its directory, which this user cannot write): copy it to a "
-            f"writable directory and {then} with the copy"
+            "-shm file in its directory, which this user, or this read-only file system, "
+            f"cannot write): copy it to a writable directory and {then} with the copy"
         )
-    return DatabaseUnavailableError(f"cannot read {path} without writing it ({error})")
+    if "unable to open" in message:
+        return None  # not a read that had to write: the caller says what it is
+    return DatabaseUnavailableError(f"cannot read {path} without writing it ({message})")
