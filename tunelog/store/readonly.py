@@ -3,7 +3,7 @@
 A read-only connection never writes the file, but SQLite needs a WAL database's `-wal` and
 `-shm` files beside it to read it, and only a connection that may write removes them when the
 last one closes. So the files a read-only read created are released afterwards by a plain
-connection that reads nothing: SQLite removes them only if no other connection holds the
+connection that reads only the schema: SQLite removes them only if no other connection holds the
 database. A database in rollback-journal mode needs no side file, and one with a hot journal
 (left by a writer that stopped) must be rolled back before anyone reads it: neither is opened
 for writing here; the second is refused with what to do (`read_only_refusal`).
