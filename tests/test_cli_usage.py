@@ -217,6 +217,13 @@ def test_workloads_says_how_many_layers_only_v01_records_answer(db: str, tmp_pat
         "`tunelog untuned`", "`tunelog untuned --model 't4'`"
     )
     assert run("--db", db, "workloads", "--target-key", "cpu")[2] == ""
+    # curve and knobs head the template as what an old TVM picks, not relay's pick.
+    for command in ("curve", "knobs"):
+        out = run("--db", db, command, "1x512 * 1000x512", "--target-key", "cuda")[1]
+        assert out.splitlines()[0] == (
+            "cuda,gpu (t4)  1x512 * 1000x512  topi_nn_dense [direct] (v0.1)  (only an old TVM "
+            "picks it: TVM >= 0.7 skips v0.1 records)"
+        )
     code, out, err = run("--db", db, "workloads", "--json")
     assert (code, err) == (0, "")
     layers = json.loads(out)

@@ -432,13 +432,16 @@ def test_records_without_their_workload_file_give_one_message(tmp_path: Path) ->
     directory.mkdir()
     records = directory / "database_tuning_record.json"
     records.write_text("".join(_record(0, [0.001]) + "\n" for _ in range(3)))
-    result = runner.invoke(app, ["--db", str(tmp_path / "ms.db"), "import", str(directory)])
-    assert result.exit_code == 0
-    assert result.stderr == (
+    said = (
         f"{records}: MetaSchedule records without their workload file: none of the 3 line(s) "
         "can be read (TVM cannot load them either); put the database's workload file "
         "(database_workload.json) beside it and import again\n"
     )
+    result = runner.invoke(app, ["--db", str(tmp_path / "ms.db"), "import", str(directory)])
+    assert (result.exit_code, result.stderr) == (0, said)
+    # Named alone, the file is refused with the same reason (not "not MetaSchedule records").
+    result = runner.invoke(app, ["--db", str(tmp_path / "ms.db"), "import", str(records)])
+    assert (result.exit_code, result.stderr) == (1, f"Error: {said}")
 
 
 def test_watch_on_a_work_dir_reads_the_database_and_skips_its_text_logs(tmp_path: Path) -> None:

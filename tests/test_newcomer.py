@@ -508,7 +508,7 @@ cpu (platinum-8124m)  1x768 * 768x768  dense_nopack.x86  (relay picks it)
 """
 IMPROVEMENTS = {
     80: """\
-trial    config    new best    gain
+trial    config    new best    change
 -------  --------  ----------  -----------
 1        129       34.3 us     first valid
 2        115       14.5 us     -57.8%
@@ -521,7 +521,7 @@ trial    config    new best    gain
 184      180       6.1 us      -9.3%
 """,
     120: """\
-trial    source                                           config    new best    gain
+trial    source                                           config    new best    change
 -------  -----------------------------------------------  --------  ----------  -----------
 1        …/platinum-8124m/bert-B1-float32.kernel.log:1    129       34.3 us     first valid
 2        …/platinum-8124m/bert-B1-float32.kernel.log:2    115       14.5 us     -57.8%
@@ -557,7 +557,7 @@ def test_curve_improvements_on_the_samples(sample_db: str) -> None:
     assert (code, out.splitlines()[2:]) == (
         0,
         [
-            "trial    source                            config    new best    gain",
+            "trial    source                            config    new best    change",
             "-------  --------------------------------  --------  ----------  -----------",
             "1        sample_logs/x86_mini_llvm.log:41  349       118.0 us    first valid",
             "35       sample_logs/x86_mini_llvm.log:75  267       116.0 us    -1.7%",

@@ -189,6 +189,12 @@ def _not_a_log(report: FileReport) -> str:
             f"{path} is damaged ({report.damaged}): no tuning record could be read from it; "
             "give an undamaged copy"
         )
+    from tunelog.importreport import WHOLE_FILE
+
+    if [r.line for r in report.rejects] == [WHOLE_FILE]:  # one reason for the whole file
+        # (MetaSchedule records without their workload file: nothing stored, so that the
+        # same bytes are read in full once the workload file is beside them)
+        return f"{path}: {report.rejects[0].reason}"
     hint = report.repair_hint
     if hint is not None:  # records pasted from a web page: a log once repaired
         return f"{path} holds no tuning record as it is: {hint}"

@@ -139,9 +139,12 @@ def _layer_entries(
 
 def _layer_template_title(layer: Layer, template: TemplateResult) -> str:
     """`curve`'s and `knobs`' heading of one template of a layer."""
+    from tunelog.rules.untuned import answered_only_by_v01
     from tunelog.versions import METASCHEDULE_TASK
 
     picked = "  (relay picks it)" if layer.winner is template else ""
+    if picked and answered_only_by_v01(layer):  # an old TVM would; TVM >= 0.7 skips v0.1
+        picked = "  (only an old TVM picks it: TVM >= 0.7 skips v0.1 records)"
     if template.workload.task_name == METASCHEDULE_TASK:
         picked = ""  # one MetaSchedule workload: no templates for relay to choose among
     return f"{layer.group.label}  {layer.shapes}  {template.name}{picked}"
@@ -219,8 +222,8 @@ def _print_curve(layer: Layer, one: TemplateCurve, improvements: bool) -> None:
 
 
 def _print_improvements(rows: Sequence[CurveRow]) -> None:
-    """`curve --improvements`: the trials that set a new best, each with its gain (the share of
-    the previous best's latency it saved)."""
+    """`curve --improvements`: the trials that set a new best, each with its change (the share of
+    the previous best's latency it saved, as a negative percent)."""
     table = []
     previous: float | None = None
     for r in rows:
@@ -245,7 +248,7 @@ def _print_improvements(rows: Sequence[CurveRow]) -> None:
             Column("source", rank=2, path=True),
             Column("config", rank=1),
             Column("new best"),
-            Column("gain"),
+            Column("change"),  # of the latency, over the previous best
         ),
         empty="no valid trial: no best to improve on",
     )
