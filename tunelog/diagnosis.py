@@ -239,8 +239,10 @@ def _all_failed(
     remedy = ""
     if cause is not None:
         entry = lookup_error_code(cause)
+        # The sentences already give the cause's advice: point to the rest, without saying
+        # the first remedy a second time in other words.
         if entry.remedies:
-            remedy = f" Remedy (tunelog explain {cause}): {entry.remedies[0]}."
+            remedy = f" More remedies: `tunelog explain {cause}`."
     detail = f"all {total} trials failed ({breakdown}). {' '.join(sentences)}{remedy}".strip()
     return _result(asked, workload, ALL_FAILED, detail.replace("  ", " "))
 
