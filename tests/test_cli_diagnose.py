@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO, run
 
 FIXTURES = "tests/data/diagnose"
@@ -70,10 +72,33 @@ def test_diagnose_a_task_list_needs_target(db: str, tmp_path: Path) -> None:
         '[["dense_pack.x86", ["TENSOR", [1, 512], "float32"], ["TENSOR", [1000, 512], "float32"], null, "float32"]]'
     )
     code, out, err = run("--db", db, "diagnose", str(tasks))
-    assert (code, out) == (1, "")
-    assert err.startswith("Error: a task list does not say which target it compiles for")
+    assert (code, out) == (2, "")  # a usage error, as `tasks` without --target
+    assert "a task list does not say which target it compiles for" in err
     code, out, _ = run("--db", db, "diagnose", "--target", "llvm", "--json", str(tasks))
     assert (code, [e["reason"] for e in json.loads(out)]) == (0, ["answered"])
+
+
+WHAT_IT_READS = (
+    "diagnose reads the text a build printed (relay.build with DEBUG logging, or the fallback "
+    "warnings), or a task list"
+)
+
+
+@pytest.mark.parametrize(
+    ("given", "what"),
+    [
+        ("database", "it is an SQLite database (a tunelog database is given as --db)"),
+        ("log", "it holds JSON records (a tuning log? import it with `tunelog import`)"),
+    ],
+)
+def test_diagnose_refuses_a_database_or_a_tuning_log(
+    db: str, tmp_path: Path, given: str, what: str
+) -> None:
+    """Not a build's output: one Error: line saying what it is and what diagnose reads, not
+    "no message found" and exit 0."""
+    run("--db", db, "import", f"{FIXTURES}/full224.log")
+    path = db if given == "database" else f"{FIXTURES}/full224.log"
+    assert run("--db", db, "diagnose", path) == (1, "", f"Error: {path}: {what}; {WHAT_IT_READS}\n")
 
 
 def test_diagnose_warns_about_a_message_it_cannot_read(db: str) -> None:

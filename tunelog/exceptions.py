@@ -137,3 +137,8 @@ class NothingMatchesError(TunelogError):
 class EmptyRunError(TunelogError):
     """A side of `diff` given as logs holds no tuning record (an empty file, comments only, or
     every line rejected): comparing with nothing is a wrong path, not a finding."""
+
+
+class NotBuildOutputError(TunelogError):
+    """`diagnose` was given something other than a build's output or a task list: a tuning
+    log, a database (what it reads is the text relay.build printed)."""

@@ -100,11 +100,17 @@ def diagnose_untuned(
     `text`: TVM's console output ("Cannot find tuning records for" / "Cannot find config for"
     messages, any logging prefix), or a task list (`[[task_name, *args], ...]` JSON) compiled
     for `target`. One reason per (target, workload): see `tunelog.diagnosis`. `show_path`
-    writes a stored source path in the details (the CLI shows it relative).
+    writes a stored source path in the details (the CLI shows it relative). Raises
+    NotBuildOutputError for a database or a tuning log, TargetRequiredError for a task list
+    without `target`.
     """
-    from tunelog.diagnosis import diagnose_text
+    from tunelog.diagnosis import diagnose_text, wrong_input
+    from tunelog.exceptions import NotBuildOutputError
     from tunelog.recordindex import RecordIndex
 
+    refusal = wrong_input(text)
+    if refusal is not None:  # before the database is read: nothing to diagnose
+        raise NotBuildOutputError(refusal)
     index = RecordIndex(*store.layer_inputs(), show_path=show_path)
     return diagnose_text(index, text, target=target)
 

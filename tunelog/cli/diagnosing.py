@@ -65,10 +65,16 @@ def diagnose(
     NCHW[x]c form of another layer) or answered (the build read another file).
     """
     from tunelog import api
+    from tunelog.exceptions import NotBuildOutputError, TargetRequiredError
 
     text = _read_text(file, "a build's output (text)")
     with opened_store() as store:
-        report = api.diagnose_untuned(store, text, target=target, show_path=display_path)
+        try:
+            report = api.diagnose_untuned(store, text, target=target, show_path=display_path)
+        except NotBuildOutputError as exc:  # named with the file given
+            raise NotBuildOutputError(f"{display_path(file)}: {exc}") from None
+        except TargetRequiredError as exc:  # a usage error, as `tasks` makes it
+            raise typer.BadParameter(str(exc), param_hint="--target") from None
     for unread in report.unread[:WARNINGS_SHOWN]:
         _err(f"warning: {display_path(file)}:{unread.line}: message not read: {unread.reason}")
     if as_json:
