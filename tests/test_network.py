@@ -171,6 +171,39 @@ def test_a_graph_log_from_stdin(tmp_path: Path) -> None:
     assert '"occurrences": 21' in result.stdout
 
 
+NETWORK_READS = (
+    "network reads a graph tuner's output log (the database, with the kernel log, is --db; "
+    "without a file, network totals it)"
+)
+
+
+@pytest.mark.parametrize(
+    ("content", "what"),
+    [
+        (b"", "(it looks like an empty file) holds no AutoTVM record"),
+        (b"# Graph\n\nnot yet\n", "(it looks like Markdown text) holds no AutoTVM record; 1 "),
+        (None, "(it looks like an SQLite database) holds no AutoTVM record; "),
+    ],
+    ids=["empty", "markdown", "database"],
+)
+def test_a_file_holding_no_record_is_refused_as_no_graph_log(
+    tmp_path: Path, content: bytes | None, what: str
+) -> None:
+    """Not a graph log: one Error: line saying what it is, exit 1 (as import refuses it), not
+    warnings and an empty table with exit 0."""
+    path = tmp_path / ("given.db" if content is None else "given.md" if content else "given.log")
+    if content is None:
+        with Store(path):
+            pass
+    else:
+        path.write_bytes(content)
+    result = runner.invoke(app, ["--db", str(tmp_path / "none.db"), "network", str(path)])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.startswith(f"Error: {path} {what}")
+    assert result.stderr.endswith(f": {NETWORK_READS}\n")
+    assert len(result.stderr.splitlines()) == 1
+
+
 def test_a_real_graph_log_raises_no_doubt_and_a_kernel_log_does() -> None:
     # Found by review: a 200-trial kernel log read as 194 "occurrences" without a word.
     assert read_graph_log(GRAPH.read_bytes().splitlines()).doubts == []

@@ -142,3 +142,8 @@ class EmptyRunError(TunelogError):
 class NotBuildOutputError(TunelogError):
     """`diagnose` was given something other than a build's output or a task list: a tuning
     log, a database (what it reads is the text relay.build printed)."""
+
+
+class NotAGraphLogError(TunelogError):
+    """`network` was given a file that holds no AutoTVM record (a database, a text, an empty
+    file): no graph tuner's output."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tunelog.api.listing import layers
 from tunelog.api.runs import knobs
-from tunelog.exceptions import InputNotFoundError
+from tunelog.exceptions import InputNotFoundError, NotAGraphLogError
 from tunelog.store import Filters, Store
 
 if TYPE_CHECKING:
@@ -32,10 +34,28 @@ def network(path: str, store: Store | None = None) -> GraphLog:
                 f"cannot read {path}: it is damaged ({exc or type(exc).__name__}); give a "
                 "complete graph tuner log"
             ) from None
+    if not graph.layers:  # a wrong file, not a network without layers: say what it is
+        raise NotAGraphLogError(_no_record(path, len(graph.rejected)))
     if store is not None:
         with store.errors_said():  # as `with store:` would (the caller may not use it)
             _add_kernel_bests(store, graph)
     return graph
+
+
+def _no_record(path: str, rejected: int) -> str:
+    """Why a graph log holding no AutoTVM record is refused, and what `network` reads."""
+    from tunelog.rules.sourcenames import STDIN
+
+    what = "standard input" if path == STDIN else path
+    if os.path.isfile(path):
+        from tunelog.discovery import looks_like
+
+        what += f" (it looks like {looks_like(Path(path))})"
+    counted = f"; {rejected} line(s) rejected" if rejected else ""
+    return (
+        f"{what} holds no AutoTVM record{counted}: network reads a graph tuner's output log "
+        "(the database, with the kernel log, is --db; without a file, network totals it)"
+    )
 
 
 def network_totals(store: Store, filters: Filters | None = None) -> list[GroupTotal]:
