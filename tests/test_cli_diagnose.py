@@ -78,6 +78,17 @@ def test_diagnose_a_task_list_needs_target(db: str, tmp_path: Path) -> None:
     assert (code, [e["reason"] for e in json.loads(out)]) == (0, ["answered"])
 
 
+def test_diagnose_of_an_empty_task_list_says_so(db: str, tmp_path: Path) -> None:
+    run("--db", db, "import", f"{FIXTURES}/full224.log")
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text("[]")
+    assert run("--db", db, "diagnose", "--target", "llvm", str(tasks)) == (
+        0,
+        "",
+        "the task list is empty\n",
+    )
+
+
 WHAT_IT_READS = (
     "diagnose reads the text a build printed (relay.build with DEBUG logging, or the fallback "
     "warnings), or a task list"

@@ -80,12 +80,15 @@ def diagnose(
     if as_json:
         emit_json([d.as_dict() for d in report.diagnoses])
     else:
-        _print_diagnoses(report.diagnoses)
+        from tunelog.tvmmessages import looks_like_task_list
+
+        _print_diagnoses(report.diagnoses, task_list=looks_like_task_list(text))
     if check and report.unanswered:
         raise typer.Exit(1)
 
 
-def _print_diagnoses(found: Sequence[Diagnosis]) -> None:
+def _print_diagnoses(found: Sequence[Diagnosis], *, task_list: bool) -> None:
+    """The diagnoses as a table, then their verdict (`task_list`: the input was one)."""
     from tunelog.diagnosis import verdict
     from tunelog.layoutforms import workload_text
 
@@ -98,7 +101,9 @@ def _print_diagnoses(found: Sequence[Diagnosis]) -> None:
     emit_table(
         rows,
         [*headers, "reason", "workload", "detail"],
-        empty="no 'Cannot find tuning records' or 'Cannot find config' message found",
+        empty="the task list is empty"
+        if task_list
+        else "no 'Cannot find tuning records' or 'Cannot find config' message found",
     )
     if found:
         echo(f"\n{verdict(found)}")
