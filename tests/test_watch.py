@@ -20,6 +20,7 @@ from tests.conftest import (
     EDGE_LINES,
     REPO,
     SHORT_LINES,
+    X86,
     X86_LINES,
     assert_tallies_match_records,
     database_contents,
@@ -314,3 +315,23 @@ def test_a_file_that_stays_unreadable_is_said_to_be_skipped_once(
     skipped = [line for line in err.splitlines() if line.endswith(": skipped")]
     assert skipped == ["tuning.log cannot be read (Permission denied): skipped"]
     assert len(tries) > 1  # tried at each refresh, said once
+
+
+def test_a_database_named_to_watch_is_skipped_once_as_import_skips_it(
+    db: str, tmp_path: Path
+) -> None:
+    """An SQLite database is never a log: watch says so once (and how to add its records),
+    as `import` does, instead of watching it as an empty file."""
+    other = tmp_path / "other.db"
+    with Store(other) as store:
+        tunelog.import_paths(store, [str(X86)])
+    Path("tuning.log").write_bytes(b"".join(X86_LINES[:20]))
+    code, _, err = run(
+        "--db", db, "watch", str(other), "tuning.log", "--interval", "0.02", "--until-idle", "0.3"
+    )
+    assert code == 0
+    skipped = [line for line in err.splitlines() if line.endswith(": skipped")]
+    assert skipped == [
+        f"{other} is an SQLite database, not a log: to add a tunelog database's records, use "
+        f"`tunelog merge {other}`: skipped"
+    ]

@@ -74,6 +74,7 @@ class Follower:
     def refresh(self) -> Refresh:
         """Import what changed; summarise the layers."""
         from tunelog.discovery import discover
+        from tunelog.importreport import FileReport
         from tunelog.live import Refresh, layer_status
 
         self.refreshes += 1
@@ -84,7 +85,8 @@ class Follower:
         # Directories are read by `import DIR`'s rule: a MetaSchedule work_dir's text logs
         # (logs/*.log) and other files that are not tuning logs are left alone; an entry
         # that vanished meanwhile is looked at again next time.
-        for source in discover(present).inputs:
+        found = discover(present)
+        for source in found.inputs:
             try:
                 stat = os.stat(source.path)
             except OSError:
@@ -96,6 +98,9 @@ class Follower:
         reports = (
             import_paths(self.store, changed, repair=self.repair, follow=True) if changed else []
         )
+        # What is never a log (an SQLite database named to watch) is skipped with its reason,
+        # as `import` skips it, not watched as an empty one.
+        reports += [FileReport(path=path, unreadable=why) for path, why in found.unreadable]
         # A file is seen once imported: one that could not be read (its permissions, a
         # moment's lock) is tried again next time, not only once it changes.
         unreadable = {r.path for r in reports if r.unreadable}
