@@ -367,29 +367,6 @@ class DiagnoseReport:
         return [d for d in self.diagnoses if not d.answered]
 
 
-_WHAT_DIAGNOSE_READS = (
-    "diagnose reads the text a build printed (relay.build with DEBUG logging, or the "
-    "fallback warnings), or a task list"
-)
-
-
-def wrong_input(text: str) -> str | None:
-    """What the input is when it is surely not a build's output or a task list (a database, a
-    tuning log), and what to do; else None (output without a message is diagnosed as such)."""
-    if text.startswith("SQLite format 3"):
-        return (
-            f"it is an SQLite database (a tunelog database is given as --db); "
-            f"{_WHAT_DIAGNOSE_READS}"
-        )
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    if first.startswith("{") and not read_messages(text.splitlines()).messages:
-        return (
-            f"it holds JSON records (a tuning log? import it with `tunelog import`); "
-            f"{_WHAT_DIAGNOSE_READS}"
-        )
-    return None
-
-
 def diagnose_text(index: RecordIndex, text: str, *, target: str | None = None) -> DiagnoseReport:
     """Diagnose TVM's console output, or a task list (JSON) compiled for `target`.
 

@@ -222,6 +222,29 @@ def looks_like_task_list(text: str) -> bool:
     return text.lstrip().startswith("[")
 
 
+_WHAT_DIAGNOSE_READS = (
+    "diagnose reads the text a build printed (relay.build with DEBUG logging, or the "
+    "fallback warnings), or a task list"
+)
+
+
+def wrong_input(text: str) -> str | None:
+    """What the input is when it is surely not a build's output or a task list (a database, a
+    tuning log), and what to do; else None (output without a message is diagnosed as such)."""
+    if text.startswith("SQLite format 3"):
+        return (
+            f"it is an SQLite database (a tunelog database is given as --db); "
+            f"{_WHAT_DIAGNOSE_READS}"
+        )
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if first.startswith("{") and not read_messages(text.splitlines()).messages:
+        return (
+            f"it holds JSON records (a tuning log? import it with `tunelog import`); "
+            f"{_WHAT_DIAGNOSE_READS}"
+        )
+    return None
+
+
 def as_tuple(value: object) -> object:
     """Lists turned into tuples, recursively: the form TVM's dictionaries key workloads by."""
     if isinstance(value, (list, tuple)):

@@ -104,9 +104,10 @@ def diagnose_untuned(
     NotBuildOutputError for a database or a tuning log, TargetRequiredError for a task list
     without `target`.
     """
-    from tunelog.diagnosis import diagnose_text, wrong_input
+    from tunelog.diagnosis import diagnose_text
     from tunelog.exceptions import NotBuildOutputError
     from tunelog.recordindex import RecordIndex
+    from tunelog.tvmmessages import wrong_input
 
     refusal = wrong_input(text)
     if refusal is not None:  # before the database is read: nothing to diagnose

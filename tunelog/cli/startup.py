@@ -36,7 +36,7 @@ COMMAND_MODULES = {
     "untuned": "queries",
     "diagnose": "diagnosing",
     "tasks": "diagnosing",
-    "network": "diagnosing",
+    "network": "network",
     "errors": "queries",
     "explain": "trials",
     "curve": "trials",
