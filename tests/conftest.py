@@ -305,6 +305,18 @@ def assert_tallies_match_records(conn: sqlite3.Connection) -> None:
     assert tallied == counted
 
 
+def assert_run_marks_kept(conn: sqlite3.Connection) -> None:
+    """Each stored trial run's marks are what its improvements say (`convergence.run_marks`)."""
+    from tunelog.convergence import run_marks
+
+    rows = conn.execute(
+        "SELECT improvements, to_best, best_cost, last_significant FROM trial_runs"
+    ).fetchall()
+    assert [tuple(marks) for _, *marks in rows] == [
+        run_marks(json.loads(text)) for text, *_ in rows
+    ]
+
+
 def database_contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
     """What a database holds, independent of how its lines were packed into blocks.
 
@@ -335,6 +347,10 @@ def database_contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, 
 # What each migration from 5 on adds, to undo it (newest first): tests make a database of an
 # older schema from a new one. Migrations 9, 11 and 14 also rewrite the sources_summary view.
 _UNDO_MIGRATION: dict[int, tuple[str, ...]] = {
+    15: tuple(
+        f"ALTER TABLE trial_runs DROP COLUMN {column}"
+        for column in ("last_significant", "best_cost", "to_best")
+    ),
     14: ("DROP VIEW IF EXISTS sources_summary",),
     13: (
         "CREATE TEMP TABLE top_configs_before AS SELECT * FROM top_configs",

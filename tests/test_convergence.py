@@ -21,9 +21,12 @@ from tunelog.convergence import (
     TOO_FEW,
     Convergence,
     Progress,
+    RunMarks,
     SourceRun,
     best_so_far,
     join_runs,
+    marked_summary,
+    run_marks,
     run_summary,
 )
 from tunelog.store import Store
@@ -288,6 +291,38 @@ def test_forum_paste_gets_a_verdict_per_layer(store: Store) -> None:
     assert len(rows) == 30  # 40 records: some layers hold several templates
     # A best-only paste: one trial per template, the pick of a run the paste does not hold.
     assert {(row["trials_to_best"], row["verdict"]) for row in rows} == {(1, BEST_ONLY)}
+
+
+@pytest.mark.parametrize(
+    ("improvements", "marks"),
+    [
+        ([], RunMarks(None, None, None)),
+        ([(3, 1.0)], RunMarks(3, 1.0, 3)),  # the first valid trial is significant
+        ([(1, 1.0), (5, 0.995)], RunMarks(5, 0.995, 1)),  # 0.5 % faster: noise
+        ([(1, 1.0), (5, 0.99)], RunMarks(5, 0.99, 5)),  # 1 % faster: significant
+        ([(1, 1.0), (4, 0.5), (9, 0.499)], RunMarks(9, 0.499, 4)),
+        ([(2, 1.0), (7, 0.0)], RunMarks(7, 0.0, 7)),  # a drop to 0 is an unbounded gain
+        ([[2, 1.0], [7, 0.5]], RunMarks(7, 0.5, 7)),  # lists, as JSON gives them back
+    ],
+)
+def test_a_runs_marks_are_its_best_and_its_last_significant_improvement(
+    improvements: list[tuple[int, float]], marks: RunMarks
+) -> None:
+    assert run_marks(improvements) == marks
+
+
+@given(trial_lists, st.booleans())
+def test_a_summary_from_stored_marks_equals_one_from_the_improvements(
+    trials: list[tuple[float, int]], best_only: bool
+) -> None:
+    progress = Progress()
+    for cost, error_no in trials:
+        progress.add(cost, error_no)
+    marks = run_marks(progress.improvements)
+    assert marked_summary(
+        progress.trials, progress.valid, marks, best_only=best_only
+    ) == run_summary(progress.trials, progress.valid, progress.improvements, best_only=best_only)
+    assert marked_summary(progress.trials, progress.valid, marks) == progress.summary()
 
 
 @given(

@@ -7,7 +7,12 @@ from pathlib import Path
 import pytest
 
 import tunelog
-from tests.conftest import CORPUS, assert_tallies_match_records, require_shared
+from tests.conftest import (
+    CORPUS,
+    assert_run_marks_kept,
+    assert_tallies_match_records,
+    require_shared,
+)
 from tunelog.store import Store
 
 
@@ -41,6 +46,7 @@ def test_corpus_file_imports_with_exact_accounting(path: Path, tmp_path: Path) -
         assert report.lines == len(path.read_bytes().splitlines())
         assert store.stats().records == report.new
         assert_tallies_match_records(store.conn)
+        assert_run_marks_kept(store.conn)
 
 
 def test_the_debug_text_file_is_rejected_line_by_line_and_others_still_import(
@@ -66,3 +72,4 @@ def test_importing_the_corpus_twice_leaves_the_record_count_unchanged(tmp_path: 
         assert store.stats().records == first
         assert sum(r.new for r in again) == 0
         assert_tallies_match_records(store.conn)
+        assert_run_marks_kept(store.conn)

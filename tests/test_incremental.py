@@ -16,6 +16,7 @@ from tests.conftest import (
     EDGE_LINES,
     SHORT_LINES,
     X86_LINES,
+    assert_run_marks_kept,
     assert_tallies_match_records,
     database_contents,
     one_shot,
@@ -77,6 +78,7 @@ def test_appended_lines_are_the_only_lines_read(
     (source,) = store.sources()
     assert (source.lines, source.records, source.duplicates) == (169, 138, 21)
     assert_tallies_match_records(store.conn)
+    assert_run_marks_kept(store.conn)
     # The same database as one import of the final file: ids, line numbers, slots, tallies.
     assert database_contents(store.conn) == one_shot(tmp_path, log)
 
@@ -171,6 +173,7 @@ def test_a_truncated_file_is_read_in_full(store: Store, tmp_path: Path) -> None:
         out.writelines(SHORT_LINES[5:8])
     assert counts(import_one(store, log)) == (45, 3, 3, 0, 0, 0, 0)
     assert_tallies_match_records(store.conn)
+    assert_run_marks_kept(store.conn)
 
 
 def test_a_rewritten_prefix_of_the_same_size_is_read_in_full(store: Store, tmp_path: Path) -> None:

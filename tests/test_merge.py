@@ -30,6 +30,7 @@ from tests.conftest import (
     EDGE,
     SAMPLE_LOGS,
     X86,
+    assert_run_marks_kept,
     assert_tallies_match_records,
     make_db,
     require_shared,
@@ -136,6 +137,7 @@ def assert_invariants(store: Store) -> None:
     """Tallies, slots, kept top configs, id counter and hashes agree with the stored records."""
     c = store.conn
     assert_tallies_match_records(c)
+    assert_run_marks_kept(c)
     rows = c.execute(
         """SELECT t.target, r.workload_id, r.mean_cost, r.error_no, r.id
            FROM records r JOIN targets t ON t.id = r.target_id ORDER BY r.id"""

@@ -70,17 +70,17 @@ def test_the_count_wins_when_a_later_migration_is_recorded_but_not_counted(
     with sqlite3.connect(path) as conn:  # the schema before the last migration again
         undo_migrations(conn, len(MIGRATIONS) - 1)
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
-        assert "split" not in summary_columns(conn)
+        assert "to_best" not in run_columns(conn)
     with Store(path) as store:  # the last migration runs again, though its name was recorded
         assert store.schema_version == len(MIGRATIONS)
     with sqlite3.connect(path) as conn:
-        assert "split" in summary_columns(conn)  # what migration 14 adds
+        assert "to_best" in run_columns(conn)  # what migration 15 adds
     assert applied_names(path) == list(MIGRATION_NAMES)
 
 
-def summary_columns(conn: sqlite3.Connection) -> list[str]:
-    """The columns of the `sources_summary` view."""
-    return [row[1] for row in conn.execute("PRAGMA table_info(sources_summary)")]
+def run_columns(conn: sqlite3.Connection) -> list[str]:
+    """The columns of the `trial_runs` table."""
+    return [row[1] for row in conn.execute("PRAGMA table_info(trial_runs)")]
 
 
 def table_names(conn: sqlite3.Connection) -> set[str]:

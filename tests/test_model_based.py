@@ -58,7 +58,7 @@ from hypothesis.stateful import (
 )
 
 import tunelog
-from tests.conftest import SAMPLE_LOGS, assert_tallies_match_records
+from tests.conftest import SAMPLE_LOGS, assert_run_marks_kept, assert_tallies_match_records
 from tunelog.convergence import SourceRun, join_runs
 from tunelog.exceptions import EmptyRunError
 from tunelog.filters import Filters
@@ -732,6 +732,7 @@ class StoreMachine(RuleBasedStateMachine):
         assert (stats.valid, stats.failed) == (valid, stats.records - valid)
         assert sum(source.records for source in self.store.sources()) == stats.records
         assert_tallies_match_records(self.store.conn)
+        assert_run_marks_kept(self.store.conn)
 
     @invariant()
     def each_source_holds_its_files_lines(self) -> None:

@@ -15,6 +15,7 @@ from tests.conftest import (
     REPO,
     SAMPLE_LOGS,
     X86,
+    assert_run_marks_kept,
     assert_tallies_match_records,
     require_shared,
     runner,
@@ -77,6 +78,7 @@ def test_removing_a_source_equals_never_having_imported_it(tmp_path: Path, remov
         assert gone.path == str(logs[removed])
         after = _state(store, tmp_path, "after")
         assert_tallies_match_records(store.conn)
+        assert_run_marks_kept(store.conn)
         holes = store.conn.execute(
             """SELECT count(*) FROM records r WHERE NOT EXISTS
                (SELECT 1 FROM content_hashes h WHERE h.record_id = r.id)"""

@@ -23,6 +23,7 @@ from tests.conftest import (
     SAMPLE_LOGS,
     X86,
     X86_LINES,
+    assert_run_marks_kept,
     assert_tallies_match_records,
     undo_migrations,
     write_distinct_copies,
@@ -717,6 +718,26 @@ def test_migration_8_fills_the_trial_runs_the_importer_would_keep(tmp_path: Path
     with Store(path) as store:
         assert store.conn.execute("SELECT * FROM trial_runs ORDER BY 1, 2, 3").fetchall() == kept
     assert len(kept) > 10
+
+
+def test_migration_15_marks_every_stored_run_as_the_importer_does(tmp_path: Path) -> None:
+    path = tmp_path / "v14.db"
+    short = tmp_path / "short.log"
+    short.write_bytes(
+        gzip.decompress((SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz").read_bytes())
+    )
+    failed = tmp_path / "failed.log"  # a run with no valid trial: no marks
+    failed.write_text(_v02_line("dense.x86", 3, 1.0).replace("0, 1.0, 16", "4, 1.0, 16") + "\n")
+    with Store(path) as store:
+        tunelog.import_paths(store, [str(X86), str(EDGE), str(short), str(failed)])
+        kept = store.conn.execute("SELECT * FROM trial_runs ORDER BY 1, 2, 3").fetchall()
+        undo_migrations(store.conn, 14)
+        assert len(store.conn.execute("SELECT * FROM trial_runs").fetchone()) == 9
+    with Store(path) as store:
+        assert store.conn.execute("SELECT * FROM trial_runs ORDER BY 1, 2, 3").fetchall() == kept
+        assert_run_marks_kept(store.conn)
+    marked = [row for row in kept if row[-3] is not None]
+    assert len(kept) > 10 and 0 < len(marked) < len(kept)  # runs with and without valid trials
 
 
 def _v02_line(task: str, shape: int, cost: float) -> str:

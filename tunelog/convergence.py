@@ -163,6 +163,36 @@ class Progress(BestSoFar):
         return run_summary(self.trials, self.valid, self.improvements)
 
 
+class RunMarks(NamedTuple):
+    """What a sequence's improvements say of it: the trial that reached its best, that best,
+    and its last significant improvement (all None when no trial was valid). The importer
+    stores them beside each run (`trial_runs`, schema migration 15), so a listing summarises
+    80k runs without reading their improvements."""
+
+    trials_to_best: int | None
+    best_cost: float | None
+    last_significant: int | None
+
+
+NO_MARKS = RunMarks(None, None, None)
+
+
+def run_marks(improvements: Sequence[Sequence[Any]]) -> RunMarks:
+    """`RunMarks` of a sequence's improvements, `(trial number, new best)` in order (tuples,
+    or lists from JSON)."""
+    if not improvements:
+        return NO_MARKS
+    # The first valid trial counts as significant: before it there was no config at all.
+    steps = iter(improvements)
+    last_significant, before = next(steps)
+    for number, after in steps:
+        if is_significant_gain(before, after):
+            last_significant = number
+        before = after
+    to_best, best_cost = improvements[-1]
+    return RunMarks(to_best, best_cost, last_significant)
+
+
 def run_summary(
     trials: int,
     valid: int,
@@ -172,21 +202,23 @@ def run_summary(
 ) -> Convergence:
     """The summary and verdict of a sequence from its counts and improvements, `(trial
     number, new best)` in order (`Progress.summary`'s, and a stored run's columns as they
-    are: the listings summarise 80k stored runs without building a Progress for each).
+    are).
 
     `best_only`: every trial comes from best-only sources (verdict BEST_ONLY).
     """
-    if not improvements:
-        last_significant = to_best = best_cost = None
-    else:
-        # The first valid trial counts as significant: before it there was no config at all.
-        steps = iter(improvements)
-        last_significant, before = next(steps)
-        for number, after in steps:
-            if is_significant_gain(before, after):
-                last_significant = number
-            before = after
-        to_best, best_cost = improvements[-1]
+    return marked_summary(trials, valid, run_marks(improvements), best_only=best_only)
+
+
+def marked_summary(
+    trials: int,
+    valid: int,
+    marks: tuple[int | None, float | None, int | None],  # a RunMarks, or its stored columns
+    *,
+    best_only: bool = False,
+) -> Convergence:
+    """`run_summary` from the sequence's `run_marks` (a stored run's columns: the listings
+    summarise 80k stored runs without reading their improvements)."""
+    to_best, best_cost, last_significant = marks
     return Convergence(
         trials,
         valid,

@@ -16,6 +16,7 @@ import math
 import sqlite3
 from typing import Any
 
+from tunelog.convergence import run_marks
 from tunelog.rules.bestrecord import OFFER_SLOT_SQL, beats
 from tunelog.rules.bestsofar import BestSoFar
 from tunelog.rules.ranking import TopConfigs
@@ -144,8 +145,9 @@ class GroupStore:
         """One `trial_runs` row per (target, workload) of the file: its trials in file order.
 
         What convergence needs (convergence.Progress: trials, valid trials, each new best with
-        its trial number) and where the run starts (earliest timestamp, first and last record
-        id), counted on the hot path. A run stored before (earlier in this file, or the lines
+        its trial number, and their `convergence.run_marks`, which the listings read) and
+        where the run starts (earliest timestamp, first and last record id), counted on the
+        hot path. A run stored before (earlier in this file, or the lines
         a resumed source held) is joined with the groups' (`BestSoFar.extend`); a workload the
         file added and has not stored yet has none.
         """
@@ -175,10 +177,11 @@ class GroupStore:
                     first_id,
                     g.last_id,
                     improvements_text(run.improvements),
+                    *run_marks(run.improvements),
                 )
             )
         self.conn.executemany(
-            "INSERT OR REPLACE INTO trial_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+            "INSERT OR REPLACE INTO trial_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
         )
 
     def _stored_runs(self, groups: list[Group]) -> dict[tuple[int, int], tuple[Any, ...]]:

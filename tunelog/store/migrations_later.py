@@ -50,6 +50,11 @@ def _migration_8(conn: sqlite3.Connection) -> None:
     fill_trial_runs(conn, "1")
 
 
+MIGRATION_8_RUN_COLUMNS = (
+    "source_id, target_id, workload_id, trials, valid, start, first_id, last_id, improvements"
+)
+
+
 def fill_trial_runs(conn: sqlite3.Connection, records_where: str) -> None:
     """Insert the trial runs of the records `records_where` selects, counted in id order."""
     from tunelog.store.codec import improvements_text
@@ -80,7 +85,8 @@ def fill_trial_runs(conn: sqlite3.Connection, records_where: str) -> None:
                 run[6] = mean
                 run[5].append((run[0], mean))
     conn.executemany(
-        "INSERT INTO trial_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        # Its columns named: migration 15 added three after them (`fill_run_marks` fills them).
+        f"INSERT INTO trial_runs ({MIGRATION_8_RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (*key, t, v, start, lo, hi, improvements_text(imp))
             for key, (t, v, start, lo, hi, imp, _) in runs.items()
@@ -256,6 +262,44 @@ def _migration_14(conn: sqlite3.Connection) -> None:
                       WHERE source_id = sources.id ORDER BY rowid) i) AS imports
         FROM sources ORDER BY id"""
     )
+
+
+def _migration_15(conn: sqlite3.Connection) -> None:
+    """`trial_runs` keeps each run's marks beside its improvements (`convergence.RunMarks`:
+    the trial that reached the best, the best, the last significant improvement; NULL when no
+    trial was valid), so a listing summarises every run without decoding its improvements."""
+    for column, kind in RUN_MARK_COLUMNS:
+        conn.execute(f"ALTER TABLE trial_runs ADD COLUMN {column} {kind}")
+    fill_run_marks(conn, "1")
+
+
+RUN_MARK_COLUMNS = (("to_best", "INTEGER"), ("best_cost", "REAL"), ("last_significant", "INTEGER"))
+
+
+def fill_run_marks(conn: sqlite3.Connection, runs_where: str) -> None:
+    """Compute the marks of the trial runs `runs_where` (an SQL condition on `trial_runs`)
+    selects from their improvements (`convergence.run_marks`, the live rule: a backfill gives
+    what the importer stores)."""
+    import json  # not at the top: a command that migrates nothing never loads it
+
+    from tunelog.convergence import run_marks
+
+    after = (-1, -1, -1)
+    while rows := conn.execute(  # a page of runs at a time: memory stays bounded
+        f"""SELECT source_id, target_id, workload_id, improvements FROM trial_runs
+            WHERE ({runs_where}) AND (source_id, target_id, workload_id) > (?, ?, ?)
+            ORDER BY source_id, target_id, workload_id LIMIT {RUN_MARKS_PAGE}""",
+        after,
+    ).fetchall():
+        conn.executemany(
+            """UPDATE trial_runs SET to_best = ?, best_cost = ?, last_significant = ?
+               WHERE source_id = ? AND target_id = ? AND workload_id = ?""",
+            [(*run_marks(json.loads(text)), *key) for *key, text in rows],
+        )
+        after = rows[-1][:3]
+
+
+RUN_MARKS_PAGE = 4096
 
 
 def fill_top_config_ids(conn: sqlite3.Connection, records_where: str) -> None:

@@ -29,7 +29,7 @@ from tunelog.rules.ranking import RANK_ORDER_SQL
 from tunelog.selection import HistoryBest
 from tunelog.store.holdings import held_only_by, intervals
 from tunelog.store.replaying import capture_replay, replay
-from tunelog.store.schema import fill_top_config_ids, fill_trial_runs
+from tunelog.store.schema import fill_run_marks, fill_top_config_ids, fill_trial_runs
 
 # A (target, workload)'s kept configs best first: the first is its best record (the ranking
 # and the best-record rule order records alike).
@@ -332,3 +332,4 @@ def _recount_trial_runs(conn: sqlite3.Connection, source_ids: Sequence[int]) -> 
     ids = ",".join(str(i) for i in source_ids) or "NULL"
     conn.execute(f"DELETE FROM trial_runs WHERE source_id IN ({ids})")
     fill_trial_runs(conn, f"source_id IN ({ids})")
+    fill_run_marks(conn, f"source_id IN ({ids})")

@@ -3,7 +3,7 @@
 Each migration takes the plain sqlite3 connection and holds its own frozen SQL; sqlite-utils'
 `Migrations` runs the pending ones by name (`store.migrating`), loaded only when one is
 pending, so opening a current database (every command) does not pay for it. The migrations
-live in `migrations_tables` (1-5), `migrations_views` (6) and `migrations_later` (7-14).
+live in `migrations_tables` (1-5), `migrations_views` (6) and `migrations_later` (7-15).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from tunelog.store.migrations_later import (
     _migration_12,
     _migration_13,
     _migration_14,
+    _migration_15,
+    fill_run_marks,
     fill_top_config_ids,
     fill_trial_runs,
     sources_summary_of_migration_9,
@@ -41,6 +43,7 @@ __all__ = [
     "MIGRATIONS",
     "MIGRATION_NAMES",
     "TOP_CONFIGS_KEPT",
+    "fill_run_marks",
     "fill_top_config_ids",
     "fill_top_configs",
     "fill_trial_runs",
@@ -66,6 +69,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_12,
     _migration_13,
     _migration_14,
+    _migration_15,
 ]
 
 # Each migration's name, as sqlite-utils records it in `_sqlite_migrations` (store.migrating):
@@ -85,4 +89,5 @@ MIGRATION_NAMES: tuple[str, ...] = (
     "0012_workload_facts",
     "0013_top_config_ids",
     "0014_sources_split",
+    "0015_trial_run_marks",
 )

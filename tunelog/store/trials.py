@@ -21,7 +21,7 @@ from tunelog.convergence import (
     is_best_only,
     is_best_only_total,
     join_runs,
-    run_summary,
+    marked_summary,
 )
 from tunelog.store.database import Store
 
@@ -75,36 +75,49 @@ def convergence_by_group(
     """Per (target group, workload id): its convergence summary (`convergence.join_runs` of
     `trial_runs`' entries).
 
-    A (group, workload) of one stored run, the usual case, is summarised from its columns
-    (`convergence.run_summary`: no SourceRun or Progress built); a workload with several runs
-    in one group is joined as `each_trial_run` gives them.
+    Each stored run is summarised from its columns, its marks among them
+    (`convergence.marked_summary`: no improvements decoded, no SourceRun or Progress built),
+    read in the table's own order (nothing sorted). The (group, workload)s of several runs
+    (sources, or targets of one group) are then joined from their runs as `each_trial_run`
+    gives them: only their workloads' rows are read again, in workload order.
     """
     found: dict[tuple[K, int], Convergence] = {}
+    joined: set[int] = set()  # the workloads of a (group, workload) of several runs
     with store.snapshot():
         best_only = _best_only_sources(store)
-        rows = store.conn.execute(_RUNS_BY_WORKLOAD)
-        for _, same in itertools.groupby(_with_steps(rows), _workload_of):
-            _summarise(store, list(same), group_of, best_only, found)
+        for (
+            source_id,
+            target_id,
+            workload_id,
+            trials,
+            valid,
+            to_best,
+            cost,
+            last,
+        ) in store.conn.execute(_MARKED_RUNS):
+            key = (group_of[target_id], workload_id)
+            if key in found:
+                joined.add(workload_id)
+            found[key] = marked_summary(
+                trials, valid, (to_best, cost, last), best_only=source_id in best_only
+            )
+        if joined:
+            rows = store.conn.execute(_RUNS_OF_WORKLOADS, (json.dumps(sorted(joined)),))
+            for workload_id, same in itertools.groupby(_with_steps(rows), _workload_of):
+                for key, runs in _runs_of(store, workload_id, list(same), group_of, best_only):
+                    found[key] = join_runs(runs)
     return found
 
 
-def _summarise(
-    store: Store,
-    rows: Sequence[tuple[tuple[Any, ...], list[list[Any]]]],
-    group_of: Mapping[int, K],
-    best_only: set[int],
-    found: dict[tuple[K, int], Convergence],
-) -> None:
-    """One workload's (group, workload) summaries into `found` from its rows."""
-    if len(rows) == 1 or len({group_of[row[1]] for row, _ in rows}) == len(rows):
-        # Each row alone in its group: one run each, summarised from its columns.
-        for row, steps in rows:  # (source, target, workload, trials, valid, ...)
-            found[group_of[row[1]], row[2]] = run_summary(
-                row[3], row[4], steps, best_only=row[0] in best_only
-            )
-        return
-    for key, runs in _runs_of(store, rows[0][0][2], rows, group_of, best_only):
-        found[key] = join_runs(runs)
+# Each run's counts and marks (schema migration 15), in primary key order.
+_MARKED_RUNS = """SELECT source_id, target_id, workload_id, trials, valid, to_best, best_cost,
+                         last_significant FROM trial_runs
+                  ORDER BY source_id, target_id, workload_id"""
+# `_RUNS_BY_WORKLOAD` of the workloads in a JSON list.
+_RUNS_OF_WORKLOADS = """SELECT source_id, target_id, workload_id, trials, valid, start, first_id,
+                               last_id, improvements FROM trial_runs
+                        WHERE workload_id IN (SELECT value FROM json_each(?))
+                        ORDER BY workload_id, source_id, target_id"""
 
 
 RUNS_READ = 1024  # trial_runs rows read, and their improvements decoded, at a time
