@@ -6,6 +6,7 @@ hand-made logs (see its README.md).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from tunelog.diagnosis import (
     PACKED,
     V01_ONLY,
     Diagnosis,
+    verdict,
 )
 from tunelog.exceptions import NotATaskListError, TargetRequiredError
 from tunelog.layoutforms import packed_original, workload_text
@@ -367,3 +369,29 @@ def test_a_record_reaches_a_target_when_it_holds_a_slot_the_target_queries(
     asked: str, recorded: str, expected: bool
 ) -> None:
     assert reaches(parse_target(asked), parse_target(recorded)) is expected
+
+
+def test_one_failed_trial_and_one_answered_workload_are_said_in_the_singular(
+    tmp_path: Path,
+) -> None:
+    task = (
+        '["conv2d_NCHWc.x86", ["TENSOR", [1, 3, 224, 224], "float32"], ["TENSOR", [64, 3, 7, 7], '
+        '"float32"], [2, 2], [3, 3, 3, 3], [1, 1], "NCHW", "NCHW", "float32"]'
+    )
+    name, *args = json.loads(task)
+    record = {
+        "input": [X86, name, args, {}],
+        "config": {"index": 1, "code_hash": None, "entity": []},
+        "result": [[1e9], 6, 10.0, 1700000000.0],  # one trial: BUILD_TIMEOUT
+        "version": 0.2,
+        "tvm_version": "0.8.0",
+    }
+    log = tmp_path / "one.log"
+    log.write_text(json.dumps(record) + "\n")
+    with Store(tmp_path / "d.db") as store:
+        api.import_paths(store, [str(log)])
+        (failed,) = api.diagnose_untuned(store, f"[{task}]", target=X86).diagnoses
+    assert failed.reason == ALL_FAILED
+    assert failed.detail.startswith("its 1 trial failed (BUILD_TIMEOUT x1). The 1 failure is ")
+    answered = Diagnosis(X86, failed.workload, ANSWERED, "")
+    assert verdict([answered]).startswith("the database answers the 1 workload: ")

@@ -335,6 +335,12 @@ DIAGNOSIS_CASES: list[tuple[str, dict[int, int], list[float], list[tuple[str, ..
         [],
         [("30 of 40 trials failed (75%)",), ("All 30 failures are UNKNOWN(42)",)],
     ),
+    (
+        "one_trial_that_failed",
+        {6: 1},
+        [],
+        [("No valid measurement",), ("The 1 failure is BUILD_TIMEOUT: raise the builder",)],
+    ),
     ("few_valid", {0: 5}, [], [("Only 5 valid trials: tune longer",)]),
     ("just_enough_valid", {0: MIN_VALID_TRIALS}, [], []),
     ("one_below_enough_valid", {0: MIN_VALID_TRIALS - 1}, [], [("Only 9 valid trials",)]),

@@ -243,7 +243,8 @@ def _all_failed(
         # the first remedy a second time in other words.
         if entry.remedies:
             remedy = f" More remedies: `tunelog explain {cause}`."
-    detail = f"all {total} trials failed ({breakdown}). {' '.join(sentences)}{remedy}".strip()
+    failed = "its 1 trial" if total == 1 else f"all {total} trials"
+    detail = f"{failed} failed ({breakdown}). {' '.join(sentences)}{remedy}".strip()
     return _result(asked, workload, ALL_FAILED, detail.replace("  ", " "))
 
 
@@ -338,8 +339,9 @@ def verdict(diagnoses: Sequence[Diagnosis]) -> str:
         return "no untuned workload named: nothing to diagnose"
     unanswered = [d for d in diagnoses if not d.answered]
     if not unanswered:
+        every = "the 1 workload" if len(diagnoses) == 1 else f"all {len(diagnoses)} workloads"
         return (
-            f"the database answers all {len(diagnoses)} workloads: the build read another file "
+            f"the database answers {every}: the build read another file "
             "(export this database and build with it)"
         )
     counts: dict[str, int] = {}

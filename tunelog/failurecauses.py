@@ -99,8 +99,12 @@ def _cause_sentence(
 ) -> str:
     where = " after instantiation" if after_instantiation else ""
     advice = _cause_advice(number, any_valid=any_valid)
-    share = f"All {count}" if count == out_of else f"{count} of {out_of}"
-    return f"{share} failures{where} are {error_name(number)}{note}: {advice}."
+    if count == 1 == out_of:
+        share = "The 1 failure{where} is"
+    else:
+        share = f"All {count}" if count == out_of else f"{count} of {out_of}"
+        share += " failures{where} are"
+    return f"{share.format(where=where)} {error_name(number)}{note}: {advice}."
 
 
 def _built_failures(counts: Mapping[int, int]) -> dict[int, int]:
