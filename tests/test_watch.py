@@ -130,6 +130,17 @@ def test_watch_without_a_terminal_prints_one_line_per_refresh(db: str) -> None:
     )
 
 
+def test_a_named_file_that_holds_no_record_is_said_once_as_import_says_it(db: str) -> None:
+    Path("README.md").write_text("# Notes\n\nTuned on the lab's T4.\nSee {below}.\n")
+    code, out, err = run("--db", db, "watch", "README.md", "--refreshes", "2", "--interval", "0")
+    assert code == 0 and out.startswith("refresh 1: +0 new record(s) from 4 line(s); ")
+    assert err == (
+        "warning: README.md holds no tuning record: it looks like Markdown text (2 line(s) "
+        "rejected: `tunelog rejects README.md`); name log files, or a directory to import the "
+        "logs in it\n"
+    )
+
+
 def test_ctrl_c_between_refreshes_exits_0_with_a_summary(
     db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

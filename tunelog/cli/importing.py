@@ -114,7 +114,7 @@ def _report_imports(
     shown_reports = reports if as_json else [r for r in reports if r not in missing]
     # A file named to import that holds no record at all is not a log: an error saying what
     # it looks like, instead of a hundred rejected lines.
-    not_logs = [r for r in reports if r.path in named and _holds_no_record(r)]
+    not_logs = [r for r in reports if r.path in named and holds_no_record(r)]
     if shown_reports or not missing:
         _print_import(shown_reports, as_json, skipped=skipped, quiet={r.path for r in not_logs})
     if version_warning:
@@ -122,7 +122,7 @@ def _report_imports(
     for report in missing:
         _err(f"Error: {report.path} {report.unreadable}")
     for report in not_logs:
-        _err(f"Error: {_not_a_log(report)}")
+        _err(f"Error: {not_a_log(report)}")
     if missing or not_logs:
         raise typer.Exit(1)
     if any(r.rolled_back for r in reports):
@@ -166,7 +166,7 @@ _IMPORT_COLUMNS = (
 )
 
 
-def _holds_no_record(report: FileReport) -> bool:
+def holds_no_record(report: FileReport) -> bool:
     """A file read in full where every line that is not blank or a comment was rejected
     (the records of a file --strict rolled back are `discarded`: it holds records), also when
     imported before: the same error every time."""
@@ -178,7 +178,7 @@ def _holds_no_record(report: FileReport) -> bool:
     )
 
 
-def _not_a_log(report: FileReport) -> str:
+def not_a_log(report: FileReport) -> str:
     """Why a file named to import is no log: what it looks like, and what to do."""
     from tunelog.discovery import looks_like
     from tunelog.rules.sourcenames import STDIN

@@ -11,7 +11,7 @@ import typer
 from tunelog import optionvalues
 from tunelog.cli.app import app, example
 from tunelog.cli.cells import format_seconds
-from tunelog.cli.importing import REJECTS_SHOWN
+from tunelog.cli.importing import REJECTS_SHOWN, holds_no_record, not_a_log
 from tunelog.cli.output import _err, echo, shown
 from tunelog.cli.running import checked, handles_errors, opened_store
 
@@ -58,7 +58,9 @@ def watch(
 
     if "-" in paths:
         raise typer.BadParameter("watch follows files; import stdin with `tunelog import -`")
-    view = _WatchView(live=sys.stdout.isatty(), stops_itself=once or refreshes == 1)
+    view = _WatchView(
+        live=sys.stdout.isatty(), stops_itself=once or refreshes == 1, named=set(paths)
+    )
     with opened_store(create=True) as store, view:
         try:
             api.watch(
@@ -78,8 +80,12 @@ def watch(
 class _WatchView:
     """Draws each refresh: a rich Live table on a terminal, else one line on stdout."""
 
-    def __init__(self, *, live: bool, stops_itself: bool = False) -> None:
+    def __init__(
+        self, *, live: bool, stops_itself: bool = False, named: set[str] | None = None
+    ) -> None:
         self.live: Any = None
+        self.named = named or set()  # the paths named to watch (not found in a directory)
+        self.not_logs: set[str] = set()  # named files said to hold no record
         self.stops_itself = stops_itself  # one refresh: no Ctrl-C to ask for
         self.use_live = live
         self.last: Any = None
@@ -109,6 +115,13 @@ class _WatchView:
                 skipped[report.path] = report.unreadable
                 if self.skipped.get(report.path) != report.unreadable:
                     _err(f"{report.path} {report.unreadable}: skipped")
+            if report.path in self.named and holds_no_record(report):
+                # As `import` says it of a file named to it (a README, a database dump): what
+                # it looks like, once, instead of its rejected lines. Watching goes on.
+                if report.path not in self.not_logs:
+                    self.not_logs.add(report.path)
+                    _err(f"warning: {not_a_log(report)}")
+                continue
             for reject in report.rejects[:REJECTS_SHOWN]:
                 _err(f"{report.path}:{reject.line}: {reject.reason}")
         self.skipped = skipped
