@@ -262,18 +262,26 @@ def test_curve_command_prints_the_series(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 @pytest.mark.parametrize(
-    ("name", "message", "lines"),
+    ("args", "message", "lines"),
     [
-        ("99x99", "Error: no layer matches '99x99'; `tunelog workloads` lists them", 1),
-        ("1x", "Error: 4 layers match '1x': ", 5),  # one line per candidate
+        (["99x99"], "Error: no layer matches '99x99'; `tunelog workloads` lists them", 1),
+        (["1x"], "Error: 4 layers match '1x': ", 5),  # one line per candidate
+        # A layer the filters leave out: said so, with where it is.
+        (
+            ["1x8192 * 10x8192", "--target-key", "cuda"],
+            "Error: no layer matches '1x8192 * 10x8192' with --target-key 'cuda': the layer it "
+            "names is on cpu only; change or drop the filters",
+            1,
+        ),
+        (["99x99", "--target-key", "cuda"], "Error: no layer matches '99x99'; `tunelog", 1),
     ],
 )
 def test_curve_names_a_layer_or_says_what_to_do(
-    tmp_path: Path, name: str, message: str, lines: int
+    tmp_path: Path, args: list[str], message: str, lines: int
 ) -> None:
     db = str(tmp_path / "t.db")
     runner.invoke(app, ["--db", db, "import", str(SAMPLE_LOGS / "x86_mini_llvm.log")])
-    result = runner.invoke(app, ["--db", db, "curve", name])
+    result = runner.invoke(app, ["--db", db, "curve", *args])
     assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr.startswith(message)

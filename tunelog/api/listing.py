@@ -158,10 +158,24 @@ def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer
         return hits[0]
     if hits:
         raise AmbiguousLayerError(_ambiguous(name, hits))
+    given = filters.describe() if filters is not None else ""
+    elsewhere = layers_named(layers(store), name) if given else []
+    if elsewhere:  # the filters left the layer out: say so, not that it does not exist
+        groups = sorted({lay.group.label for lay in elsewhere})
+        raise UnknownLayerError(
+            f"no layer matches {name!r} with {given}: the layer it names is on "
+            f"{_listed(groups)} only; change or drop the filters"
+        )
     raise UnknownLayerError(
         f"no layer matches {name!r}; `tunelog workloads` lists them (the shapes column, or "
         "layer_key in --json)"
     )
+
+
+def _listed(labels: Sequence[str], shown: int = 5) -> str:
+    """Target group labels, the first `shown` of them ("; " apart: a label holds commas)."""
+    more = f" and {len(labels) - shown} more" if len(labels) > shown else ""
+    return "; ".join(labels[:shown]) + more
 
 
 def layers_named(found: Sequence[Layer], name: str) -> list[Layer]:
