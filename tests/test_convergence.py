@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.conftest import CORPUS, SAMPLE_LOGS, runner
@@ -17,6 +17,7 @@ from tunelog.convergence import (
     CONVERGED,
     MIN_VALID_TRIALS,
     NOT_TUNED,
+    SIGNIFICANT_GAIN,
     STILL_IMPROVING,
     TOO_FEW,
     Convergence,
@@ -25,7 +26,6 @@ from tunelog.convergence import (
     SourceRun,
     best_so_far,
     join_runs,
-    marked_summary,
     run_marks,
     run_summary,
 )
@@ -270,7 +270,19 @@ def test_curve_command_prints_the_series(tmp_path: Path, monkeypatch: pytest.Mon
         (
             ["1x8192 * 10x8192", "--target-key", "cuda"],
             "Error: no layer matches '1x8192 * 10x8192' with --target-key 'cuda': the layer it "
-            "names is on cpu only; change or drop the filters",
+            "names is on 'cpu' only; change or drop the filters",
+            1,
+        ),
+        (
+            ["1x", "--target-key", "cuda"],
+            "Error: no layer matches '1x' with --target-key 'cuda': the 4 layers it names are on "
+            "'cpu' only; change or drop the filters",
+            1,
+        ),
+        (  # not a target filter: no target to name
+            ["1x8192 * 10x8192", "--template", "winograd"],
+            "Error: no layer matches '1x8192 * 10x8192' with --template 'winograd': they leave out "
+            "the layer it names; change or drop the filters",
             1,
         ),
         (["99x99", "--target-key", "cuda"], "Error: no layer matches '99x99'; `tunelog", 1),
@@ -319,18 +331,23 @@ def test_a_runs_marks_are_its_best_and_its_last_significant_improvement(
     assert run_marks(improvements) == marks
 
 
-@given(trial_lists, st.booleans())
-def test_a_summary_from_stored_marks_equals_one_from_the_improvements(
-    trials: list[tuple[float, int]], best_only: bool
-) -> None:
+@given(trial_lists)
+@example([(0.5, 0), (3.0, 6), (0.499, 0)])  # its last gain is no significant one
+@example([(2.0, 1), (1.0, 0), (0.5, 0), (0.499, 0), (FAILED, 6)])
+def test_a_runs_marks_are_what_its_trials_say(trials: list[tuple[float, int]]) -> None:
+    """`run_marks` of a run's improvements against the trials read one by one: the trial that
+    reached the best, the best, and the last valid trial at least SIGNIFICANT_GAIN faster than
+    every earlier one (the first valid trial included)."""
+    best = to_best = last_significant = None
+    for number, (cost, error_no) in enumerate(trials, 1):
+        if error_no == 0 and (best is None or cost < best):
+            if best is None or best / (1 + SIGNIFICANT_GAIN) >= cost:
+                last_significant = number
+            best, to_best = cost, number
     progress = Progress()
     for cost, error_no in trials:
         progress.add(cost, error_no)
-    marks = run_marks(progress.improvements)
-    assert marked_summary(
-        progress.trials, progress.valid, marks, best_only=best_only
-    ) == run_summary(progress.trials, progress.valid, progress.improvements, best_only=best_only)
-    assert marked_summary(progress.trials, progress.valid, marks) == progress.summary()
+    assert run_marks(progress.improvements) == RunMarks(to_best, best, last_significant)
 
 
 @given(

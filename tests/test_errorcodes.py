@@ -341,6 +341,12 @@ DIAGNOSIS_CASES: list[tuple[str, dict[int, int], list[float], list[tuple[str, ..
         [],
         [("No valid measurement",), ("The 1 failure is BUILD_TIMEOUT: raise the builder",)],
     ),
+    (
+        "one_failure_of_several",
+        {4: 1, 7: 1, 6: 1},
+        [],
+        [("No valid measurement",), ("1 of 3 failures is RUNTIME_DEVICE",)],
+    ),
     ("few_valid", {0: 5}, [], [("Only 5 valid trials: tune longer",)]),
     ("just_enough_valid", {0: MIN_VALID_TRIALS}, [], []),
     ("one_below_enough_valid", {0: MIN_VALID_TRIALS - 1}, [], [("Only 9 valid trials",)]),

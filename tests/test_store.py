@@ -740,6 +740,33 @@ def test_migration_15_marks_every_stored_run_as_the_importer_does(tmp_path: Path
     assert len(kept) > 10 and 0 < len(marked) < len(kept)  # runs with and without valid trials
 
 
+@pytest.mark.parametrize("share", [0, 10**9], ids=["their-runs-only", "every-run"])
+def test_workloads_of_several_runs_are_joined_whichever_way_they_are_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, share: int
+) -> None:
+    """A layer tuned in two files (a run resumed in another) and one tuned once: summaries
+    equal the joined runs', read again by their workloads or with every run."""
+    from tunelog.convergence import join_runs
+    from tunelog.store import trials
+
+    lines = X86.read_bytes().splitlines(keepends=True)
+    (tmp_path / "first.log").write_bytes(b"".join(lines[: len(lines) // 2]))
+    (tmp_path / "resumed.log").write_bytes(b"".join(lines[len(lines) // 2 :]))
+    monkeypatch.setattr(trials, "JOINED_SHARE", share)
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(tmp_path / "first.log"), str(tmp_path / "resumed.log")])
+        tunelog.import_paths(store, [str(EDGE)])
+        group_of = {target_id: 0 for (target_id,) in store.conn.execute("SELECT id FROM targets")}
+        expected = {
+            key: join_runs(runs) for key, runs in trials.scan_trial_runs(store, group_of).items()
+        }
+        several = [
+            key for key, runs in trials.scan_trial_runs(store, group_of).items() if len(runs) > 1
+        ]
+        assert several and len(several) < len(expected)
+        assert trials.convergence_by_group(store, group_of) == expected
+
+
 def _v02_line(task: str, shape: int, cost: float) -> str:
     return json.dumps(
         {

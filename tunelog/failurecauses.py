@@ -99,12 +99,12 @@ def _cause_sentence(
 ) -> str:
     where = " after instantiation" if after_instantiation else ""
     advice = _cause_advice(number, any_valid=any_valid)
-    if count == 1 == out_of:
-        share = "The 1 failure{where} is"
+    if count == out_of:
+        share = "The 1 failure" if count == 1 else f"All {count} failures"
     else:
-        share = f"All {count}" if count == out_of else f"{count} of {out_of}"
-        share += " failures{where} are"
-    return f"{share.format(where=where)} {error_name(number)}{note}: {advice}."
+        share = f"{count} of {out_of} failures"
+    verb = "is" if count == 1 else "are"
+    return f"{share}{where} {verb} {error_name(number)}{note}: {advice}."
 
 
 def _built_failures(counts: Mapping[int, int]) -> dict[int, int]:

@@ -151,7 +151,9 @@ def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer
 
     `name` is a layer's `layer_key` (`workloads --json`) or its shapes text (the `shapes`
     column), matched exactly first, then as a substring of either. Several target groups with
-    the same layer are ambiguous: narrow them with the target filters.
+    the same layer are ambiguous: narrow them with the target filters. A name the filters
+    leave out is said to be so (with the targets its layers are on, when the filters choose
+    targets), not to name no layer.
     """
     hits = layers_named(layers(store, filters), name)
     if len(hits) == 1:
@@ -160,22 +162,12 @@ def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer
         raise AmbiguousLayerError(_ambiguous(name, hits))
     given = filters.describe() if filters is not None else ""
     elsewhere = layers_named(layers(store), name) if given else []
-    if elsewhere:  # the filters left the layer out: say so, not that it does not exist
-        groups = sorted({lay.group.label for lay in elsewhere})
-        raise UnknownLayerError(
-            f"no layer matches {name!r} with {given}: the layer it names is on "
-            f"{_listed(groups)} only; change or drop the filters"
-        )
+    if elsewhere:  # the filters left it out: say so, not that it does not exist
+        raise UnknownLayerError(_left_out(name, given, elsewhere, filters))
     raise UnknownLayerError(
         f"no layer matches {name!r}; `tunelog workloads` lists them (the shapes column, or "
         "layer_key in --json)"
     )
-
-
-def _listed(labels: Sequence[str], shown: int = 5) -> str:
-    """Target group labels, the first `shown` of them ("; " apart: a label holds commas)."""
-    more = f" and {len(labels) - shown} more" if len(labels) > shown else ""
-    return "; ".join(labels[:shown]) + more
 
 
 def layers_named(found: Sequence[Layer], name: str) -> list[Layer]:
@@ -183,6 +175,19 @@ def layers_named(found: Sequence[Layer], name: str) -> list[Layer]:
     those whose layer_key or shapes text contains it (`find_layer`, `workloads LAYER`)."""
     exact = [lay for lay in found if name in (lay.key, lay.shapes)]
     return exact or [lay for lay in found if name in lay.key or name in lay.shapes]
+
+
+def _left_out(name: str, given: str, elsewhere: Sequence[Layer], filters: Filters | None) -> str:
+    """What `find_layer` says of a name the filters (`given`) leave out: where its layers are,
+    when the filters choose targets; else that they leave them out."""
+    what = "the layer it names" if len(elsewhere) == 1 else f"the {len(elsewhere)} layers it names"
+    if filters is not None and (filters.selects_targets or filters.for_target is not None):
+        labels = sorted({f"'{lay.group.label}'" for lay in elsewhere})
+        shown = ", ".join(labels[:5]) + (f" and {len(labels) - 5} more" if len(labels) > 5 else "")
+        where = f"{what} {'is' if len(elsewhere) == 1 else 'are'} on {shown} only"
+    else:
+        where = f"they leave out {what}"
+    return f"no layer matches {name!r} with {given}: {where}; change or drop the filters"
 
 
 LAYERS_LISTED = 10  # candidates an ambiguous layer name lists

@@ -52,7 +52,8 @@ def watch(
     """Follow logs while tuning: import what is new each refresh and show every layer.
 
     On a terminal a live table is redrawn; otherwise one summary line per refresh is printed.
-    Ctrl-C stops (exit 0): the database keeps every complete line imported so far.
+    Ctrl-C stops (exit 0): the database keeps every complete line imported so far. A file
+    named here that holds no record is said so once (`import` refuses it); watching goes on.
     """
     from tunelog import api
 

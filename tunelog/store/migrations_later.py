@@ -56,7 +56,10 @@ MIGRATION_8_RUN_COLUMNS = (
 
 
 def fill_trial_runs(conn: sqlite3.Connection, records_where: str) -> None:
-    """Insert the trial runs of the records `records_where` selects, counted in id order."""
+    """Insert the trial runs of the records `records_where` selects, counted in id order.
+
+    Migration 8's own: the marks migration 15 added stay NULL here, for `fill_run_marks` (a
+    caller on a current database runs it after, as `store.removal` does)."""
     from tunelog.store.codec import improvements_text
 
     runs: dict[tuple[int, int, int], list[Any]] = {}

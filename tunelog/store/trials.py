@@ -1,6 +1,7 @@
 """Trial sequences for convergence and knob analysis.
 
-Convergence reads the `trial_runs` table the importer keeps (schema migration 8), not the
+Convergence reads the `trial_runs` table the importer keeps (schema migration 8; each run's
+`convergence.run_marks` beside it since migration 15), not the
 records: no stored line is decompressed, and a million records cost nothing extra. Knob values
 are in the lines only, so `layer_trials(..., with_lines=True)` reads the blocks holding the
 requested records and no others (LineReader reads in id order, each block about once).
@@ -79,10 +80,13 @@ def convergence_by_group(
     (`convergence.marked_summary`: no improvements decoded, no SourceRun or Progress built),
     read in the table's own order (nothing sorted). The (group, workload)s of several runs
     (sources, or targets of one group) are then joined from their runs as `each_trial_run`
-    gives them: only their workloads' rows are read again, in workload order.
+    gives them: their workloads' runs are read again in workload order, or, when they are
+    more than one workload in JOINED_SHARE, every run is (one sort of the whole table costs
+    less than finding that many workloads' runs).
     """
     found: dict[tuple[K, int], Convergence] = {}
     joined: set[int] = set()  # the workloads of a (group, workload) of several runs
+    workloads: set[int] = set()
     with store.snapshot():
         best_only = _best_only_sources(store)
         for (
@@ -98,18 +102,27 @@ def convergence_by_group(
             key = (group_of[target_id], workload_id)
             if key in found:
                 joined.add(workload_id)
+            workloads.add(workload_id)
             found[key] = marked_summary(
                 trials, valid, (to_best, cost, last), best_only=source_id in best_only
             )
-        if joined:
+        if not joined:
+            return found
+        if len(joined) * JOINED_SHARE > len(workloads):
+            rows = store.conn.execute(_RUNS_BY_WORKLOAD)
+        else:
             rows = store.conn.execute(_RUNS_OF_WORKLOADS, (json.dumps(sorted(joined)),))
-            for workload_id, same in itertools.groupby(_with_steps(rows), _workload_of):
+        for workload_id, same in itertools.groupby(_with_steps(rows), _workload_of):
+            if workload_id in joined:
                 for key, runs in _runs_of(store, workload_id, list(same), group_of, best_only):
                     found[key] = join_runs(runs)
     return found
 
 
-# Each run's counts and marks (schema migration 15), in primary key order.
+JOINED_SHARE = 4
+
+
+# Each run's counts and marks (schema migration 15), in primary-key order.
 _MARKED_RUNS = """SELECT source_id, target_id, workload_id, trials, valid, to_best, best_cost,
                          last_significant FROM trial_runs
                   ORDER BY source_id, target_id, workload_id"""
