@@ -615,6 +615,13 @@ def test_workloads_takes_a_layer_like_curve_and_knobs(sample_db: str) -> None:
         "",
         "no layer matches '9x9'; see `tunelog workloads` and `tunelog stats` for what there is\n",
     )
+    # A layer the filters leave out is said to be elsewhere, as `curve` says it.
+    assert run(sample_db, "workloads", "1x512", "--model", "a100") == (
+        0,
+        "",
+        "no layer matches '1x512' with --model 'a100': the 2 layers it names are on 'cpu', "
+        "'cuda,gpu (t4)' only; change or drop the filters\n",
+    )
 
 
 def test_report_over_an_existing_file_says_report_not_log(sample_db: str, tmp_path: Path) -> None:

@@ -160,10 +160,9 @@ def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer
         return hits[0]
     if hits:
         raise AmbiguousLayerError(_ambiguous(name, hits))
-    given = filters.describe() if filters is not None else ""
-    elsewhere = layers_named(layers(store), name) if given else []
-    if elsewhere:  # the filters left it out: say so, not that it does not exist
-        raise UnknownLayerError(_left_out(name, given, elsewhere, filters))
+    why = left_out(store, name, filters)
+    if why is not None:  # the filters left it out: say so, not that it does not exist
+        raise UnknownLayerError(why)
     raise UnknownLayerError(
         f"no layer matches {name!r}; `tunelog workloads` lists them (the shapes column, or "
         "layer_key in --json)"
@@ -177,9 +176,17 @@ def layers_named(found: Sequence[Layer], name: str) -> list[Layer]:
     return exact or [lay for lay in found if name in lay.key or name in lay.shapes]
 
 
+def left_out(store: Store, name: str, filters: Filters | None) -> str | None:
+    """Why `name` names no layer under `filters` when it names layers without them (`find_layer`
+    and `workloads LAYER` say it), else None."""
+    given = filters.describe() if filters is not None else ""
+    elsewhere = layers_named(layers(store), name) if given else []
+    return _left_out(name, given, elsewhere, filters) if elsewhere else None
+
+
 def _left_out(name: str, given: str, elsewhere: Sequence[Layer], filters: Filters | None) -> str:
-    """What `find_layer` says of a name the filters (`given`) leave out: where its layers are,
-    when the filters choose targets; else that they leave them out."""
+    """What is said of a name the filters (`given`) leave out: where its layers are, when the
+    filters choose targets; else that they leave them out."""
     what = "the layer it names" if len(elsewhere) == 1 else f"the {len(elsewhere)} layers it names"
     if filters is not None and (filters.selects_targets or filters.for_target is not None):
         labels = sorted({f"'{lay.group.label}'" for lay in elsewhere})

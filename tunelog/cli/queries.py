@@ -166,10 +166,15 @@ def workloads(
                 _emit_layers(each_layer(store, rest), convergence, as_json, filters)
             return
         found = api.layers(store, rest, sort=sort)
+        empty = None
         if layer is not None:
             found = api.layers_named(found, layer)
+            if not found:  # the filters may have left it out: said so, as `curve` says it
+                from tunelog.api.listing import left_out
+
+                empty = left_out(full, layer, filters)
         convergence = api.layer_convergence(store, found)
-    _emit_layers(iter(found), convergence, as_json, filters, named=layer, sort=sort)
+    _emit_layers(iter(found), convergence, as_json, filters, named=layer, sort=sort, empty=empty)
 
 
 def _emit_layers(
@@ -180,9 +185,11 @@ def _emit_layers(
     *,
     named: str | None = None,
     sort: str | None = None,
+    empty: str | None = None,
 ) -> None:
     """`workloads`' layers as JSON or a table on stdout, then their warnings on stderr
-    (`sort`: the key they are sorted by, whose column the table keeps)."""
+    (`sort`: the key they are sorted by, whose column the table keeps; `empty`: the note when
+    there is none, if not that nothing matches)."""
     from tunelog import api
 
     if as_json:
@@ -193,7 +200,7 @@ def _emit_layers(
     emit_table(
         (row_of(layer, of_layer(layer)) for layer in notes.noted(found)),
         columns_sorted_by(sort),
-        empty=_nothing_matches(filters, named=named),
+        empty=empty or _nothing_matches(filters, named=named),
     )
     notes.warn(listed_by=_listed_by("workloads", filters))
 
