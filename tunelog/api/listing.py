@@ -179,22 +179,25 @@ def layers_named(found: Sequence[Layer], name: str) -> list[Layer]:
 def left_out(store: Store, name: str, filters: Filters | None) -> str | None:
     """Why `name` names no layer under `filters` when it names layers without them (`find_layer`
     and `workloads LAYER` say it), else None."""
-    given = filters.describe() if filters is not None else ""
-    elsewhere = layers_named(layers(store), name) if given else []
-    return _left_out(name, given, elsewhere, filters) if elsewhere else None
+    if filters is None or not filters.describe():
+        return None
+    elsewhere = layers_named(layers(store), name)
+    return _left_out(name, elsewhere, filters) if elsewhere else None
 
 
-def _left_out(name: str, given: str, elsewhere: Sequence[Layer], filters: Filters | None) -> str:
-    """What is said of a name the filters (`given`) leave out: where its layers are, when the
-    filters choose targets; else that they leave them out."""
+def _left_out(name: str, elsewhere: Sequence[Layer], filters: Filters) -> str:
+    """What is said of a name the filters leave out: where its layers are, when the filters
+    choose targets; else that they leave them out."""
     what = "the layer it names" if len(elsewhere) == 1 else f"the {len(elsewhere)} layers it names"
-    if filters is not None and (filters.selects_targets or filters.for_target is not None):
+    if filters.selects_targets or filters.for_target is not None:
         labels = sorted({f"'{lay.group.label}'" for lay in elsewhere})
         shown = ", ".join(labels[:5]) + (f" and {len(labels) - 5} more" if len(labels) > 5 else "")
         where = f"{what} {'is' if len(elsewhere) == 1 else 'are'} on {shown} only"
     else:
         where = f"they leave out {what}"
-    return f"no layer matches {name!r} with {given}: {where}; change or drop the filters"
+    return (
+        f"no layer matches {name!r} with {filters.describe()}: {where}; change or drop the filters"
+    )
 
 
 LAYERS_LISTED = 10  # candidates an ambiguous layer name lists
