@@ -290,6 +290,27 @@ def test_untuned_and_errors_on_a_log_where_every_trial_failed(db: str, tmp_path:
     )
 
 
+def test_untuned_counts_the_failures_of_every_template_of_a_layer(db: str, tmp_path: Path) -> None:
+    # dense_pack.x86 and dense_nopack.x86 of one dense layer, 3 BUILD_TIMEOUTs each: the
+    # errors cell adds both templates' up.
+    failed = tmp_path / "failed.log"
+    failed.write_bytes(
+        b"\n".join(
+            line
+            for line in (REPO / "sample_logs/x86_mini_llvm.log").read_bytes().splitlines()
+            if b"dense_" in line and b"[1000000000.0]" in line
+        )
+    )
+    run("--db", db, "import", str(failed))
+    code, out, _ = run("--db", db, "--wide", "untuned")
+    (row,) = out.splitlines()[2:]
+    assert (code, row.split()) == (
+        0,
+        ["cpu", "dense", "1x8192", "*", "10x8192", "dense_nopack.x86,", "dense_pack.x86", "6",
+         "BUILD_TIMEOUT", "x6"],
+    )  # fmt: skip
+
+
 def test_a_full_disk_is_one_error_line(
     db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -395,3 +395,60 @@ def test_one_failed_trial_and_one_answered_workload_are_said_in_the_singular(
     assert failed.detail.startswith("its 1 trial failed (BUILD_TIMEOUT x1). The 1 failure is ")
     answered = Diagnosis(X86, failed.workload, ANSWERED, "")
     assert verdict([answered]).startswith("the database answers the 1 workload: ")
+
+
+CONV = (("TENSOR", (1, 64, 56, 56), "float32"), ("TENSOR", (64, 64, 3, 3), "float32"), (1, 1))
+CUDA = "cuda -keys=cuda,gpu -arch=sm_75"
+
+
+@pytest.mark.parametrize(
+    ("unanswered", "layers"),
+    [
+        # one layer: two templates, and its padding spelled as one number
+        (
+            [
+                (CUDA, ("conv2d_nchw.cuda", *CONV, (1, 1, 1, 1), (1, 1), "float32")),
+                (CUDA, ("conv2d_nchw_winograd.cuda", *CONV, (1, 1, 1, 1), (1, 1), "float32")),
+                (CUDA, ("conv2d_nchw.cuda", *CONV, 1, (1, 1), "float32")),
+            ],
+            1,
+        ),
+        # the same layer on two targets: tuned on each
+        (
+            [
+                (CUDA, ("conv2d_nchw.cuda", *CONV, (1, 1, 1, 1), (1, 1), "float32")),
+                ("cuda -model=t4", ("conv2d_nchw.cuda", *CONV, (1, 1, 1, 1), (1, 1), "float32")),
+            ],
+            2,
+        ),
+        # another layer (another padding)
+        (
+            [
+                (CUDA, ("conv2d_nchw.cuda", *CONV, (1, 1, 1, 1), (1, 1), "float32")),
+                (CUDA, ("conv2d_nchw.cuda", *CONV, (0, 0, 0, 0), (1, 1), "float32")),
+            ],
+            2,
+        ),
+    ],
+)
+def test_verdict_counts_each_layer_to_tune_once(
+    unanswered: list[tuple[str, tuple[object, ...]]], layers: int
+) -> None:
+    diagnoses = [Diagnosis(target, workload, ALL_FAILED, "") for target, workload in unanswered]
+    assert verdict(diagnoses).endswith(f"; {layers} layer(s) to tune")
+
+
+def test_verdict_counts_a_packed_form_as_its_layer() -> None:
+    original = ("conv2d_NCHWc.x86", ("TENSOR", (1, 64, 56, 56), "float32"),
+                ("TENSOR", (64, 64, 3, 3), "float32"), (1, 1), (1, 1, 1, 1), (1, 1),
+                "NCHW", "NCHW", "float32")  # fmt: skip
+    packed = ("conv2d_NCHWc.x86", ("TENSOR", (1, 8, 56, 56, 8), "float32"),
+              ("TENSOR", (8, 8, 3, 3, 8, 8), "float32"), (1, 1), (1, 1, 1, 1), (1, 1),
+              "NCHW8c", "NCHW8c", "float32")  # fmt: skip
+    diagnoses = [
+        Diagnosis(X86, original, NO_RECORD, ""),
+        Diagnosis(X86, packed, PACKED, "", original=original),
+    ]
+    assert verdict(diagnoses).endswith("(no_record 1, packed 1); 1 layer(s) to tune")
+    # a packed form alone still asks for its layer
+    assert verdict(diagnoses[1:]).endswith("(packed 1); 1 layer(s) to tune")

@@ -348,11 +348,19 @@ def verdict(diagnoses: Sequence[Diagnosis]) -> str:
     for d in unanswered:
         counts[d.reason] = counts.get(d.reason, 0) + 1
     parts = ", ".join(f"{reason} {counts[reason]}" for reason in REASONS if reason in counts)
-    layers = len(unanswered) - counts.get(PACKED, 0)
+    # A layer is tuned once for all its templates and forms: one per (target, layer key), a
+    # packed form counted as its layer.
+    layers = len({_layer_to_tune(d) for d in unanswered})
     return (
         f"{len(unanswered)} of {len(diagnoses)} workloads unanswered ({parts}); "
         f"{layers} layer(s) to tune"
     )
+
+
+def _layer_to_tune(diagnosis: Diagnosis) -> tuple[str, str]:
+    """The (target, layer key) an unanswered workload asks to tune (a packed form's layer)."""
+    workload = diagnosis.original if diagnosis.original is not None else diagnosis.workload
+    return diagnosis.target, layer_key(str(workload[0]), "", workload_args(workload))
 
 
 @dataclass(frozen=True)

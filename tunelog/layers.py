@@ -152,6 +152,14 @@ class Layer:
         """All records of the layer's templates on this group."""
         return sum(t.trials for t in self.templates)
 
+    def error_counts(self) -> dict[int, int]:
+        """Records per error number, every template's added up (0: valid)."""
+        counts: dict[int, int] = {}
+        for template in self.templates:
+            for error_no, records in template.errors.items():
+                counts[error_no] = counts.get(error_no, 0) + records
+        return counts
+
     @property
     def margin(self) -> float | None:
         """How much slower the runner-up is than the winner (0.25 = 25 %)."""

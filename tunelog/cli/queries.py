@@ -246,7 +246,7 @@ def untuned(
                 layer.shapes,
                 ", ".join(t.name for t in layer.templates),
                 layer.trials,
-                _errors_text({n: c for t in layer.templates for n, c in t.errors.items()}),
+                _errors_text(layer.error_counts()),
                 answer_text(layer),
             )
             for layer in found
