@@ -95,11 +95,29 @@ def test_include_reads_only_matching_files(
         (b"", False),
         (b"# tunelog\nImport logs\n", False),
         (b'{"a": 1}\x00\x00', False),
+        (b'# a\x00b\n{"a": 1}\n', False),
+        # NUL bytes after a first record (a crashed tuner's block): the import rejects them
+        (b'{"input": ["llvm"]}\n\x00\x00\x00\n{"input": ["llvm"]}\n', True),
         (b"[1, 2]\n", False),
     ],
 )
 def test_the_sniff_rule(head: bytes, is_log: bool) -> None:
     assert looks_like_log(head) is is_log
+
+
+def test_a_directory_log_with_nul_bytes_after_its_first_record_is_imported(
+    db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = (REPO / "sample_logs/x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d/crashed.log").write_bytes(
+        b"".join([*lines[:3], b"\x00" * 8 + b"\n", *lines[3:]])
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("--db", db, "import", "d")
+    assert code == 0
+    assert out.splitlines()[2] == "d/crashed.log  201      200    0      0           0        1"
+    assert "d/crashed.log:4: NUL byte in line (binary data?)" in err
 
 
 # -- the database: where it is looked for ---------------------------------------------------------

@@ -16,7 +16,8 @@ listed in `Discovery.unreadable` with its reason, as a named path that does not 
 
 `sniff` reads the first 64 KiB (decompressed first when the file is gzip, bzip2 or xz): after
 an optional UTF-8 byte order mark, skipping blank lines and `#` comment lines, the first line
-must start with `{` (every AutoTVM record is a JSON object), and the bytes must hold no NUL.
+must start with `{` (every AutoTVM record is a JSON object), and hold no NUL byte, nor any line
+before it.
 A file that holds only blank and comment lines in that block is not a log either.
 
 A MetaSchedule database is recognised by content, whatever its file names (JSONDatabase takes
@@ -268,12 +269,14 @@ def _decompressed_head(head: bytes) -> bytes:
 
 
 def looks_like_log(head: bytes) -> bool:
-    """True when the first non-blank, non-comment line starts with `{` and no NUL byte occurs."""
-    if b"\x00" in head:
-        return False
+    """True when the first non-blank, non-comment line starts with `{`, and no NUL byte comes
+    before its end (a binary file). NUL bytes after it are the import's to reject line by line:
+    a tuner that crashed may leave a block of them in a log of good records."""
     if head.startswith(_UTF8_BOM):
         head = head[len(_UTF8_BOM) :]
     for line in head.splitlines():
+        if b"\x00" in line:
+            return False
         text = line.strip()
         if not text or text.startswith(b"#"):
             continue
