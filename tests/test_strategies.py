@@ -353,6 +353,41 @@ def test_best_warns_each_row_about_the_boxes_that_measured_its_workload(
     }
 
 
+@pytest.mark.parametrize(
+    ("b_failed", "warned"),
+    [
+        # -model=b is answered by its own model slot: warned about only for box B, whose
+        # query (no model) gets -model=a's record through the cpu key
+        (False, {"llvm -model=a": ["llvm -mcpu=znver3"], "llvm -model=b": []}),
+        # -model=b's one record failed: its query gets -model=a's record too
+        (True, {"llvm -model=a": ["llvm -mcpu=znver3", "llvm -model=b"]}),
+    ],
+)
+def test_best_warns_only_about_the_targets_a_row_answers(
+    tmp_path: Path, b_failed: bool, warned: dict[str, list[str]]
+) -> None:
+    log = tmp_path / "models.log"
+    log.write_text(
+        "\n".join(
+            [
+                _dense_record("llvm -model=a", 1e-5, 1),
+                _dense_record("llvm -model=b", 2e-5, 2, error_no=4 if b_failed else 0),
+                _dense_record("llvm -mcpu=znver3", 3e-5, 3),
+            ]
+        )
+    )
+    with Store(tmp_path / "m.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        rows = store.best()
+        # -model=a's row alone: the slots of the rows left out are looked up
+        (alone,) = store.best(tunelog.Filters(model="a"))
+    assert {row.target: row.warnings for row in rows} == {
+        winner: [cross_machine_warning(asked, winner) for asked in targets]
+        for winner, targets in warned.items()
+    }
+    assert alone.warnings == rows[0].warnings
+
+
 def test_one_machine_gets_no_warning(tmp_path: Path) -> None:
     log = tmp_path / "one.log"
     log.write_text(_dense_record(BOX_A, 2.88e-5, 1) + "\n" + _dense_record(BOX_A, 3e-5, 2))

@@ -108,6 +108,8 @@ class BestRow(Dumpable):
     # The arguments' short text as stored with the workload (migration 12), for the table;
     # None: computed from `args` (auto_scheduler rows show their key's items as written).
     shapes: str | None = field(default=None, metadata={"internal": True})
+    # Its workload's id in the database read (-1: not read from one).
+    workload_id: int = field(default=-1, metadata={"internal": True})
 
 
 @dataclass(frozen=True)

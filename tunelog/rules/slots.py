@@ -14,14 +14,16 @@ runs every case through both.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple, Protocol, TypeVar
 
 from tunelog.targets import UNKNOWN_MODEL, Target
 from tunelog.versions import METASCHEDULE_VERSION, V02
 
 K = TypeVar("K")
 V = TypeVar("V")
+K_contra = TypeVar("K_contra", contravariant=True)
+V_co = TypeVar("V_co", covariant=True)
 
 KEY_SLOT = "key"
 MODEL_SLOT = "model"
@@ -67,7 +69,14 @@ def query_slots(keys: tuple[str, ...], model: str) -> list[tuple[str, str]]:
     return [(MODEL_SLOT, model), *((KEY_SLOT, key) for key in keys), (ANY_TARGET_SLOT, ANY_TARGET)]
 
 
-def first_held(order: Iterable[K], held: Mapping[K, V]) -> V | None:
+class Holders(Protocol[K_contra, V_co]):
+    """Slot -> holder, as `first_held` reads it: a Mapping, or slots looked up when asked."""
+
+    def get(self, slot: K_contra, /) -> V_co | None:
+        """The slot's holder, or None when it is not held."""
+
+
+def first_held(order: Iterable[K], held: Holders[K, V]) -> V | None:
     """What answers a query: the holder of the first slot in query `order` that is held."""
     for slot in order:
         holder = held.get(slot)

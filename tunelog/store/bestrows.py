@@ -68,13 +68,17 @@ def each_best_row(
     workloads = _Workloads(conn)
     tallies = _Tallies(conn, targets)
     warnings = _MachineWarnings(for_target)
+    # Without a filter, a workload's rows are every slot it holds: who answers each target
+    # is known from them, no slot looked up (see _HeldSlots).
+    every_slot = not where.strip()
     reader = None
     if knobs:
         from tunelog.store.codec import LineReader
 
         reader = LineReader(conn)
     pending: BestRow | None = None  # a record's slots are consecutive rows
-    measured: _Measured | None = None
+    held: list[BestRow] = []  # the rows of the workload read, warned about when it ends
+    measured = _Measured((), {})
     for label, record_id, workload_id, target_id, config_index, mean_cost, source_id, line in chain(
         (first,), rows
     ):
@@ -82,9 +86,10 @@ def each_best_row(
             if pending.record_id == record_id:
                 pending.slots.append(label)
                 continue
-            assert measured is not None
-            pending.warnings = warnings.of(pending, measured.targets)
-            yield pending
+            held.append(pending)
+            if workload_id != held[0].workload_id:
+                yield from warnings.of(held, measured.targets, _HeldSlots(conn, held, every_slot))
+                held = []
         _, task_name, template_key, args_text, version, shapes = workloads.of(workload_id)
         measured = tallies.of(workload_id)
         target, group = targets.of[target_id]
@@ -110,10 +115,11 @@ def each_best_row(
             trials=measured.trials.get(group),  # type: ignore[arg-type]
             knobs=_knobs(reader.line(record_id)) if reader is not None else None,
             shapes=shapes,
+            workload_id=workload_id,
         )
-    if pending is not None and measured is not None:
-        pending.warnings = warnings.of(pending, measured.targets)
-        yield pending
+    if pending is not None:
+        held.append(pending)
+        yield from warnings.of(held, measured.targets, _HeldSlots(conn, held, every_slot))
 
 
 class _Targets:
@@ -195,26 +201,38 @@ class _MachineWarnings:
     """The warnings of `best`'s rows whose winner another machine measured than a target
     asked about.
 
-    Asked about: the --for-target string, or else every target that measured the same
-    workload and competes for one of the row's slots (its query may get this record). Each
-    (asked targets, slots, winner's target) is judged once.
+    Asked about: the --for-target string (whose answers are the rows), or else every target
+    that measured the same workload and whose query the row's record answers (a target of
+    another model competes for the row's key slots, but its own model slot, when held,
+    answers it first: `rules.slots.first_held` over `query_slots`). Each (asked targets,
+    slots, winner's target) is judged once, the answers per workload.
     """
 
     def __init__(self, for_target: str | None) -> None:
         self._for_target = for_target
-        self._judged: dict[tuple[tuple[str, ...], tuple[str, ...], str], tuple[str, ...]] = {}
+        self._judged: dict[
+            tuple[tuple[str, ...], tuple[str, ...], str], tuple[tuple[str, str], ...]
+        ] = {}
+        self._orders: dict[str, list[tuple[str, str]]] = {}
 
-    def of(self, row: BestRow, measured: tuple[str, ...]) -> list[str]:
-        """The row's warnings; `measured`: the targets with tallies of its workload, sorted."""
-        key = (measured if self._for_target is None else (), tuple(row.slots), row.target)
-        found = self._judged.get(key)
-        if found is None:
-            found = self._judged[key] = self._judge(row.target, key[1], measured)
-        return list(found)
+    def of(self, rows: list[BestRow], measured: tuple[str, ...], held: _HeldSlots) -> list[BestRow]:
+        """One workload's rows, each with its warnings; `measured`: the targets with tallies
+        of the workload, sorted; `held`: its slots."""
+        for row in rows:
+            key = (measured if self._for_target is None else (), tuple(row.slots), row.target)
+            found = self._judged.get(key)
+            if found is None:
+                found = self._judged[key] = self._judge(row.target, key[1], measured)
+            row.warnings = [
+                warning
+                for asked, warning in found
+                if self._for_target is not None or self._answer(asked, held) == row.record_id
+            ]
+        return rows
 
     def _judge(
         self, winner: str, slots: tuple[str, ...], measured: tuple[str, ...]
-    ) -> tuple[str, ...]:
+    ) -> tuple[tuple[str, str], ...]:
         from tunelog.machines import cross_machine_warning
         from tunelog.rules.slots import competes_for_labels
         from tunelog.targets import parse_target
@@ -223,8 +241,50 @@ class _MachineWarnings:
             asked = [self._for_target]
         else:
             asked = [t for t in measured if competes_for_labels(parse_target(t), slots)]
-        found = (cross_machine_warning(target, winner) for target in asked)
-        return tuple(warning for warning in found if warning is not None)
+        found = ((target, cross_machine_warning(target, winner)) for target in asked)
+        return tuple((target, warning) for target, warning in found if warning is not None)
+
+    def _answer(self, target: str, held: _HeldSlots) -> int | None:
+        """The record answering `target` (a stored target string) for the workload."""
+        from tunelog.rules.slots import first_held, query_slots
+        from tunelog.targets import parse_target
+
+        order = self._orders.get(target)
+        if order is None:
+            parsed = parse_target(target)
+            order = self._orders[target] = query_slots(parsed.keys, parsed.model)
+        return first_held(order, held)
+
+
+class _HeldSlots:
+    """One workload's slots as `first_held` reads them, (kind, name) -> record id: those of
+    its rows at once; any other, when the rows may not be all of them (a filter chose
+    them), read when asked, through the primary key."""
+
+    def __init__(self, conn: sqlite3.Connection, rows: list[BestRow], every_slot: bool) -> None:
+        from tunelog.rules.slots import slot_label
+
+        self._conn = conn
+        self._label = slot_label
+        self._rows = rows
+        self._holders: dict[str, int] | None = None  # made when a row may warn
+        self._every_slot = every_slot
+
+    def get(self, slot: tuple[str, str], /) -> int | None:
+        """The record holding the slot, or None."""
+        holders = self._holders
+        if holders is None:
+            holders = self._holders = {
+                label: row.record_id for row in self._rows for label in row.slots
+            }
+        holder = holders.get(self._label(*slot))
+        if holder is not None or self._every_slot:
+            return holder
+        found = self._conn.execute(
+            "SELECT record_id FROM slots WHERE kind = ? AND name = ? AND workload_id = ?",
+            (*slot, self._rows[0].workload_id),
+        ).fetchone()
+        return None if found is None else int(found[0])
 
 
 def args_as_written(conn: sqlite3.Connection, task_name: str, args: list[object]) -> list[object]:
