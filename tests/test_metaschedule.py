@@ -537,3 +537,17 @@ def test_a_name_shared_with_the_function_name_still_counts() -> None:
     assert structural_identity(decode(_graph("0.27.0", "A"))) == structural_identity(
         decode(_graph("0.27.0", "B"))
     )
+
+
+def test_the_same_records_file_beside_another_workload_file_is_other_records(
+    tmp_path: Path,
+) -> None:
+    # Byte-identical records files: their index 0 names another module in each database.
+    records = [_record(0, [0.004]), _record(0, [0.002])]
+    first = _database(tmp_path / "a", [_graph("0.27.0", "A", "main")], records)
+    second = _database(tmp_path / "b", [_graph("0.27.0", "A", "other")], records)
+    with Store(tmp_path / "ms.db") as store:
+        reports = tunelog.import_paths(store, [str(first), str(second)])
+        again = tunelog.import_paths(store, [str(second)])
+        assert [(r.new, r.duplicates) for r in reports + again] == [(2, 0), (2, 0), (0, 2)]
+        assert len(store.best()) == 2

@@ -91,7 +91,9 @@ class Importing(KnownFiles):
                     return resumed
                 prefix_changed = True
                 break
-            known = self._known_file(opened, repair=repair)
+            # A MetaSchedule records file's lines mean what its workload file says: the same
+            # bytes beside another workload file are other records (read, line by line).
+            known = self._known_file(opened, repair=repair) if scanner is None else None
             if known is not None:
                 if progress is not None:
                     progress(known.size)
