@@ -495,6 +495,7 @@ def test_errors_quote_the_timeout_when_instantiation_errors_are_most_common(
     assert summary.diagnosis == [
         "12 of 18 trials failed (66%); the best config is chosen from the 6 valid ones only.",
         "All 4 failures after instantiation are BUILD_TIMEOUT (timeout was 4 s): raise the "
-        "builder timeout, autotvm.LocalBuilder(timeout=...).",
+        "builder timeout, LocalBuilder(timeout=...) (autotvm's, or auto_scheduler's in its "
+        "TuningOptions).",
         "Only 6 valid trials: tune longer before trusting the best.",
     ]

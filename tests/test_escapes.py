@@ -108,3 +108,13 @@ def test_shown_escapes_control_characters_only(
     text: str, keep_newlines: bool, expected: str
 ) -> None:
     assert shown(text, keep_newlines=keep_newlines) == expected
+
+
+def test_a_skipped_file_named_with_a_line_break_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / f"bad{CLEAR}\nname.log").write_text("hello\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["--db", "x.db", "import", "d"])
+    assert result.stderr.splitlines()[0] == "skipped d/bad\\x1b[2J\\nname.log: not a tuning log"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, DATA, REPO, SAMPLE_LOGS, require_shared, runner
+from tests.test_ansor import ansor_line
 from tunelog import api
 from tunelog.cli import app
 from tunelog.network import read_graph_log
@@ -183,8 +184,13 @@ NETWORK_READS = (
         (b"", "(it looks like an empty file) holds no AutoTVM record"),
         (b"# Graph\n\nnot yet\n", "(it looks like Markdown text) holds no AutoTVM record; 1 "),
         (None, "(it looks like an SQLite database) holds no AutoTVM record; "),
+        (
+            (ansor_line() + "\n").encode(),
+            "(it holds auto_scheduler records, which no graph tuner writes) holds no AutoTVM "
+            "record; 1 line(s) rejected",
+        ),
     ],
-    ids=["empty", "markdown", "database"],
+    ids=["empty", "markdown", "database", "auto_scheduler"],
 )
 def test_a_file_holding_no_record_is_refused_as_no_graph_log(
     tmp_path: Path, content: bytes | None, what: str

@@ -62,7 +62,9 @@ _CAUSE_ADVICE: dict[int, str] = {
     RUNTIME_DEVICE: "check the device, the RPC server/tracker and the driver "
     "(launch failures, out of memory)",
     WRONG_ANSWER: "these configs compute wrong results; suspect the template or the codegen",
-    BUILD_TIMEOUT: "raise the builder timeout, autotvm.LocalBuilder(timeout=...)",
+    # The same words for AutoTVM and auto_scheduler logs: each has its LocalBuilder.
+    BUILD_TIMEOUT: "raise the builder timeout, LocalBuilder(timeout=...) (autotvm's, or "
+    "auto_scheduler's in its TuningOptions)",
     RUN_TIMEOUT: "raise the runner timeout, LocalRunner/RPCRunner(timeout=...) or tvmc "
     "--timeout, lower number/repeat, and check the device",
     UNKNOWN_ERROR: "read the tuner's output for the exception",

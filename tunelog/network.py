@@ -86,6 +86,10 @@ class GraphLog:
         return layer.total / total if total > 0 else 0.0
 
 
+# Why an auto_scheduler line is no graph-tuner choice (the graph tuner is AutoTVM's).
+AUTO_SCHEDULER_LINE = "an auto_scheduler record, not AutoTVM's"
+
+
 def read_graph_log(lines: Iterable[bytes]) -> GraphLog:
     """Layers of a graph-tuner output: one per distinct (target, workload, config), in order.
 
@@ -105,8 +109,8 @@ def read_graph_log(lines: Iterable[bytes]) -> GraphLog:
             continue
         if parsed is BLANK or parsed is COMMENT:
             continue
-        if not isinstance(parsed, TuningRecord):
-            rejected.append((number, "not an AutoTVM record"))
+        if not isinstance(parsed, TuningRecord):  # an auto_scheduler record
+            rejected.append((number, AUTO_SCHEDULER_LINE))
             continue
         if parsed.error_no != 0:
             rejected.append((number, f"error_no {parsed.error_no}: not a graph-tuner choice"))

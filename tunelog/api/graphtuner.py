@@ -35,23 +35,27 @@ def network(path: str, store: Store | None = None) -> GraphLog:
                 "complete graph tuner log"
             ) from None
     if not graph.layers:  # a wrong file, not a network without layers: say what it is
-        raise NotAGraphLogError(_no_record(path, len(graph.rejected)))
+        raise NotAGraphLogError(_no_record(path, [reason for _, reason in graph.rejected]))
     if store is not None:
         with store.errors_said():  # as `with store:` would (the caller may not use it)
             _add_kernel_bests(store, graph)
     return graph
 
 
-def _no_record(path: str, rejected: int) -> str:
-    """Why a graph log holding no AutoTVM record is refused, and what `network` reads."""
+def _no_record(path: str, reasons: list[str]) -> str:
+    """Why a graph log holding no AutoTVM record is refused (`reasons`: its rejected lines'),
+    and what `network` reads."""
+    from tunelog.network import AUTO_SCHEDULER_LINE
     from tunelog.rules.sourcenames import STDIN
 
     what = "standard input" if path == STDIN else path
-    if os.path.isfile(path):
+    if AUTO_SCHEDULER_LINE in reasons:  # what import reads, but no graph tuner writes
+        what += " (it holds auto_scheduler records, which no graph tuner writes)"
+    elif os.path.isfile(path):
         from tunelog.discovery import looks_like
 
         what += f" (it looks like {looks_like(Path(path))})"
-    counted = f"; {rejected} line(s) rejected" if rejected else ""
+    counted = f"; {len(reasons)} line(s) rejected" if reasons else ""
     return (
         f"{what} holds no AutoTVM record{counted}: network reads a graph tuner's output log "
         "(the database, with the kernel log, is --db; without a file, network totals it)"

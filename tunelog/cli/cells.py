@@ -33,9 +33,12 @@ def _relative_below(path: str, cwd: str) -> str:
 
 
 def format_seconds(seconds: float) -> str:
-    """A latency in readable units: `671.6 us`, `12.40 ms`, `1.20 s` (`failed` for 1e9)."""
-    if seconds >= 1e8:
-        return "failed"
+    """A latency in readable units: `671.6 us`, `12.40 ms`, `1.20 s`, `1e+09 s`.
+
+    Always a valid measurement's: a mean of 1e9 s with error 0 is what TVM compares, so it is
+    shown as such (a failed trial's stub cost never reaches a latency cell)."""
+    if seconds >= 1e4:
+        return f"{seconds:.3g} s"
     if seconds >= 1:
         return f"{seconds:.2f} s"
     if seconds >= 1e-3:

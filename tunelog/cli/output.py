@@ -52,8 +52,10 @@ def echo_shown(text: str) -> None:
     sys.stdout.flush()  # as `echo` does: a page reaches a pipe as soon as it is made
 
 
-def _err(message: str) -> None:
-    sys.stderr.write(shown(message, keep_newlines=True) + "\n")
+def _err(message: str, *, lines: bool = False) -> None:
+    """A message on stderr, control characters escaped, line breaks too unless `lines` (a
+    message of several lines: a path or log text in it is escaped by its maker)."""
+    sys.stderr.write(shown(message, keep_newlines=lines) + "\n")
     sys.stderr.flush()
 
 

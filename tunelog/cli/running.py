@@ -53,7 +53,7 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
         except BrokenPipeError:
             raise  # not an error: TunelogGroup.invoke ends quietly
         except TunelogError as exc:
-            _err(f"Error: {exc}")
+            _err(f"Error: {exc}", lines=True)  # an ambiguous name lists candidates by line
             raise typer.Exit(1) from None
         except OSError as exc:
             reason = exc.strerror or str(exc)
