@@ -334,6 +334,10 @@ def database_contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, 
     contents["counters"] = conn.execute("SELECT * FROM counters").fetchall()
     contents["targets"] = conn.execute("SELECT * FROM targets ORDER BY id").fetchall()
     contents["workloads"] = conn.execute("SELECT * FROM workloads ORDER BY id").fetchall()
+    contents["own spellings"] = conn.execute(
+        """SELECT rs.record_id, t.spelling FROM record_spellings rs
+           JOIN spelling_texts t ON t.id = rs.spelling_id ORDER BY rs.record_id"""
+    ).fetchall()
     contents["sources"] = conn.execute(
         """SELECT id, path, label, size, lines, records, duplicates, comments, blank, rejected,
                   split, repaired, repair FROM sources ORDER BY id"""
@@ -347,6 +351,7 @@ def database_contents(conn: sqlite3.Connection) -> dict[str, list[tuple[object, 
 # What each migration from 5 on adds, to undo it (newest first): tests make a database of an
 # older schema from a new one. Migrations 9, 11 and 14 also rewrite the sources_summary view.
 _UNDO_MIGRATION: dict[int, tuple[str, ...]] = {
+    16: ("DROP TABLE record_spellings", "DROP TABLE spelling_texts"),
     15: tuple(
         f"ALTER TABLE trial_runs DROP COLUMN {column}"
         for column in ("last_significant", "best_cost", "to_best")

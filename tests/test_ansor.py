@@ -310,6 +310,32 @@ def test_best_rows_for_a_table_skip_the_arguments_only_where_the_short_text_is_s
     ]
 
 
+@pytest.mark.parametrize(
+    ("first", "winner", "args"),
+    [
+        ('["h1", 1.0, 28]', '["h1", 1, 28]', [1, 28]),  # the winning line's own key
+        ('["h1", 1, 28]', '["h1", 1.0, 28]', [1.0, 28]),
+        ('["h1", [1, 28]]', '["h1", 1, 28]', [1, 28]),  # nested or flat: one workload
+        ('["h1", 1, 28]', '["h1", 1, 28]', [1, 28]),
+    ],
+)
+def test_best_shows_the_arguments_as_the_winning_line_writes_its_key(
+    tmp_path: Path, first: str, winner: str, args: list[object]
+) -> None:
+    log = tmp_path / "keys.json"
+    log.write_text(ansor_line(first, costs=[5e-5]) + "\n" + ansor_line(winner, costs=[1e-5]) + "\n")
+    with Store(tmp_path / "k.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        (row,) = store.each_best(as_written=True)
+        merged = tmp_path / "m.db"
+        with Store(merged) as other:
+            tunelog.merge(other, [str(tmp_path / "k.db")])
+            (again,) = other.each_best(as_written=True)
+    # as JSON: 1.0 == 1 in Python, not as written
+    assert (row.line, json.dumps(row.args)) == (2, json.dumps(args))
+    assert json.dumps(again.args) == json.dumps(args)
+
+
 def test_knobs_of_an_auto_scheduler_layer_says_it_has_none(tmp_path: Path) -> None:
     """Its config is a list of steps: 'knobs' used to print '0 trials, 0 distinct configs' and
     a warning that every stored line had no readable knobs."""

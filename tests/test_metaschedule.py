@@ -65,8 +65,9 @@ def test_the_pruned_database_keeps_the_best_valid_record_of_each_workload(tmp_pa
     ]
     database = _database(tmp_path / "db", ["QUFB", "QkJC", "QUFB"], records)
     workloads, kept = _pruned(tmp_path, database)
-    # In import order of the winners, each index rewritten to its workload's new line.
-    assert workloads == ['["1", "QkJC"]', '["0", "QUFB"]']
+    # In import order of the winners, each with its own workload line (module A's winner was
+    # measured against line 2), its index rewritten to that line's new place.
+    assert workloads == ['["1", "QkJC"]', '["2", "QUFB"]']
     assert kept == [_record(0, [0.009], target=CUDA), records[2].replace("[2,", "[1,", 1)]
     # Each kept record points at its own workload's new line.
     assert [json.loads(workloads[json.loads(r)[0]])[1] for r in kept] == ["QkJC", "QUFB"]
@@ -317,8 +318,9 @@ def test_modules_equal_but_for_variable_names_are_one_workload(tmp_path: Path) -
     records = [_record(0, [0.004]), _record(1, [0.002]), _record(2, [0.003])]
     database = _database(tmp_path / "db", modules, records)
     workloads, kept = _pruned(tmp_path, database)
-    # Lines 0 and 1 compete (the faster, of line 1, wins); line 2 is another function.
-    assert [json.loads(line)[1] for line in workloads] == [modules[0], modules[2]]
+    # Lines 0 and 1 compete (the faster, of line 1, wins, with its own line: its trace
+    # replays against the names it was measured with); line 2 is another function.
+    assert [json.loads(line)[1] for line in workloads] == [modules[1], modules[2]]
     assert kept == [records[1].replace("[1,", "[0,", 1), records[2].replace("[2,", "[1,", 1)]
 
 

@@ -9,6 +9,7 @@ without it (CI installs it).
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -203,3 +204,115 @@ def test_merging_a_database_of_another_release_warns(tmp_path: Path) -> None:
         "TVM loads together: `export --metaschedule` writes one release at a time (--source or "
         f"--label)\nmerged 6 new record(s) from 1 database(s) into {new}\n"
     )
+
+
+def _renamed_block_database(directory: Path) -> Path:
+    """`failures`' matmul workload twice, as written and with its block C named D (one workload
+    up to names); its records against the first line, and one more, the fastest, measured
+    against the second (its trace gets block D)."""
+    source = REAL / "failures"
+    (line,) = (source / "database_workload.json").read_text().splitlines()[1:]
+    hash_text, encoded = json.loads(line)
+    raw = base64.b64decode(encoded)
+    graph = raw[8:].decode()
+    named_c = '"type": "ffi.String",\n      "data": "C"'
+    assert graph.count(named_c) == 1
+    renamed = raw[:8] + graph.replace(named_c, named_c.replace('"C"', '"D"')).encode()
+    directory.mkdir()
+    (directory / "database_workload.json").write_text(
+        line + "\n" + json.dumps([hash_text, base64.b64encode(renamed).decode()]) + "\n"
+    )
+    records = [
+        json.loads(r) for r in (source / RECORDS).read_text().splitlines() if r.startswith("[1,")
+    ]
+    fastest = json.loads(json.dumps(records[0]))
+    fastest[0], fastest[1][1] = 1, [1e-6]
+    text = json.dumps(fastest).replace('["C", "main"]', '["D", "main"]')
+    assert '["D", "main"]' in text
+    lines = [json.dumps([0, r[1]]) for r in records] + [text]
+    (directory / RECORDS).write_text("\n".join(lines) + "\n")
+    return directory
+
+
+@pytest.mark.parametrize("top_k", [1, 3])
+def test_each_exported_record_keeps_the_workload_line_its_trace_was_measured_against(
+    tmp_path: Path, top_k: int
+) -> None:
+    database = _renamed_block_database(tmp_path / "db")
+    workload_lines = (database / "database_workload.json").read_text().splitlines()
+    out = tmp_path / "out"
+    with Store(tmp_path / "ms.db") as store:
+        (report,) = tunelog.import_paths(store, [str(database)])
+        assert report.rejected == 0
+        (best,) = store.best()  # one workload: the two lines differ only in a block's name
+        assert (best.line, best.mean_cost) == (7, 1e-6)  # the last record, against line 2
+        export_metaschedule(store, str(out), top_k=top_k)
+    exported = (out / "database_workload.json").read_text().splitlines()
+    for record in (out / RECORDS).read_text().splitlines():
+        index = json.loads(record)[0]
+        own = workload_lines[1] if '["D", "main"]' in record else workload_lines[0]
+        assert exported[index] == own, record[:80]
+    # the best was measured against the renamed block; the two next against the other line
+    assert exported == ([workload_lines[1]] if top_k == 1 else workload_lines)
+
+
+def test_tvm_loads_an_export_whose_records_name_blocks_otherwise(tmp_path: Path) -> None:
+    pytest.importorskip("tvm")
+    from tests.realtvm.oracle import load
+
+    database = _renamed_block_database(tmp_path / "db")
+    out = tmp_path / "out"
+    with Store(tmp_path / "ms.db") as store:
+        tunelog.import_paths(store, [str(database)])
+        export_metaschedule(store, str(out), top_k=3)
+    original = [float(r.run_secs[0]) for r in load(database).get_all_tuning_records()]
+    exported = [float(r.run_secs[0]) for r in load(out).get_all_tuning_records()]
+    assert 1e-6 in original and 1e-6 in exported and len(exported) == 3
+
+
+def _exported_lines(store: Store, out: Path, filters: Filters | None = None) -> dict[str, str]:
+    """Each exported record (after its workload index) -> the workload line it points at
+    (top 3)."""
+    export_metaschedule(store, str(out), top_k=3, filters=filters)
+    lines = (out / "database_workload.json").read_text().splitlines()
+    return {
+        record.split(",", 1)[1]: lines[json.loads(record)[0]]
+        for record in (out / RECORDS).read_text().splitlines()
+    }
+
+
+def test_own_workload_lines_survive_merge_removal_and_source_selection(tmp_path: Path) -> None:
+    from tests.conftest import database_contents
+
+    database = _renamed_block_database(tmp_path / "db")
+    with Store(tmp_path / "direct.db") as direct:
+        tunelog.import_paths(direct, [str(database)])
+        expected = _exported_lines(direct, tmp_path / "direct")
+        held = database_contents(direct.conn)["own spellings"]
+    assert len(held) == 1  # the record measured against the renamed block
+    # merged into another database
+    with Store(tmp_path / "merged.db") as merged:
+        tunelog.merge(merged, [str(tmp_path / "direct.db")])
+        assert _exported_lines(merged, tmp_path / "merged") == expected
+    # an earlier source gave the workload the renamed block's line: the other records keep
+    # theirs, also when that source is removed and the later one replayed whole (its first
+    # line, the renamed record's, was stored by the removed source)
+    *against_c, against_d = (database / RECORDS).read_text().splitlines()
+    first, second = tmp_path / "first", tmp_path / "second"
+    for directory, records in ((first, [against_d]), (second, [against_d, *against_c])):
+        directory.mkdir()
+        (directory / "database_workload.json").write_bytes(
+            (database / "database_workload.json").read_bytes()
+        )
+        (directory / RECORDS).write_text("\n".join(records) + "\n")
+    with Store(tmp_path / "removed.db") as removed:
+        tunelog.import_paths(removed, [str(first), str(second)])
+        assert len(database_contents(removed.conn)["own spellings"]) == 6
+        assert _exported_lines(removed, tmp_path / "both") == expected
+        removed.remove_sources("1")
+        assert len(database_contents(removed.conn)["own spellings"]) == 6
+        assert removed.conn.execute("SELECT count(*) FROM spelling_texts").fetchone() == (1,)
+        assert _exported_lines(removed, tmp_path / "removed") == expected
+        # one source chosen (a temporary database of its lines)
+        chosen = _exported_lines(removed, tmp_path / "chosen", Filters(source="2"))
+        assert chosen == expected

@@ -70,17 +70,12 @@ def test_the_count_wins_when_a_later_migration_is_recorded_but_not_counted(
     with sqlite3.connect(path) as conn:  # the schema before the last migration again
         undo_migrations(conn, len(MIGRATIONS) - 1)
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
-        assert "to_best" not in run_columns(conn)
+        assert "record_spellings" not in table_names(conn)
     with Store(path) as store:  # the last migration runs again, though its name was recorded
         assert store.schema_version == len(MIGRATIONS)
     with sqlite3.connect(path) as conn:
-        assert "to_best" in run_columns(conn)  # what migration 15 adds
+        assert "record_spellings" in table_names(conn)  # what migration 16 adds
     assert applied_names(path) == list(MIGRATION_NAMES)
-
-
-def run_columns(conn: sqlite3.Connection) -> list[str]:
-    """The columns of the `trial_runs` table."""
-    return [row[1] for row in conn.execute("PRAGMA table_info(trial_runs)")]
 
 
 def table_names(conn: sqlite3.Connection) -> set[str]:

@@ -48,6 +48,8 @@ def test_schema_after_migrations(store: Store) -> None:
     assert store.schema_version == len(MIGRATIONS)
     assert store.schema_version == len(MIGRATIONS) >= 5
     assert set(store.db.table_names()) == {
+        "record_spellings",
+        "spelling_texts",
         "trial_runs",
         "source_imports",
         "counters",

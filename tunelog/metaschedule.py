@@ -246,16 +246,19 @@ def _trace_number(trace: Any) -> int:
 def pruned_database(rows: list[tuple[int, bytes, bytes]]) -> tuple[list[bytes], list[bytes]]:
     """The two files of a pruned database from `(workload key, workload line, record line)` rows.
 
-    Workload lines are written once each, in the order their first record comes; each record's
-    workload index is rewritten to its workload's new line, every other byte of both lines kept.
+    Each distinct workload line is written once, in the order its first record comes; each
+    record's workload index is rewritten to its own line's new place, every other byte of both
+    lines kept. A workload may be written as several lines (records measured against modules
+    that name things otherwise): TVM makes them one workload again, and replays each record's
+    trace against its own line.
     """
-    new_index: dict[int, int] = {}
+    new_index: dict[bytes, int] = {}
     workload_lines: list[bytes] = []
     record_lines: list[bytes] = []
-    for key, workload_line, record_line in rows:
-        index = new_index.get(key)
+    for _key, workload_line, record_line in rows:
+        index = new_index.get(workload_line)
         if index is None:
-            index = new_index[key] = len(workload_lines)
+            index = new_index[workload_line] = len(workload_lines)
             workload_lines.append(workload_line)
         rest = record_line.lstrip()[1:].lstrip()  # after "["
         digits = len(rest) - len(rest.lstrip(b"-0123456789"))

@@ -99,7 +99,8 @@ def each_best_row(
         if not args_only_without_shapes or shapes is None:
             args = json.loads(args_text)
             if as_written and version == ANSOR_VERSION:
-                args = args_as_written(conn, task_name, args)
+                # the winning line's own key, else its workload's (the first seen)
+                args = own_args(conn, record_id) or args_as_written(conn, task_name, args)
         pending = BestRow(
             slots=[label],
             target=target,
@@ -285,6 +286,25 @@ class _HeldSlots:
             (*slot, self._rows[0].workload_id),
         ).fetchone()
         return None if found is None else int(found[0])
+
+
+def own_args(conn: sqlite3.Connection, record_id: int) -> list[object] | None:
+    """An auto_scheduler record's arguments as its own key writes them, when its key is not
+    spelled as its workload's (migration 16); else None."""
+    import json
+
+    found = conn.execute(
+        """SELECT t.spelling FROM record_spellings rs JOIN spelling_texts t
+           ON t.id = rs.spelling_id WHERE rs.record_id = ?""",
+        (record_id,),
+    ).fetchone()
+    if found is None:
+        return None
+    try:
+        items = json.loads(found[0])
+    except ValueError:
+        return None
+    return items[1:] if isinstance(items, list) and items else None
 
 
 def args_as_written(conn: sqlite3.Connection, task_name: str, args: list[object]) -> list[object]:

@@ -124,7 +124,8 @@ class Exports(Queries):
         The workloads are those whose best valid record (the target-less slot) matches the
         filters; each keeps its `top_k` best valid records of distinct traces, ranked as
         `get_top_k` does (mean run time, then import order). Rows come in import order, so
-        records of equal mean keep their order.
+        records of equal mean keep their order. A record's workload line is its own (migration
+        16): its trace replays against the names that line gives the module's blocks.
         """
         from tunelog.rules.slots import ANY_TARGET_SLOT
         from tunelog.store.codec import LineReader
@@ -144,10 +145,29 @@ class Exports(Queries):
         if top_k > 1:
             chosen = self._metaschedule_top_k(set(spellings), top_k)
         reader = LineReader(self.conn)
+        own = self._own_spellings([record_id for record_id, _ in chosen])
         return [
-            (workload_id, spellings[workload_id].encode(), reader.line(record_id))
+            (
+                workload_id,
+                own.get(record_id, spellings[workload_id]).encode(),
+                reader.line(record_id),
+            )
             for record_id, workload_id in sorted(chosen)
         ]
+
+    def _own_spellings(self, record_ids: list[int]) -> dict[int, str]:
+        """The own spellings of these records, where not their workload's (`record_spellings`)."""
+        found: dict[int, str] = {}
+        for start in range(0, len(record_ids), 500):
+            wanted = ",".join(str(int(i)) for i in record_ids[start : start + 500])
+            found.update(
+                self.conn.execute(
+                    f"""SELECT rs.record_id, t.spelling FROM record_spellings rs
+                        JOIN spelling_texts t ON t.id = rs.spelling_id
+                        WHERE rs.record_id IN ({wanted})"""
+                )
+            )
+        return found
 
     def _metaschedule_top_k(self, workloads: set[int], top_k: int) -> list[tuple[int, int]]:
         # One pass over the valid records, best first: a workload keeps the first (best,

@@ -78,14 +78,17 @@ def store_runs(conn: sqlite3.Connection, source_id: int, runs: Iterable[Run]) ->
 
 # Each record line of one source in file order: its line number and the record's columns.
 _HELD = """SELECT h.seq + (r.id - h.record_id), h.line + (r.id - h.record_id), r.id, r.target_id,
-                  r.workload_id, r.config_index, r.error_no, r.mean_cost, r.all_cost, r.timestamp
+                  r.workload_id, r.config_index, r.error_no, r.mean_cost, r.all_cost, r.timestamp,
+                  rs.spelling_id
            FROM holdings h JOIN records r ON r.id >= h.record_id AND r.id < h.record_id + h.count
+           LEFT JOIN record_spellings rs ON rs.record_id = r.id
            WHERE h.source_id = ? ORDER BY h.seq, r.id"""
 
 
 def held_records(conn: sqlite3.Connection, source_id: int) -> Iterator[tuple[int, ...]]:
     """(seq, line, record id, target id, workload id, config index, error number, mean cost,
-    all cost, timestamp) of every record line the source held, in its file's order."""
+    all cost, timestamp, own spelling id or None (`record_spellings`)) of every record line
+    the source held, in its file's order."""
     return conn.execute(_HELD, (source_id,))
 
 

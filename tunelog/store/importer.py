@@ -42,6 +42,7 @@ from tunelog.store.codec import (
 from tunelog.store.deduplication import deduplicate
 from tunelog.store.groupstate import GROUPS_HELD, Group, GroupStore
 from tunelog.store.importids import ImportIds, WorkloadKey
+from tunelog.store.ownspellings import OwnSpellings
 
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
 # Said of a rejected last line without line end: a tuner may be writing it (a log read while
@@ -98,6 +99,9 @@ class ImportWriter:
         self.block_lines: list[bytes] = []
         self.packed_blocks: list[tuple[int, int, bytes]] = []
         self.packer = BlockPacker()
+        # Each MetaSchedule or auto_scheduler record's spelling of its workload: kept where
+        # it is not its workload's (migration 16).
+        self.spellings = OwnSpellings(conn)
         # Records rows waiting for the batch insert; a workload id may be provisional until
         # `_flush` has looked up the batch's new workloads (see ImportIds.workload).
         self.rows: list[tuple[Any, ...]] = []
@@ -190,6 +194,9 @@ class ImportWriter:
         group = self.groups.get(rec[:IDENTITY_LENGTH]) or self._group(rec)
         record_id = self.next_id
         self.next_id = record_id + 1
+        spelling = rec.spelling
+        if spelling is not None:  # no AutoTVM record has one
+            self.spellings.add(record_id, spelling)
         if line_no != self.run_next_line:
             self.run_starts.append((line_no, record_id))
         self.run_next_line = line_no + 1
@@ -263,6 +270,7 @@ class ImportWriter:
         self.report.new = self.next_id - self.first_id - duplicates
         if duplicates:
             self.group_store.recount_runs(self.first_id)
+        self.spellings.finish()  # of the records kept, their workloads resolved
         # Last, so that the worker process computes them while duplicates are resolved: the
         # facts of the new workloads handed to it.
         self.ids.facts.finish()
@@ -367,6 +375,7 @@ class ImportWriter:
                 self.rows,
             )
             self.rows = []
+            self.spellings.flush()
             self._flush_runs(final=False)
         if len(self.groups) >= GROUPS_HELD:
             self._store_groups()

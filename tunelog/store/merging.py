@@ -309,7 +309,11 @@ def feed_held_records(
     lines: list[bytes] = []
     add = writer.add
     rows = held_records(conn, source_id)
-    for _seq, line, rid, target_id, workload_id, index, error_no, mean, all_cost, stamp in rows:
+    own = _OwnSpellingTexts(conn)
+    for row in rows:
+        _seq, line, rid, target_id, workload_id, index, error_no, mean, all_cost, stamp = row[:10]
+        spelling_id = row[10]  # the record's own spelling, where not its workload's
+        spelling = spellings[workload_id] if spelling_id is None else own.text(spelling_id)
         version, task, key, args = workloads[workload_id]
         rec = stored_measurement(
             (version, targets[target_id], task, key, args),
@@ -318,8 +322,30 @@ def feed_held_records(
             all_cost=all_cost,
             timestamp=stamp,
             mean_cost=mean,
-            spelling=spellings[workload_id],
+            spelling=spelling,
         )
         if not first <= rid < end:
             first, end, lines = block_of(rid)
         add(line, rec, lines[rid - first])
+
+
+class _OwnSpellingTexts:
+    """`spelling_texts` of a database, each read when first asked (the last few kept)."""
+
+    KEPT = 256
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._texts: dict[int, str] = {}
+
+    def text(self, spelling_id: int) -> str:
+        """The spelling with this id."""
+        found = self._texts.get(spelling_id)
+        if found is None:
+            if len(self._texts) >= self.KEPT:
+                self._texts.clear()
+            (found,) = self._conn.execute(
+                "SELECT spelling FROM spelling_texts WHERE id = ?", (spelling_id,)
+            ).fetchone()
+            self._texts[spelling_id] = found
+        return str(found)

@@ -1,6 +1,6 @@
-"""Migrations 7-13: spellings, trial runs, merge origins, resume points, holdings, the
-per-workload facts and the packed top configs, each with its own frozen SQL (backfills
-computed once when run)."""
+"""Migrations 7-16: spellings, trial runs, merge origins, resume points, holdings, the
+per-workload facts, the packed top configs, the runs' marks and each record's own spelling,
+each with its own frozen SQL (backfills computed once when run)."""
 
 from __future__ import annotations
 
@@ -327,3 +327,23 @@ def fill_top_config_ids(conn: sqlite3.Connection, records_where: str) -> None:
 
 
 # Append only: a database's PRAGMA user_version is the number of migrations applied.
+
+
+def _migration_16(conn: sqlite3.Connection) -> None:
+    """`record_spellings`: a record's own spelling of its workload, where it is not the one
+    `workloads.spelling` keeps (migration 7: the first seen), each text once in
+    `spelling_texts`.
+
+    A MetaSchedule workload is a module up to structural equality (tvm-reference §9): two
+    workload lines that name its blocks differently are one workload, but a record's trace
+    replays against its own line (`GetSBlock` by name), so a pruned database must write each
+    record's own line. An older database's records keep no such spelling (not known): an
+    export writes their workload's.
+    """
+    conn.execute(
+        "CREATE TABLE spelling_texts (id INTEGER PRIMARY KEY, spelling TEXT NOT NULL UNIQUE)"
+    )
+    conn.execute(
+        "CREATE TABLE record_spellings (record_id INTEGER PRIMARY KEY, "
+        "spelling_id INTEGER NOT NULL)"
+    )

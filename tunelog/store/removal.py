@@ -88,6 +88,9 @@ def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[
     _recount_sources(conn, replayed)
     conn.execute("DELETE FROM workloads WHERE id NOT IN (SELECT workload_id FROM tallies)")
     conn.execute("DELETE FROM targets WHERE id NOT IN (SELECT target_id FROM tallies)")
+    conn.execute(
+        "DELETE FROM spelling_texts WHERE id NOT IN (SELECT spelling_id FROM record_spellings)"
+    )
     _renumber_in_first_seen_order(conn)
     conn.execute("DROP TABLE removal_groups")
     conn.execute("DROP TABLE IF EXISTS temp.replay_lines")
@@ -191,6 +194,9 @@ def _delete_records(conn: sqlite3.Connection, gone: Ranges) -> None:
             (first, end),
         )
         conn.execute("DELETE FROM records WHERE id >= ? AND id < ?", (first, end))
+        conn.execute(
+            "DELETE FROM record_spellings WHERE record_id >= ? AND record_id < ?", (first, end)
+        )
 
 
 def _drop_empty_blocks(conn: sqlite3.Connection, affected: Sequence[int]) -> None:

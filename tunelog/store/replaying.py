@@ -46,10 +46,12 @@ def capture_replay(
         conn.execute(
             """INSERT INTO temp.replay_lines
                SELECT ?, ? + r.id - ?, ? + r.id - ?, r.id, w.version, t.target, w.task_name,
-                      w.template_key, w.args, w.spelling, r.config_index, r.error_no,
-                      r.mean_cost, r.all_cost, r.timestamp
+                      w.template_key, w.args, coalesce(own.spelling, w.spelling),
+                      r.config_index, r.error_no, r.mean_cost, r.all_cost, r.timestamp
                FROM records r JOIN targets t ON t.id = r.target_id
                JOIN workloads w ON w.id = r.workload_id
+               LEFT JOIN record_spellings rs ON rs.record_id = r.id
+               LEFT JOIN spelling_texts own ON own.id = rs.spelling_id
                WHERE r.id >= ? AND r.id < ?""",
             (steps[-1][0], seq, first, line, first, first, first + count),
         )

@@ -21,6 +21,7 @@ from tunelog.store.migrations_later import (
     _migration_13,
     _migration_14,
     _migration_15,
+    _migration_16,
     fill_run_marks,
     fill_top_config_ids,
     fill_trial_runs,
@@ -70,6 +71,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_13,
     _migration_14,
     _migration_15,
+    _migration_16,
 ]
 
 # Each migration's name, as sqlite-utils records it in `_sqlite_migrations` (store.migrating):
@@ -90,4 +92,5 @@ MIGRATION_NAMES: tuple[str, ...] = (
     "0013_top_config_ids",
     "0014_sources_split",
     "0015_trial_run_marks",
+    "0016_record_spellings",
 )
