@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,25 @@ def test_export_for_target_on_tophub_cuda_answers_as_the_full_log(
         assert want is not None and got is not None
         assert got.ref == want.ref, workload
     assert len(out.read_bytes().splitlines()) == len(workloads)
+
+
+def test_target_selects_the_records_a_layer_counts(store: Store, tmp_path: Path) -> None:
+    # Two target strings of one group (keys cpu, no model) measured the same layers: --target
+    # counts its own records, as `stats` does, not the group's.
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()
+    first = json.loads(lines[0])["input"][0]
+    other = "llvm -keys=cpu -mtriple=x86_64-pc-linux-gnu"
+    assert first != other
+    (tmp_path / "other.log").write_text(
+        "\n".join(line.replace(json.dumps(first), json.dumps(other)) for line in lines[:40])
+    )
+    tunelog.import_paths(store, [str(SAMPLE_LOGS / "x86_mini_llvm.log")])
+    tunelog.import_paths(store, [str(tmp_path / "other.log")])
+
+    def trials(filters: Filters | None) -> dict[str, int]:
+        return {lay.key: lay.trials for lay in tunelog.layers(store, filters)}
+
+    both, alone, copied = trials(None), trials(Filters(target=first)), trials(Filters(target=other))
+    assert sum(both.values()) == len(lines) + 40
+    assert sum(alone.values()) == len(lines) and sum(copied.values()) == 40
+    assert {key: alone[key] + copied.get(key, 0) for key in alone} == both

@@ -69,9 +69,16 @@ def each_layer(
     if target is not None:
         for_groups = [TargetGroup(target.keys, target.model, (target.raw,))]
     pairs = store.selected_pairs(filters) if filters is not None else None
+    # --target: the groups of its targets alone, whose records are the tallies shown.
+    only = store.selected_targets(filters) if filters is not None else None
     by_group = filters is None or not filters.selects_tasks  # `_matches` reads the group only
     shown: dict[int, tuple[TargetGroup, bool]] = {}  # id(group) -> (group, _matches): kept alive
-    for lay in layers_of(store.layer_candidates(for_groups, failing_only=failing_only)):
+    candidates = store.layer_candidates(
+        for_groups,
+        failing_only=failing_only,
+        only_targets=None if only is None else set(only.values()),
+    )
+    for lay in layers_of(candidates):
         if by_group:  # asked once per group (a few dozen), not per layer (80k at 80k workloads)
             known = shown.get(id(lay.group))
             if known is None:

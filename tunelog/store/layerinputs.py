@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any
 
 from tunelog.store.connection import Connection
@@ -84,6 +92,7 @@ class LayerInputs(Connection):
         *,
         unseen_models: bool = False,
         failing_only: bool = False,
+        only_targets: Collection[str] | None = None,
     ) -> Generator[tuple[TargetGroup, str, list[Candidate]], None, None]:
         """Each (target group, layer key) with records, and its candidate templates, in the
         order `workloads` lists layers: `layers.layers_of`'s input, read one layer at a time.
@@ -98,13 +107,17 @@ class LayerInputs(Connection):
         database's layers of its first workload (an order for answers that are sets: a
         workload's layers come together, so it is built once). `failing_only`: only the layers
         with a failed record on the group (`rules.failedrecords`), each whole and in its place:
-        what `errors` lists, read without the layers that have none.
+        what `errors` lists, read without the layers that have none. `only_targets`: the
+        groups are made of these targets alone (`--target`: their records are the tallies; an
+        answer may still be another target's record, as TVM's is).
         """
         from tunelog.layers import TargetGroup, group_targets
         from tunelog.targets import UNKNOWN_MODEL
 
         targets = [(int(i), str(t)) for i, t in self.conn.execute("SELECT id, target FROM targets")]
-        by_target = group_targets(targets)
+        by_target = group_targets(
+            [(i, t) for i, t in targets if only_targets is None or t in only_targets]
+        )
         groups: list[TargetGroup] = []
         members: list[tuple[int, int]] = []
         if for_groups is None:

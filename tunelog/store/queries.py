@@ -125,19 +125,25 @@ class Queries(Sources):
         if filters.selects_sources:
             with self.selected(filters) as (chosen, rest):
                 return chosen.selected_pairs(rest)
+        names = self.selected_targets(filters)
+        if names is None:
+            return None
+        sql = f"""SELECT DISTINCT target_id, workload_id FROM tallies
+                  WHERE target_id IN ({",".join(map(str, names)) or "NULL"})"""
+        return {(names[t], int(w)) for t, w in self.conn.execute(sql)}
+
+    def selected_targets(self, filters: Filters) -> dict[int, str] | None:
+        """{id: target string} of the targets `--target` names, by the filter's own rule
+        (`Filters.matches_target`); None without it."""
         if filters.target is None:
             return None
-        # The targets --target names, by the filter's own rule (`Filters.matches_target`).
         from tunelog.targets import parse_target
 
-        names = {
+        return {
             int(i): str(target)
             for i, target in self.conn.execute("SELECT id, target FROM targets")
             if filters.matches_target(parse_target(str(target)))
         }
-        sql = f"""SELECT DISTINCT target_id, workload_id FROM tallies
-                  WHERE target_id IN ({",".join(map(str, names)) or "NULL"})"""
-        return {(names[t], int(w)) for t, w in self.conn.execute(sql)}
 
     def slot_holders(self) -> list[SlotHolder]:
         """Every slot and the record holding it (the two ApplyHistoryBest dictionaries)."""
