@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,6 +56,23 @@ def test_with_the_kernel_log_each_layer_gets_its_best_and_best_per_layout(tmp_pa
     second = graph.layers[1]  # 64x64x3x3: the graph tuner kept NCHW8c, 7 % slower than NCHW16c
     assert second.best_per_layout == pytest.approx({"NCHW8c": 107e-6, "NCHW16c": 100e-6})
     assert graph.kernel_total is not None and graph.kernel_total < graph.total
+
+
+def test_kernel_bests_measured_on_another_machine_are_warned_about(tmp_path: Path) -> None:
+    # The kernel log retargeted to another CPU: its bests answer the graph's target (the cpu
+    # key) but were measured elsewhere; the graph keeps its own latencies.
+    target = json.loads(KERNEL.read_text().splitlines()[0])["input"][0]
+    other = tmp_path / "other.log"
+    other.write_text(KERNEL.read_text().replace(json.dumps(target), '"llvm -mcpu=znver3"'))
+    with Store(tmp_path / "k.db") as store:
+        api.import_paths(store, [str(other)])
+        graph = api.network(str(GRAPH), store)
+        with Store(tmp_path / "same.db") as same:
+            api.import_paths(same, [str(KERNEL)])
+            assert api.network(str(GRAPH), same).kernel_warnings == []
+    assert all(layer.kernel_best is not None for layer in graph.layers)
+    (warning,) = graph.kernel_warnings
+    assert warning.startswith(f"answer for {target!r} was measured on 'llvm -mcpu=znver3' (")
 
 
 def test_without_a_database_the_kernel_columns_stay_empty() -> None:
@@ -228,6 +246,21 @@ def test_the_footer_counts_distinct_layers_apart_from_their_rows(tmp_path: Path)
     result = runner.invoke(app, ["--db", db, "network", str(CORPUS / TLCBENCH)])
     assert result.exit_code == 0, result.stderr
     assert "(53 conv layer occurrences, 20 distinct in 22 rows)" in result.stdout
+
+
+def test_the_footer_names_the_rows_the_kernel_log_lacks(tmp_path: Path) -> None:
+    kernel = tmp_path / "part.log"
+    kernel.write_text(
+        "".join(line for line in KERNEL.open() if "[1, 3, 224, 224]" not in line)  # the stem
+    )
+    db = str(tmp_path / "t.db")
+    runner.invoke(app, ["--db", db, "import", str(kernel)])
+    result = runner.invoke(app, ["--db", db, "network", str(GRAPH)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.endswith(
+        "\nimport the kernel log of the 1 of 15 rows without a kernel best (--db) to compare "
+        "with each layer's fastest kernel; a kernel log alone cannot count occurrences\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -147,6 +147,29 @@ def test_the_page_shows_every_section(page: Path) -> None:
     assert '<td>BUILD_TIMEOUT</td><td data-v="24">24</td>' in body
 
 
+def test_the_totals_say_a_layer_answered_by_another_machine_is_summed(tmp_path: Path) -> None:
+    # One box measured the layer, another failed it: the second's layer is untuned (another
+    # machine's answer) in the summary, and summed with that answer in its group's total.
+    line = json.loads((SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[0])
+    failed = json.loads(json.dumps(line))
+    failed["input"][0] = "llvm -keys=cpu -mcpu=znver3"
+    failed["result"] = [[1e9], 6, 10.0, 1.6e9]
+    log = tmp_path / "boxes.log"
+    log.write_text(json.dumps(line) + "\n" + json.dumps(failed) + "\n")
+    db, out = str(tmp_path / "t.db"), tmp_path / "r.html"
+    runner.invoke(app, ["--db", db, "import", str(log)])
+    assert runner.invoke(app, ["--db", db, "report", str(out)]).exit_code == 0
+    text = out.read_text()
+    cards = re.findall(r"<div class=n>([\d,]+)</div><div class=l>(\w+)</div>", text)
+    assert ("0", "tuned") in cards and ("1", "untuned") in cards
+    assert (
+        "<th>layers summed</th><th>fallback configs</th><th>slowest layer (share)</th></tr>"
+        '</thead><tbody><tr><td>cpu</td><td data-v="3.11259999913697e-05">31.1 us</td>'
+        '<td data-v="1">1</td><td data-v="0">0</td>'
+    ) in text
+    assert "answered only by another machine's record (an untuned layer above) is" in text
+
+
 def test_untuned_layers_are_listed(tmp_path: Path) -> None:
     line = json.loads((SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[0])
     line["result"] = [[1e9], 6, 10.0, 1.6e9]

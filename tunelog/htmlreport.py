@@ -224,9 +224,11 @@ def _totals_table(layers: list[Layer]) -> str:
     note = (
         "<p class=note>Each layer counted once: a kernel log cannot count how often the network "
         "runs a layer (a graph-tuner output can: <code>tunelog network GRAPH_LOG</code>). "
-        "Untuned layers are not in the total.</p>"
+        "A layer with a fallback config is not in the total; one answered only by another "
+        "machine's record (an untuned layer above) is, with that record's latency: TVM runs its "
+        "config.</p>"
     )
-    headers = ["target", "total", "tuned layers", "untuned", "slowest layer (share)"]
+    headers = ["target", "total", "layers summed", "fallback configs", "slowest layer (share)"]
     return note + _table("totals", headers, rows)
 
 

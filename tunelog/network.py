@@ -62,6 +62,9 @@ class GraphLog:
     # Why the file may be no graph tuner's output (its choices hold one target's convolutions
     # and no failed trial): a kernel tuning log read as one counts every trial as a layer.
     doubts: list[str] = field(default_factory=list)
+    # Kernel bests (from the database) measured on another machine than the graph log's
+    # target: `machines.cross_machine_warning`'s text, each once.
+    kernel_warnings: list[str] = field(default_factory=list)
 
     @property
     def occurrences(self) -> int:

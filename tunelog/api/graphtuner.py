@@ -71,6 +71,7 @@ def network_totals(store: Store, filters: Filters | None = None) -> list[GroupTo
 
 
 def _add_kernel_bests(store: Store, graph: GraphLog) -> None:
+    from tunelog.machines import cross_machine_warning
     from tunelog.workloads import layer_key
 
     by_target: dict[str, dict[str, Layer]] = {}
@@ -82,6 +83,9 @@ def _add_kernel_bests(store: Store, graph: GraphLog) -> None:
         if layer is None or layer.winner is None or layer.winner.chosen is None:
             continue
         entry.kernel_best = layer.winner.chosen.mean_cost
+        crossed = cross_machine_warning(entry.target, layer.winner.chosen.target)
+        if crossed is not None and crossed not in graph.kernel_warnings:
+            graph.kernel_warnings.append(crossed)
         for template in knobs(store, layer, "layout:data"):
             for value in template.values:
                 if value.best is not None:

@@ -66,6 +66,8 @@ def network(
         )
     for number, reason in graph.rejected[:WARNINGS_SHOWN]:
         _err(f"warning: {display_path(graph_log)}:{number}: {reason}")
+    for warning in graph.kernel_warnings:  # the kernel bests beside the graph's latencies
+        _err(f"warning: kernel best: {warning}")
     if as_json:
         emit_json(_network_json(graph))
         return
@@ -134,6 +136,7 @@ def _network_json(graph: GraphLog) -> dict[str, object]:
     return {
         "occurrences": graph.occurrences,
         "doubts": graph.doubts,
+        "kernel_warnings": graph.kernel_warnings,
         "total": graph.total,
         "kernel_total": graph.kernel_total,
         "layers": [
@@ -219,8 +222,14 @@ def _print_network(graph: GraphLog) -> None:
             "difference pays for layout transforms between layers, which no log records"
         )
     else:
+        missing = sum(layer.kernel_best is None for layer in graph.layers)
+        which = (
+            "these layers"
+            if missing == len(graph.layers)
+            else f"the {missing} of {len(graph.layers)} rows without a kernel best"
+        )
         lines.append(
-            "import the kernel log of these layers (--db) to compare with each layer's fastest "
+            f"import the kernel log of {which} (--db) to compare with each layer's fastest "
             "kernel; a kernel log alone cannot count occurrences"
         )
     echo("\n".join(lines))
