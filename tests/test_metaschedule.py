@@ -553,3 +553,36 @@ def test_the_same_records_file_beside_another_workload_file_is_other_records(
         again = tunelog.import_paths(store, [str(second)])
         assert [(r.new, r.duplicates) for r in reports + again] == [(2, 0), (2, 0), (0, 2)]
         assert len(store.best()) == 2
+
+
+@pytest.mark.parametrize(
+    ("records_name", "workloads_name"),
+    [
+        ("a_records.json", "a_workloads.json"),
+        ("a_tuning_record.json", "a_workload.json"),
+        ("database_tuning_record.json", "database_workload.json"),
+    ],
+)
+def test_two_databases_in_one_directory_are_paired_by_name(
+    tmp_path: Path, records_name: str, workloads_name: str
+) -> None:
+    directory = tmp_path / "two"
+    directory.mkdir()
+    for prefix, function in (("", "main"), ("b_", "other")):
+        (directory / (prefix + workloads_name)).write_text(
+            json.dumps(["0", _graph("0.27.0", "A", function)]) + "\n"
+        )
+        (directory / (prefix + records_name)).write_text(_record(0, [0.004]) + "\n")
+    with Store(tmp_path / "ms.db") as store:
+        reports = tunelog.import_paths(store, [str(directory)])
+        assert sorted((Path(r.path).name, r.new, r.rejected) for r in reports) == sorted(
+            [(records_name, 1, 0), ("b_" + records_name, 1, 0)]
+        )
+        assert len(store.best()) == 2
+    with Store(tmp_path / "named.db") as store:  # the files of one database named
+        named = [str(directory / ("b_" + records_name)), str(directory / ("b_" + workloads_name))]
+        (report,) = tunelog.import_paths(store, named)
+        assert (report.new, report.rejected) == (1, 0)
+    with Store(tmp_path / "alone.db") as store:  # its workload file named alone: the database
+        (report,) = tunelog.import_paths(store, [named[1]])
+        assert (report.path, report.new, report.rejected) == (named[0], 1, 0)

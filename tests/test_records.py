@@ -151,9 +151,13 @@ def test_line_kinds(raw: bytes, kind: type) -> None:
         ),
         (
             b'[0, [[[], []], [0.1], {"kind": "llvm"}, []]]',
-            "MetaSchedule tuning record (not supported yet)",
+            "a MetaSchedule tuning record, read only from its database: import the file with its "
+            "workload file beside it",
         ),
-        (b'["12345", "YWJj"]', "MetaSchedule workload entry (not supported yet)"),
+        (
+            b'["12345", "YWJj"]',
+            "a MetaSchedule workload line, read with its database's records file: import that file",
+        ),
         (
             V02.replace(b'"', "“".encode(), 4),
             "typographic quotes (pasted from a web page?): use --repair",

@@ -212,9 +212,11 @@ def metaschedule_kind(path: Path) -> str | None:
 def metaschedule_files(path: Path) -> tuple[Path, Path | None] | None:
     """(records file, its workload file or None) of the database PATH belongs to; None if none.
 
-    The partner of a file is the default-named file of the other kind beside it, else the one
-    file of the other kind's content beside it (two such files and no default name: unknown).
-    A workload file without a records file belongs to no database worth reading (None).
+    The partner of a file is, among the files of the other kind's content beside it: the one
+    named as PATH with the kinds' words swapped (`a_records.json` / `a_workloads.json`,
+    `x_tuning_record.json` / `x_workload.json`: two databases may share a directory), else
+    the default-named one, else the only one (several and none of those names: unknown). A
+    workload file without a records file belongs to no database worth reading (None).
     """
     kind = metaschedule_kind(path)
     if kind is None:
@@ -225,15 +227,29 @@ def metaschedule_files(path: Path) -> tuple[Path, Path | None] | None:
     return None if records is None else (records, path)
 
 
+# The words that name a file's kind, as (records, workloads) spellings, longest first: the
+# partner of `a_records.json` is `a_workloads.json`, of `database_tuning_record.json`
+# `database_workload.json`.
+_KIND_WORDS = (("tuning_record", "workload"), ("records", "workloads"), ("record", "workload"))
+
+
 def _partner(path: Path, kind: str, default_name: str) -> Path | None:
-    default = path.parent / default_name
-    if default != path and default.is_file() and metaschedule_kind(default) == kind:
-        return default
     found = [
         p
         for p in sorted(path.parent.iterdir())
         if p != path and p.is_file() and metaschedule_kind(p) == kind
     ]
+    names = {p.name: p for p in found}
+    for records_word, workloads_word in _KIND_WORDS:
+        mine, theirs = (
+            (records_word, workloads_word)
+            if kind == METASCHEDULE_WORKLOADS
+            else (workloads_word, records_word)
+        )
+        if mine in path.name and path.name.replace(mine, theirs) in names:
+            return names[path.name.replace(mine, theirs)]
+    if default_name in names:
+        return names[default_name]
     return found[0] if len(found) == 1 else None
 
 

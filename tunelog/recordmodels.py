@@ -311,14 +311,20 @@ def _foreign_format(value: JsonValue) -> str | None:
         return None
     if isinstance(value, list):
         if len(value) == 2 and isinstance(value[0], int) and isinstance(value[1], list):
-            return "MetaSchedule tuning record (not supported yet)"
+            return (
+                "a MetaSchedule tuning record, read only from its database: import the file "
+                "with its workload file beside it"
+            )
         if (
             len(value) == 2
             and isinstance(value[0], str)
             and value[0].isdigit()
             and isinstance(value[1], str)
         ):
-            return "MetaSchedule workload entry (not supported yet)"
+            return (
+                "a MetaSchedule workload line, read with its database's records file: import "
+                "that file"
+            )
     return None
 
 

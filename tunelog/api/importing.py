@@ -54,6 +54,8 @@ def import_paths(
     found = discover(paths, include=include, exclude=exclude)
     reports = [FileReport(path=path, unreadable=reason) for path, reason in found.unreadable]
     own_files = _database_files(store)
+    # A MetaSchedule workload file is read with its records file: once, when both are given.
+    given = {os.path.realpath(s.path) for s in found.inputs if not s.is_stdin}
     for source in found.inputs:
         if not source.is_stdin and os.path.realpath(source.path) in own_files:
             continue  # `tunelog import .` next to tunelog.db: never read the database itself
@@ -70,6 +72,7 @@ def import_paths(
                 strict=strict,
                 repair=repair,
                 follow=follow,
+                given=given,
             )
         except (InputNotFoundError, OSError) as exc:
             # Deleted or made unreadable since it was found (a tuner's temporary file): the
@@ -115,17 +118,21 @@ def _import_one(
     strict: bool,
     repair: bool,
     follow: bool,
+    given: set[str],
 ) -> FileReport | None:
-    """Open one log and import it; None for a MetaSchedule workload file (read with its
-    records file), one report for a records file without its workload file."""
-    from tunelog.inputs import OpenedLog
+    """Open one log and import it; a MetaSchedule workload file is read as its records file
+    (None when that is `given` too: read as itself), a records file without its workload file
+    is one report."""
+    from tunelog.inputs import LogInput, OpenedLog
 
     scanner = None
     database = _metaschedule_files(source)
     if database is not None:
         records, workloads = database
         if records != Path(source.path):
-            return None
+            if os.path.realpath(records) in given:
+                return None
+            source = LogInput(str(records))
         if workloads is None:
             return _orphan_records_report(source.path)
         scanner = _metaschedule_scanner(records, workloads)
