@@ -76,6 +76,22 @@ def test_link_params_is_a_load_problem_and_is_dropped_by_sanitized() -> None:
     assert not parse_target(parsed.sanitized()).load_problems
 
 
+@pytest.mark.parametrize(
+    ("target", "problems"),
+    [
+        ("cuda -model", ("option -model has no value: write -model=VALUE",)),
+        ("llvm -keys=", ("option -keys= has an empty value",)),
+        ("llvm -system-lib -mcpu=znver3", ()),  # a boolean flag needs no value
+        ("cuda -model=t4", ()),
+    ],
+)
+def test_an_option_without_a_value_is_a_load_problem(
+    target: str, problems: tuple[str, ...]
+) -> None:
+    # The record is read (AutoTVM's decoder), but TVM's target parser reads it otherwise.
+    assert parse_target(target).load_problems == problems
+
+
 def test_unknown_kind_is_a_load_problem() -> None:
     assert parse_target("tpu -model=x").load_problems == ("unknown target kind 'tpu'",)
 

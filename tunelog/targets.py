@@ -97,7 +97,7 @@ class Target:
         problems = [REJECTED_OPTIONS[name] for name, _ in self.options if name in REJECTED_OPTIONS]
         if not self.known_kind:
             problems.append(f"unknown target kind {self.kind!r}")
-        return tuple(problems)
+        return (*problems, *option_problems(self.raw))
 
     def sanitized(self) -> str:
         """The target string without the options modern TVM rejects (for export rewriting)."""
@@ -184,10 +184,19 @@ def query_target_problem(raw: str) -> str | None:
         return str(exc)
     if not target.known_kind:
         return f"unknown target kind {target.kind!r} (TVM knows {', '.join(sorted(DEFAULT_KEYS))})"
+    problems = option_problems(raw)
+    return problems[0] if problems else None
+
+
+def option_problems(raw: str) -> list[str]:
+    """The options of a target string TVM reads otherwise than as `name=value`: an option
+    other than a boolean flag without a value, or with an empty one (TVM's parser refuses
+    `-keys=`; `parse_target` reads a bare `-model` as "true")."""
+    problems = []
     for token in raw.replace("-target=", "-mtriple=").split()[1:]:
         name, sep, value = token[1:].partition("=")
         if not sep and name not in _FLAG_OPTIONS:
-            return f"option -{name} has no value: write -{name}=VALUE"
-        if sep and not value:
-            return f"option -{name}= has an empty value"
-    return None
+            problems.append(f"option -{name} has no value: write -{name}=VALUE")
+        elif sep and not value:
+            problems.append(f"option -{name}= has an empty value")
+    return problems
