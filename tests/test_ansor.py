@@ -327,13 +327,15 @@ def test_best_shows_the_arguments_as_the_winning_line_writes_its_key(
     with Store(tmp_path / "k.db") as store:
         tunelog.import_paths(store, [str(log)])
         (row,) = store.each_best(as_written=True)
+        (plain,) = store.best()
+        tunelog.api.ansor_args_as_written(store, [plain])  # the API's own way to them
         merged = tmp_path / "m.db"
         with Store(merged) as other:
             tunelog.merge(other, [str(tmp_path / "k.db")])
             (again,) = other.each_best(as_written=True)
     # as JSON: 1.0 == 1 in Python, not as written
     assert (row.line, json.dumps(row.args)) == (2, json.dumps(args))
-    assert json.dumps(again.args) == json.dumps(args)
+    assert json.dumps(again.args) == json.dumps(plain.args) == json.dumps(args)
 
 
 def test_knobs_of_an_auto_scheduler_layer_says_it_has_none(tmp_path: Path) -> None:

@@ -169,3 +169,10 @@ def test_target_selects_the_records_a_layer_counts(store: Store, tmp_path: Path)
     assert sum(both.values()) == len(lines) + 40
     assert sum(alone.values()) == len(lines) and sum(copied.values()) == 40
     assert {key: alone[key] + copied.get(key, 0) for key in alone} == both
+    # and the verdicts are judged from the same records
+    chosen = Filters(target=other)
+    convergence = tunelog.api.layer_convergence(store, filters=chosen)
+    for lay in tunelog.layers(store, chosen):
+        assert [c.trials for c in convergence.of_templates(lay)] == [
+            t.trials for t in lay.templates
+        ]

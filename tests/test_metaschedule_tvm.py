@@ -246,7 +246,8 @@ def test_each_exported_record_keeps_the_workload_line_its_trace_was_measured_aga
         assert report.rejected == 0
         (best,) = store.best()  # one workload: the two lines differ only in a block's name
         assert (best.line, best.mean_cost) == (7, 1e-6)  # the last record, against line 2
-        export_metaschedule(store, str(out), top_k=top_k)
+        written = export_metaschedule(store, str(out), top_k=top_k)
+        assert (written.workloads, written.records) == (1, top_k)
     exported = (out / "database_workload.json").read_text().splitlines()
     for record in (out / RECORDS).read_text().splitlines():
         index = json.loads(record)[0]

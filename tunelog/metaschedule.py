@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +51,16 @@ class Workload:
     line: bytes
     tvm_version: str | None
     summary: Summary | None
+    # Made once per line, not per record: the importer hashes and compares the spelling of
+    # every record (store.ownspellings), and a line may be 75 kB.
+    args_json: str = field(init=False)
+    spelling: str = field(init=False)  # the line as text: each record's own spelling
 
-    @property
-    def args_json(self) -> str:
-        """The workload's arguments as stored: its identity, then what the module computes."""
+    def __post_init__(self) -> None:
+        # The workload's arguments as stored: its identity, then what the module computes.
         described = [] if self.summary is None else [summary_args(self.summary)]
-        return orjson.dumps([self.identity, *described]).decode()
+        object.__setattr__(self, "args_json", orjson.dumps([self.identity, *described]).decode())
+        object.__setattr__(self, "spelling", self.line.decode("utf-8", "replace"))
 
 
 def read_workloads(path: Path) -> list[Workload | str]:
@@ -165,7 +169,7 @@ def scan_record(line: bytes, workloads: list[Workload | str]) -> ScannedLine:
         timestamp=0.0,
         tvm_version=workload.tvm_version,
         mean_cost=metaschedule_mean(list(costs)),
-        spelling=workload.line.decode("utf-8", "replace"),
+        spelling=workload.spelling,
     )
 
 

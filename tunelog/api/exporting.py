@@ -356,8 +356,11 @@ def export_metaschedule(
         protected=own,
         kind="MetaSchedule database file",
     )
+    # Workloads, not lines: a workload's records measured against lines that name things
+    # otherwise keep their own lines (`pruned_database`).
+    workloads = len({workload_id for workload_id, _, _ in rows})
     return MetaScheduleExport(
-        directory, len(workload_lines), [METASCHEDULE_TARGET_WARNING], len(record_lines)
+        directory, workloads, [METASCHEDULE_TARGET_WARNING], len(record_lines)
     )
 
 

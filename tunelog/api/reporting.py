@@ -107,7 +107,7 @@ def _report_data(store: Store, filters: Filters) -> htmlreport.ReportData:
         curves=curves,
         verdicts=[
             (convergence.of_layer(lay).verdict if lay.templates else None)
-            for convergence in (layer_convergence(store, found),)
+            for convergence in (layer_convergence(store, found, filters=filters),)
             for lay in found
         ],
     )

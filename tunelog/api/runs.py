@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from tunelog.store import Store
+from tunelog.store import Filters, Store
 from tunelog.targets import parse_target
 
 if TYPE_CHECKING:
@@ -69,20 +69,27 @@ def _answering(store: Store, found: Sequence[Layer]) -> Iterator[Store]:
         yield chosen
 
 
-def layer_convergence(store: Store, found: Sequence[Layer] | None = None) -> LayerConvergence:
+def layer_convergence(
+    store: Store, found: Sequence[Layer] | None = None, *, filters: Filters | None = None
+) -> LayerConvergence:
     """Convergence per (target group, template) for these layers (None: every layer's, for
-    layers read one at a time afterwards, e.g. by `each_layer`).
+    layers read one at a time afterwards, e.g. by `each_layer`). `filters`: the layers'
+    (their --target makes each group of its targets alone, as the layers were made).
 
     Reads the trial runs kept on import (`store.trials.trial_runs`), never stored lines.
     """
     if found is not None and any(lay.selection is not None for lay in found):
         with _answering(store, found) as chosen:
-            return layer_convergence(chosen, [replace(lay, selection=None) for lay in found])
+            return layer_convergence(
+                chosen, [replace(lay, selection=None) for lay in found], filters=filters
+            )
     from tunelog.store.trials import convergence_by_group, targets
 
+    only = store.selected_targets(filters) if filters is not None else None
     group_of = {
         target_id: (parsed.keys, parsed.model)
         for target_id, target in targets(store)
+        if only is None or target_id in only
         for parsed in (parse_target(target),)
     }
     by_key = convergence_by_group(store, group_of)

@@ -35,4 +35,4 @@ def ansor_args_as_written(store: Store, rows: Iterable[BestRow]) -> None:
 
     for row in rows:
         if row.log_version == ANSOR_VERSION:
-            row.args = store.args_as_written(row.task_name, row.args)
+            row.args = store.args_as_written(row.task_name, row.args, row.record_id)

@@ -162,7 +162,7 @@ def workloads(
             # Every group's convergence and a page of rows are held while each layer's objects
             # die young: fewer collections walking them (see tunelog.collecting).
             with young_collected_less():
-                convergence = api.layer_convergence(store)
+                convergence = api.layer_convergence(store, filters=rest)
                 _emit_layers(each_layer(store, rest), convergence, as_json, filters)
             return
         found = api.layers(store, rest, sort=sort)
@@ -173,7 +173,7 @@ def workloads(
                 from tunelog.api.listing import left_out
 
                 empty = left_out(full, layer, filters)
-        convergence = api.layer_convergence(store, found)
+        convergence = api.layer_convergence(store, found, filters=rest)
     _emit_layers(iter(found), convergence, as_json, filters, named=layer, sort=sort, empty=empty)
 
 

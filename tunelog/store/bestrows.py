@@ -34,8 +34,8 @@ def each_best_row(
     args_only_without_shapes: bool = False,
 ) -> Iterator[BestRow]:
     """The slot winners the WHERE clause over `slots s JOIN records r` keeps, one BestRow per
-    (workload, winning record), in (workload id, record id) order, each yielded as its
-    record's slots end.
+    (workload, winning record), in (workload id, record id) order, a workload's rows yielded
+    as its last record's slots end (their warnings judged together).
 
     `for_target`: the target string every row's machine warning is judged against (else the
     targets that measured the workload and compete for one of the row's slots). `as_written`:
@@ -100,7 +100,9 @@ def each_best_row(
             args = json.loads(args_text)
             if as_written and version == ANSOR_VERSION:
                 # the winning line's own key, else its workload's (the first seen)
-                args = own_args(conn, record_id) or args_as_written(conn, task_name, args)
+                args = own_args(conn, record_id, task_name, args) or args_as_written(
+                    conn, task_name, args
+                )
         pending = BestRow(
             slots=[label],
             target=target,
@@ -288,10 +290,15 @@ class _HeldSlots:
         return None if found is None else int(found[0])
 
 
-def own_args(conn: sqlite3.Connection, record_id: int) -> list[object] | None:
+def own_args(
+    conn: sqlite3.Connection, record_id: int, task_name: str, args: list[object]
+) -> list[object] | None:
     """An auto_scheduler record's arguments as its own key writes them, when its key is not
-    spelled as its workload's (migration 16); else None."""
+    spelled as its workload's (migration 16) and is a spelling of (`task_name`, `args`), the
+    workload asked about (a row of another database's ids names another record); else None."""
     import json
+
+    from tunelog.selection import ansor_workload
 
     found = conn.execute(
         """SELECT t.spelling FROM record_spellings rs JOIN spelling_texts t
@@ -301,8 +308,11 @@ def own_args(conn: sqlite3.Connection, record_id: int) -> list[object] | None:
     if found is None:
         return None
     try:
+        head, identity = ansor_workload(found[0])
         items = json.loads(found[0])
-    except ValueError:
+    except ValueError:  # AnsorKeyError is one: a key TVM could not use
+        return None
+    if head != task_name or json.loads(identity) != args:
         return None
     return items[1:] if isinstance(items, list) and items else None
 

@@ -20,11 +20,29 @@ _TABLES = (
     "(record_id INTEGER PRIMARY KEY, no INTEGER NOT NULL)",
 )
 
-# The file's records whose own spelling is not their workload's (dropped duplicates are gone
-# from `records`), with that spelling's text `t.spelling`.
-_DIFFERING = """temp.own_spellings o JOIN temp.own_spelling_texts t ON t.no = o.no
-                JOIN records r ON r.id = o.record_id JOIN workloads w ON w.id = r.workload_id"""
-_NOT_THE_WORKLOADS = "t.spelling IS NOT w.spelling"
+# Each (spelling number, workload) the file's kept records have (dropped duplicates are gone
+# from `records`), its text compared with the workload's once, not once per record (a
+# MetaSchedule workload line may be 75 kB): those that differ, with their `spelling_texts` id.
+_DIFFERING = (
+    """CREATE TEMP TABLE own_spelling_differing (no INTEGER, workload_id INTEGER,
+           spelling TEXT, spelling_id INTEGER, PRIMARY KEY (no, workload_id))""",
+    """INSERT INTO temp.own_spelling_differing (no, workload_id, spelling)
+       SELECT p.no, p.workload_id, t.spelling FROM (
+           SELECT DISTINCT o.no, r.workload_id FROM temp.own_spellings o
+           JOIN records r ON r.id = o.record_id) p
+       JOIN temp.own_spelling_texts t ON t.no = p.no
+       JOIN workloads w ON w.id = p.workload_id
+       WHERE t.spelling IS NOT w.spelling""",
+    """INSERT OR IGNORE INTO spelling_texts (spelling)
+       SELECT spelling FROM temp.own_spelling_differing""",
+    """UPDATE temp.own_spelling_differing SET spelling_id = (
+           SELECT s.id FROM spelling_texts s WHERE s.spelling = own_spelling_differing.spelling)""",
+)
+# Then the records of those (number, workload)s, by numbers alone.
+_STORED = """INSERT OR REPLACE INTO record_spellings (record_id, spelling_id)
+    SELECT o.record_id, d.spelling_id FROM temp.own_spellings o
+    JOIN records r ON r.id = o.record_id
+    JOIN temp.own_spelling_differing d ON d.no = o.no AND d.workload_id = r.workload_id"""
 
 
 class OwnSpellings:
@@ -70,15 +88,11 @@ class OwnSpellings:
         if not self.started:
             return
         conn = self.conn
-        conn.execute(
-            f"""INSERT OR IGNORE INTO spelling_texts (spelling)
-                SELECT t.spelling FROM {_DIFFERING} WHERE {_NOT_THE_WORKLOADS}"""
-        )
-        conn.execute(
-            f"""INSERT OR REPLACE INTO record_spellings (record_id, spelling_id)
-                SELECT o.record_id, s.id FROM {_DIFFERING}
-                JOIN spelling_texts s ON s.spelling = t.spelling WHERE {_NOT_THE_WORKLOADS}"""
-        )
+        for statement in _DIFFERING:
+            conn.execute(statement)
+        if conn.execute("SELECT 1 FROM temp.own_spelling_differing LIMIT 1").fetchone():
+            conn.execute(_STORED)
+        conn.execute("DROP TABLE temp.own_spelling_differing")
         conn.execute("DROP TABLE temp.own_spelling_texts")
         conn.execute("DROP TABLE temp.own_spellings")
         self.started = False

@@ -111,12 +111,16 @@ class Queries(Sources):
             args_only_without_shapes=args_only_without_shapes,
         )
 
-    def args_as_written(self, task_name: str, args: list[object]) -> list[object]:
-        """An auto_scheduler workload's flattened `args` as its key was first written (see
-        `store.bestrows.args_as_written`)."""
-        from tunelog.store.bestrows import args_as_written
+    def args_as_written(
+        self, task_name: str, args: list[object], record_id: int | None = None
+    ) -> list[object]:
+        """An auto_scheduler workload's flattened `args` as record `record_id`'s own key writes
+        them (`store.bestrows.own_args`), else as its key was first written
+        (`store.bestrows.args_as_written`)."""
+        from tunelog.store.bestrows import args_as_written, own_args
 
-        return args_as_written(self.conn, task_name, args)
+        own = None if record_id is None else own_args(self.conn, record_id, task_name, args)
+        return own or args_as_written(self.conn, task_name, args)
 
     def selected_pairs(self, filters: Filters) -> set[tuple[str, int]] | None:
         """(target string, workload id) of the records `--target` selects; None without it.

@@ -74,7 +74,7 @@ def convergence_by_group(
     store: Store, group_of: Mapping[int, K]
 ) -> dict[tuple[K, int], Convergence]:
     """Per (target group, workload id): its convergence summary (`convergence.join_runs` of
-    `trial_runs`' entries).
+    `trial_runs`' entries), the runs of the targets `group_of` maps only.
 
     Each stored run is summarised from its columns, its marks among them
     (`convergence.marked_summary`: no improvements decoded, no SourceRun or Progress built),
@@ -99,7 +99,10 @@ def convergence_by_group(
             cost,
             last,
         ) in store.conn.execute(_MARKED_RUNS):
-            key = (group_of[target_id], workload_id)
+            group = group_of.get(target_id)
+            if group is None:  # a target left out (`--target`)
+                continue
+            key = (group, workload_id)
             if key in found:
                 joined.add(workload_id)
             workloads.add(workload_id)
@@ -114,7 +117,8 @@ def convergence_by_group(
             rows = store.conn.execute(_RUNS_OF_WORKLOADS, (json.dumps(sorted(joined)),))
         for workload_id, same in itertools.groupby(_with_steps(rows), _workload_of):
             if workload_id in joined:
-                for key, runs in _runs_of(store, workload_id, list(same), group_of, best_only):
+                kept = [run for run in same if run[0][1] in group_of]
+                for key, runs in _runs_of(store, workload_id, kept, group_of, best_only):
                     found[key] = join_runs(runs)
     return found
 
