@@ -118,3 +118,13 @@ def test_a_skipped_file_named_with_a_line_break_is_one_line(
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["--db", "x.db", "import", "d"])
     assert result.stderr.splitlines()[0] == "skipped d/bad\\x1b[2J\\nname.log: not a tuning log"
+
+
+def test_an_error_naming_a_path_with_a_line_break_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["--db", "x.db", "merge", "no\nsuch.db"])
+    assert result.exit_code == 1
+    assert len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("Error: ") and "no\\nsuch.db" in result.stderr

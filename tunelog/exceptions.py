@@ -65,7 +65,11 @@ class UnknownLayerError(TunelogError, LookupError):
 
 
 class AmbiguousLayerError(TunelogError, LookupError):
-    """Several layers match the name given; the message lists them."""
+    """Several layers match the name given; the message lists them, one per line (`lines`)."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
 
 
 class OutputIsDirectoryError(TunelogError):

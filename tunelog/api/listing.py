@@ -166,7 +166,7 @@ def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer
     if len(hits) == 1:
         return hits[0]
     if hits:
-        raise AmbiguousLayerError(_ambiguous(name, hits))
+        raise AmbiguousLayerError(*_ambiguous(name, hits))
     why = left_out(store, name, filters)
     if why is not None:  # the filters left it out: say so, not that it does not exist
         raise UnknownLayerError(why)
@@ -210,8 +210,8 @@ def _left_out(name: str, elsewhere: Sequence[Layer], filters: Filters) -> str:
 LAYERS_LISTED = 10  # candidates an ambiguous layer name lists
 
 
-def _ambiguous(name: str, hits: Sequence[Layer]) -> str:
-    """The error for a layer name several layers match: the candidates one per line."""
+def _ambiguous(name: str, hits: Sequence[Layer]) -> list[str]:
+    """The error's lines for a layer name several layers match: the candidates one per line."""
     lines = [
         f"{len(hits)} layers match {name!r}: give more of the shapes, the full layer key "
         "(`tunelog workloads --json`), or narrow with --target-key/--model/--template:"
@@ -219,4 +219,4 @@ def _ambiguous(name: str, hits: Sequence[Layer]) -> str:
     lines += [f"  {h.group.label}: {h.shapes}  ({h.key})" for h in hits[:LAYERS_LISTED]]
     if len(hits) > LAYERS_LISTED:
         lines.append(f"  ... and {len(hits) - LAYERS_LISTED} more (`tunelog workloads`)")
-    return "\n".join(lines)
+    return lines

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import typer
 
-from tunelog.cli.output import _err
+from tunelog.cli.output import _err, shown
 from tunelog.cli.state import state
-from tunelog.exceptions import TunelogError
+from tunelog.exceptions import AmbiguousLayerError, TunelogError
 
 if TYPE_CHECKING:
     from tunelog.store import Store
@@ -52,8 +52,11 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
             return func(*args, **kwargs)
         except BrokenPipeError:
             raise  # not an error: TunelogGroup.invoke ends quietly
+        except AmbiguousLayerError as exc:  # its candidates a line each, each line escaped
+            _err("Error: " + "\n".join(shown(line) for line in exc.lines), lines=True)
+            raise typer.Exit(1) from None
         except TunelogError as exc:
-            _err(f"Error: {exc}", lines=True)  # an ambiguous name lists candidates by line
+            _err(f"Error: {exc}")  # one line, whatever a path or log text in it holds
             raise typer.Exit(1) from None
         except OSError as exc:
             reason = exc.strerror or str(exc)
