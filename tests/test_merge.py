@@ -247,6 +247,17 @@ def test_merging_a_database_whose_files_are_imported_here_adds_nothing(tmp_path:
         assert state(store, tmp_path) == before
 
 
+def test_a_label_of_a_file_imported_here_too_is_given_to_its_source(tmp_path: Path) -> None:
+    # As `import --label gpu1` of the same bytes does: the source here takes the label.
+    here = make_db(tmp_path / "here.db", X86)
+    with Store(tmp_path / "box.db") as box:
+        tunelog.import_paths(box, [str(X86)], label="gpu1")
+    with Store(here) as store:
+        (report,) = tunelog.merge(store, [str(tmp_path / "box.db")])
+        assert (report.new, [s.label for s in store.sources()]) == (0, ["gpu1"])
+        assert store.best(tunelog.Filters(label="gpu1")) == store.best()
+
+
 def test_the_same_records_in_other_bytes_are_merged_as_a_new_source(tmp_path: Path) -> None:
     """A file with other bytes whose every record is here adds a source and no record."""
     a = make_db(tmp_path / "a.db", X86)

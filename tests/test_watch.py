@@ -130,6 +130,17 @@ def test_watch_without_a_terminal_prints_one_line_per_refresh(db: str) -> None:
     )
 
 
+def test_the_last_summary_says_a_last_line_without_its_end_was_left_out(db: str) -> None:
+    Path("tuning.log").write_bytes(b"".join(X86_LINES[:5]).rstrip(b"\n"))
+    code, out, _ = run("--db", db, "watch", "tuning.log", "--refreshes", "3", "--interval", "0")
+    assert code == 0
+    held = len(X86_LINES[4].rstrip(b"\n"))
+    assert out.splitlines()[-1].endswith(
+        f"every complete line read is in the database; {held} byte(s) of a last line without "
+        "its line end were left out (`tunelog import` reads it as it is)"
+    )
+
+
 def test_a_named_file_that_holds_no_record_is_said_once_as_import_says_it(db: str) -> None:
     Path("README.md").write_text("# Notes\n\nTuned on the lab's T4.\nSee {below}.\n")
     code, out, err = run("--db", db, "watch", "README.md", "--refreshes", "2", "--interval", "0")

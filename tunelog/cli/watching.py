@@ -93,6 +93,9 @@ class _WatchView:
         self.interrupted = False
         self.waiting: set[str] = set()
         self.skipped: dict[str, str] = {}  # path -> why, of the files last refresh skipped
+        # path -> bytes of its last line without a line end, left for the tuner to finish (a
+        # file not read again since keeps them)
+        self.held_back: dict[str, int] = {}
 
     def __enter__(self) -> _WatchView:
         if self.use_live:
@@ -111,6 +114,10 @@ class _WatchView:
         self.last = refresh
         skipped: dict[str, str] = {}
         for report in refresh.reports:
+            if report.held_back_bytes:
+                self.held_back[report.path] = report.held_back_bytes
+            elif report.lines:  # read again, its last line ended
+                self.held_back.pop(report.path, None)
             if report.unreadable:  # a tuner's temporary file, deleted meanwhile: go on
                 # Said once while it stays unreadable (it is tried again at each refresh).
                 skipped[report.path] = report.unreadable
@@ -151,9 +158,18 @@ class _WatchView:
         # Interrupted, a refresh may have imported lines and not been shown: the totals are
         # the last shown refresh's, and said to be.
         shown = f" as of refresh {self.last.number}" if self.interrupted else ""
+        held = sum(self.held_back.values())
+        # A last line without its line end is left for the tuner to finish: said so at the
+        # end, since `tunelog import` of the file as it is would read it.
+        left = (
+            f"; {held} byte(s) of a last line without its line end were left out "
+            "(`tunelog import` reads it as it is)"
+            if held
+            else ""
+        )
         echo(
             f"{how} after {self.last.number} refresh(es): {_watch_totals(self.last)}{shown}; "
-            "every complete line read is in the database"
+            f"every complete line read is in the database{left}"
         )
 
 

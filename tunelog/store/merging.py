@@ -223,7 +223,7 @@ class _Merger:
             )
             if same is not None:
                 result.duplicates = duplicates_when_moved(records, duplicates, 0)
-                result.already_merged_as = same
+                result.already_merged_as = self._already_here(same, label)
                 return result
         conn = self.conn
         conn.execute("SAVEPOINT merge_source")
@@ -239,7 +239,7 @@ class _Merger:
             conn.execute("ROLLBACK TO merge_source")
             conn.execute("RELEASE merge_source")
             result.duplicates = duplicates_when_moved(records, duplicates, 0)
-            result.already_merged_as = same
+            result.already_merged_as = self._already_here(same, label)
             return result
         conn.execute(
             """UPDATE sources SET label = ?, sha256 = ?, size = ?, lines = ?, records = ?,
@@ -274,13 +274,22 @@ class _Merger:
         result.duplicates = duplicates_when_moved(records, duplicates, report.new)
         return result
 
-    def _same_bytes(self, sha256: str, where: str, params: tuple[Any, ...]) -> str | None:
-        """`#id path` of the first source here with these bytes (and the extra condition)."""
+    def _same_bytes(
+        self, sha256: str, where: str, params: tuple[Any, ...]
+    ) -> tuple[int, str] | None:
+        """(id, path) of the first source here with these bytes (and the extra condition)."""
         row = self.conn.execute(
             f"SELECT id, path FROM sources WHERE sha256 = ? {where} ORDER BY id LIMIT 1",
             (sha256, *params),
         ).fetchone()
-        return None if row is None else f"#{row[0]} {row[1]}"
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def _already_here(self, same: tuple[int, str], label: str | None) -> str:
+        """`#id path` of the source here that holds the merged one's bytes, given its label
+        if it has one, as `import --label` of the same bytes gives it."""
+        if label is not None:
+            self.conn.execute("UPDATE sources SET label = ? WHERE id = ?", (label, same[0]))
+        return f"#{same[0]} {same[1]}"
 
     def _feed(self, writer: ImportWriter, source_id: int) -> None:
         """Hand the source's record lines to the writer in its file's order, as they were."""
