@@ -722,6 +722,23 @@ def test_a_repair_import_replaces_the_rejects_of_the_same_bytes(
     assert again["files"][0]["superseded"] == []  # nothing stale left
 
 
+def test_a_merged_repair_import_replaces_the_rejects_of_the_same_bytes_as_importing_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[:3]
+    Path("paste.log").write_text(_pasted(lines), encoding="utf-8")
+    run("p.db", "import", "paste.log")  # rejected: use --repair
+    run("r.db", "import", "--repair", "paste.log")
+    code, out, _ = run("p.db", "merge", "r.db")
+    assert code == 0
+    assert out.splitlines()[2].endswith("replaces #1 (the same bytes, rejected without --repair)")
+    assert run("p.db", "rejects") == (0, "", "no rejected lines\n")
+    sources = json.loads(run("p.db", "sources", "--json")[1])
+    assert [(s["id"], s["records"], s["rejected"]) for s in sources] == [(2, 3, 0)]
+
+
 def test_a_repaired_file_with_records_run_together_adds_up_in_import_and_sources(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

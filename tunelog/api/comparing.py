@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tunelog.api.importing import import_paths
+from tunelog.api.importing import import_paths, supersede_unrepaired
 from tunelog.api.listing import each_layer
 from tunelog.exceptions import (
     EmptyRunError,
@@ -45,7 +45,14 @@ def merge(
             return merge(opened, databases, only_sources=only_sources)
     from tunelog.store.merging import merge_databases
 
-    return merge_databases(store, databases, only_sources=only_sources)
+    reports = merge_databases(store, databases, only_sources=only_sources)
+    for report in reports:
+        for merged in report.sources:
+            # Its records were read with --repair: the same bytes rejected without it go, as
+            # `import --repair` of them replaces them.
+            if merged.repair and merged.new and merged.sha256:
+                merged.superseded = supersede_unrepaired(store, merged.sha256)
+    return reports
 
 
 @contextmanager

@@ -96,13 +96,17 @@ def _supersede_unrepaired(store: Store, report: FileReport) -> list[int]:
     """
     if report.source_id is None or report.sha256 is None or report.rolled_back:
         return []
+    return supersede_unrepaired(store, report.sha256, report.source_id)
+
+
+def supersede_unrepaired(store: Store, sha256: str, kept: int | None = None) -> list[int]:
+    """Remove the sources of these bytes (but `kept`) that own no record and rejected lines:
+    a source of the same bytes read with --repair (an import, or a merged one) replaces
+    them. Returns their ids."""
     stale = [
         s.id
         for s in store.sources()
-        if s.sha256 == report.sha256
-        and s.id != report.source_id
-        and s.records == 0
-        and s.rejected > 0
+        if s.sha256 == sha256 and s.id != kept and s.records == 0 and s.rejected > 0
     ]
     for source_id in stale:
         store.remove_sources(str(source_id))

@@ -217,6 +217,14 @@ def merge(
     )
 
 
+def _replaces(superseded: Sequence[int]) -> str:
+    """The note of a merged source that replaces sources of its bytes rejected unrepaired."""
+    if not superseded:
+        return ""
+    earlier = ", ".join(f"#{i}" for i in superseded)
+    return f"replaces {earlier} (the same bytes, rejected without --repair)"
+
+
 def _print_merged(reports: Sequence[MergeReport]) -> None:
     """`merge`'s table: a row per source of each merged database, with what it added."""
     emit_table(
@@ -229,7 +237,7 @@ def _print_merged(reports: Sequence[MergeReport]) -> None:
                 s.duplicates,
                 f"already here as {_source_ref(s.already_merged_as)}"
                 if s.already_merged_as
-                else "",
+                else _replaces(s.superseded),
             )
             for r in reports
             for s in r.sources

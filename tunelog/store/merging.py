@@ -60,6 +60,11 @@ class MergedSource(_Dumpable):
     duplicates: int = 0
     already_merged_as: str | None = None
     """`#id path` of the source here with the same bytes, when the merge added nothing."""
+    repair: bool = False
+    """Its file was imported with --repair."""
+    superseded: list[int] = field(default_factory=list)
+    """Sources here of the same bytes that held only lines rejected without --repair, which
+    this one, imported with it, replaces (as `import --repair` of them does)."""
 
 
 @dataclass(slots=True)
@@ -214,7 +219,7 @@ class _Merger:
         """Import one source's records through an ImportWriter, with its counts and rejects."""
         (source_id, path, label, sha256, size, lines, records, duplicates) = src[:8]
         (comments, blank, rejected, split, repaired, repair, imported_at) = src[8:]
-        result = MergedSource(path, label, sha256)
+        result = MergedSource(path, label, sha256, repair=bool(repair))
         here = stored_path(path)  # as the writer stores it; a copy elsewhere is its own source
         if repair is not None:
             # The same bytes imported the same way: every record is here already.
