@@ -146,17 +146,37 @@ def test_a_half_written_line_alone_adds_nothing(store: Store, tmp_path: Path) ->
     assert database_contents(store.conn) == before
 
 
-def test_a_partial_last_line_taken_by_a_plain_import_is_read_again_in_full(
-    store: Store, tmp_path: Path
+def test_a_partial_last_line_rejected_by_a_plain_import_is_read_again_from_its_start(
+    store: Store, tmp_path: Path, parsed_lines: list[int]
 ) -> None:
     log = tmp_path / "tuning.log"
     log.write_bytes(b"".join(X86_LINES[:20]) + X86_LINES[20][:100])
     first = import_one(store, log)  # `import` takes a file as it is: the fragment is rejected
     assert (first.lines, first.new, first.rejected) == (21, 20, 1)
+    again = import_one(store, log)  # not grown: the same bytes
+    assert again.already_imported_as is not None and parsed_lines == [21]
     with log.open("ab") as out:
         out.write(X86_LINES[20][100:] + X86_LINES[21])
     second = import_one(store, log)
-    assert counts(second) == (0, 22, 2, 20, 0, 0, 0)
+    # One source: the finished line replaces its rejection, the lines before are not read.
+    assert counts(second) == (20, 2, 2, 0, 0, 0, 0) and parsed_lines == [21, 2]
+    assert database_contents(store.conn) == one_shot(tmp_path, log)
+    (source,) = store.sources()
+    assert (source.lines, source.records, source.rejected) == (22, 22, 0)
+
+
+def test_a_partial_last_line_taken_as_a_record_is_read_again_in_full(
+    store: Store, tmp_path: Path
+) -> None:
+    # A whole record without its line end: whether it was finished is not known.
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:20]) + X86_LINES[20].rstrip(b"\n"))
+    first = import_one(store, log)
+    assert (first.lines, first.new, first.rejected) == (21, 21, 0)
+    with log.open("ab") as out:
+        out.write(b"\n" + X86_LINES[21])
+    second = import_one(store, log)
+    assert counts(second) == (0, 22, 1, 21, 0, 0, 0)
     assert store.stats().records == 22
 
 

@@ -181,12 +181,14 @@ def test_named_by_label_keeps_import_order() -> None:
     assert named_by_label("base", SOURCES) == [1, 3]
 
 
-def test_a_file_read_again_after_its_last_line_ended_is_two_sources_every_command_names(
+def test_a_file_rewritten_after_its_last_line_was_rejected_is_two_sources_every_command_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A log imported while a tuner was writing its last line keeps that line rejected, with
-    a hint; once the line ended, the file is read in full (said so), as a second source of
-    the same path: `rejects` and `sources remove` take both, `find_source` asks for an id."""
+    a hint; rewritten since (a new run in the same file), the file is read in full (said so),
+    as a second source of the same path: `rejects` and `sources remove` take both,
+    `find_source` asks for an id. (A file that only grew is read on from that line, under
+    its one source: tests/test_incremental.py.)"""
     monkeypatch.chdir(tmp_path)
     lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines(keepends=True)
     log = Path("grow.log")
@@ -198,7 +200,7 @@ def test_a_file_read_again_after_its_last_line_ended_is_two_sources_every_comman
         "grow.log:11: invalid JSON at column 100 (the file's last line, without line end: "
         "still being written?)\n",
     )
-    log.write_bytes(b"".join(lines[:20]))
+    log.write_bytes(b"".join(lines[1:21]))  # its first line changed: rewritten
     code, out, _ = run("--db", db, "import", str(log))
     assert code == 0 and out.splitlines()[2].endswith("changed since its last import: read in full")
     code, out, _ = run("--db", db, "rejects", "grow.log", "--json")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -78,10 +79,11 @@ class Importing(KnownFiles):
 
             for _attempt in range(3 if scanner is None else 0):
                 point = resume.load(self.conn, opened.source.path)
-                if point is not None and point.tail:
+                if point is not None and point.tail and not self._grown_past_rejected_tail(point):
                     # Its last line was read without its line end: it may have grown since.
                     tail_read = True
-                if point is None or point.tail or point.repair != repair:
+                    break
+                if point is None or point.repair != repair:
                     break
                 try:
                     resumed = self._resume(opened, point, label, strict, progress, follow)
@@ -187,6 +189,8 @@ class Importing(KnownFiles):
 
                 if resume.load(self.conn, opened.source.path) != point:
                     raise _StaleResumePoint  # read before the write lock: moved on since
+                if point.tail:  # its last line, rejected unfinished, is read again
+                    self._forget_rejected_tail(point)
                 with ImportWriter(
                     self.conn,
                     report,
@@ -203,6 +207,36 @@ class Importing(KnownFiles):
                     writer, point, report, label, strict, _ReadUpTo(end, read, follow)
                 )
         return report
+
+    def _grown_past_rejected_tail(self, point: ResumePoint) -> bool:
+        """Whether the file grew past a last line read without its line end that was
+        rejected (a line still being written): then it is read on from that line, which is
+        read again (`_forget_rejected_tail`). A tail that was a record, a comment or blank
+        is not known to be whole: such a file is read in full when it changes."""
+        try:
+            size = os.path.getsize(point.real_path)
+        except OSError:
+            return False
+        if size <= point.end.offset + point.tail:
+            return False  # not grown: the same bytes, known without reading
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM rejects WHERE source_id = ? AND line = ?",
+                (point.source_id, point.end.lines + 1),
+            ).fetchone()
+            is not None
+        )
+
+    def _forget_rejected_tail(self, point: ResumePoint) -> None:
+        """Take the rejected unfinished last line out of its source before it is read again."""
+        line = point.end.lines + 1
+        self.conn.execute(
+            "DELETE FROM rejects WHERE source_id = ? AND line = ?", (point.source_id, line)
+        )
+        self.conn.execute(
+            "UPDATE sources SET lines = lines - 1, rejected = rejected - 1 WHERE id = ?",
+            (point.source_id,),
+        )
 
     def _extend_source(
         self,
