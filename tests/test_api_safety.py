@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -182,3 +184,54 @@ def test_a_database_cut_short_given_to_merge_or_diff_is_called_damaged(
         f"Error: the database {half} is damaged (SQLite says: database disk image is "
         "malformed): restore a backup, or import its logs again\n",
     )
+
+
+# Values the CLI refuses as usage errors, given to the API: one InvalidValueError each, before
+# anything is read or written.
+API_MISUSES: list[tuple[str, Any]] = [
+    ("import of one path as a str", lambda s, d: tunelog.import_paths(s, str(X86))),
+    ("merge of one database as a str", lambda s, d: tunelog.merge(s, str(d / "o.db"))),
+    (
+        "watch of one path as a str",
+        lambda s, d: tunelog.watch(s, str(X86), on_refresh=print, refreshes=1),
+    ),
+    (
+        "watch with no refresh",
+        lambda s, d: tunelog.watch(s, [str(X86)], on_refresh=print, refreshes=0),
+    ),
+    ("layers sorted by an unknown key", lambda s, d: tunelog.layers(s, sort="slowest")),
+    (
+        "export in an unknown format",
+        lambda s, d: tunelog.export(s, str(d / "out.log"), log_format="ansor"),
+    ),
+    (
+        "tasks needing -1 trials",
+        lambda s, d: tunelog.api.tuning_progress(s, "[]", "llvm", need_trials=-1),
+    ),
+]
+
+
+@pytest.mark.parametrize(("what", "call"), API_MISUSES, ids=[m[0] for m in API_MISUSES])
+def test_the_api_refuses_what_the_command_line_refuses(
+    tmp_path: Path, what: str, call: Any
+) -> None:
+    from tunelog.exceptions import InvalidValueError
+
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        before = store.stats().records
+        with pytest.raises(InvalidValueError):
+            call(store, tmp_path)
+        assert store.stats().records == before
+
+
+def test_tuning_progress_takes_workloads_written_with_lists(tmp_path: Path) -> None:
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        row = store.best()[0]
+        target = "llvm -keys=cpu -mcpu=skylake-avx512 -mtriple=x86_64-pc-linux-gnu"
+        (as_lists,) = tunelog.api.tuning_progress(store, [(row.task_name, *row.args)], target)
+        (as_json,) = tunelog.api.tuning_progress(
+            store, json.dumps([[row.task_name, *row.args]]), target
+        )
+    assert as_lists == as_json and as_lists.convergence.valid > 0

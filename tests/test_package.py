@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import tunelog
+from tests.conftest import REPO
 from tunelog.cli import COMMAND_MODULES, app
 from tunelog.cli.startup import command_name
 
@@ -285,3 +286,13 @@ def test_version_constants_have_one_home() -> None:
     assert selection.METASCHEDULE_VERSION == versions.METASCHEDULE_VERSION
     assert _modules_assigning("ANSOR_VERSION") == ["tunelog/versions.py"]
     assert _modules_assigning("METASCHEDULE_VERSION") == ["tunelog/versions.py"]
+
+
+def test_the_package_says_it_is_typed() -> None:
+    """PEP 561: a user's mypy reads tunelog's hints only with `py.typed` in the package, and
+    the wheel has it only if the project lists it as package data."""
+    import tomllib
+
+    assert (Path(tunelog.__file__).parent / "py.typed").is_file()
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "py.typed" in project["tool"]["setuptools"]["package-data"]["tunelog"]

@@ -43,9 +43,21 @@ def interval(value: float, name: str = "interval") -> float:
 
 def top_k(value: int) -> int:
     """How many best distinct configs an export keeps per slot: a whole number, at least 1."""
+    return at_least_one(value, "top_k")
+
+
+def at_least_one(value: int, name: str) -> int:
+    """A count the CLI takes with `min=1` (`--top-k`, `--refreshes`, `--need-trials`): a whole
+    number, at least 1."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidValueError(f"top_k must be a whole number >= 1, not {value!r}")
+        raise InvalidValueError(f"{name} must be a whole number >= 1, not {value!r}")
     return value
+
+
+def paths(value: object, name: str) -> None:
+    """A list of paths, not one path: a `str` is a sequence of one-letter paths."""
+    if isinstance(value, str | bytes):
+        raise InvalidValueError(f"{name} is a list of paths: give [{value!r}], not {value!r}")
 
 
 def is_ascii_number(text: str) -> bool:

@@ -40,6 +40,9 @@ def merge(
     temporary copy; a newer one is refused (NewerSchemaError). `store` may be a database path:
     it is created when missing, and removed again when the merge fails (see `merge_target`).
     """
+    from tunelog import optionvalues
+
+    optionvalues.paths(databases, "databases")
     if isinstance(store, str):
         with merge_target(store) as opened:
             return merge(opened, databases, only_sources=only_sources)

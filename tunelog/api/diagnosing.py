@@ -129,11 +129,20 @@ def tuning_progress(
     the tasks with fewer valid trials than that (what a tuning script still has to tune).
     Raises NotATaskListError, TargetParseError.
     """
+    from tunelog import optionvalues
     from tunelog.store.trials import trial_runs
     from tunelog.tasklist import needing_trials, task_progress
-    from tunelog.tvmmessages import read_task_list
+    from tunelog.tvmmessages import as_tuple, read_task_list
 
-    workloads = read_task_list(tasks) if isinstance(tasks, str) else list(tasks)
+    if need_trials is not None:
+        optionvalues.at_least_one(need_trials, "need_trials")
+    # Tuples of lists (a workload written out by hand) as a task list's JSON reads: lists as
+    # tuples, all the way down (a workload is looked up by its hash).
+    workloads = (
+        read_task_list(tasks)
+        if isinstance(tasks, str)
+        else [tuple(as_tuple(part) for part in task) for task in tasks]
+    )
     asked = parse_target(target)
     known, infos, _, _ = store.layer_inputs()
     group_of = {

@@ -145,7 +145,9 @@ def _format_of(version: str) -> str:
 def _export_format(store: Store, filters: Filters, log_format: str | None) -> str | None:
     """The one kind of record to export; None when the winners hold only one kind."""
     if log_format is not None and log_format not in LOG_FORMATS:
-        raise ValueError(f"unknown log format {log_format!r}: use one of {', '.join(LOG_FORMATS)}")
+        raise InvalidValueError(
+            f"unknown log format {log_format!r}: use one of {', '.join(LOG_FORMATS)}"
+        )
     found = {_format_of(v) for v in store.winner_versions(filters)}
     if found == {_METASCHEDULE}:
         raise NothingToExportError(

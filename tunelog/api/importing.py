@@ -48,9 +48,11 @@ def import_paths(
     stopped. `follow` (files a tuner is appending to): a last line without line end is left
     for the next import.
     """
+    from tunelog import optionvalues
     from tunelog.discovery import discover, unreadable_reason
     from tunelog.importreport import FileReport
 
+    optionvalues.paths(paths, "paths")
     found = discover(paths, include=include, exclude=exclude)
     reports = [FileReport(path=path, unreadable=reason) for path, reason in found.unreadable]
     own_files = _database_files(store)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from tunelog.exceptions import (
     AmbiguousLayerError,
+    InvalidValueError,
     UnknownLayerError,
 )
 from tunelog.store import Filters, Store
@@ -45,7 +46,7 @@ def layers(store: Store, filters: Filters | None = None, *, sort: str | None = N
     elif sort == "trials":
         found.sort(key=lambda lay: lay.trials)
     elif sort is not None:
-        raise ValueError(f"unknown sort key {sort!r}: use one of {', '.join(SORT_KEYS)}")
+        raise InvalidValueError(f"unknown sort key {sort!r}: use one of {', '.join(SORT_KEYS)}")
     return found
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from tunelog.exceptions import InvalidValueError
 from tunelog.store import Filters, Store
 from tunelog.targets import parse_target
 
@@ -60,7 +61,7 @@ def _answering(store: Store, found: Sequence[Layer]) -> Iterator[Store]:
     """The database the layers' ids belong to: `store`, or the selection they were found in."""
     selections = {lay.selection for lay in found}
     if len(selections) > 1:
-        raise ValueError("layers found under different --source/--label filters: ask apart")
+        raise InvalidValueError("layers found under different --source/--label filters: ask apart")
     selection = next(iter(selections), None)
     if selection is None:
         yield store

@@ -41,7 +41,10 @@ def watch(
     """
     from tunelog import optionvalues
 
+    optionvalues.paths(paths, "paths")
     optionvalues.interval(interval)
+    if refreshes is not None:
+        optionvalues.at_least_one(refreshes, "refreshes")
     if until_idle is not None:
         optionvalues.seconds(until_idle, "until_idle")
     return follow(
