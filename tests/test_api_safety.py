@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import tunelog
-from tests.conftest import X86, runner
+from tests.conftest import EDGE, X86, runner
 from tunelog.cli import app
 from tunelog.exceptions import (
     DatabaseAccessError,
@@ -235,3 +235,31 @@ def test_tuning_progress_takes_workloads_written_with_lists(tmp_path: Path) -> N
             store, json.dumps([[row.task_name, *row.args]]), target
         )
     assert as_lists == as_json and as_lists.convergence.valid > 0
+
+
+def test_the_layer_listings_answer_while_an_each_best_iterator_is_open(tmp_path: Path) -> None:
+    # SQLite drops no table while another statement of the connection is being read: the
+    # layer stream's temporary tables wait, and its answer is the same.
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(X86), str(EDGE)])
+        expected = (tunelog.layers(store), tunelog.untuned(store), tunelog.api.errors(store))
+        rows = store.each_best()
+        first = next(rows)
+        during = (tunelog.layers(store), tunelog.untuned(store), tunelog.api.errors(store))
+        assert during == expected and store.leftover_tables
+        assert [first, *rows] == store.best()
+        assert tunelog.layers(store) == expected[0] and store.leftover_tables == []
+
+
+def test_a_write_while_an_iterator_is_open_says_to_finish_it(tmp_path: Path) -> None:
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(X86), str(EDGE)])
+    store = Store(tmp_path / "t.db")
+    rows = store.each_best()
+    next(rows)
+    with pytest.raises(DatabaseAccessError, match="still being read .* finish or close it"):
+        with store:
+            store.remove_sources("1")
+    store.close()
+    with pytest.raises(DatabaseAccessError, match="the store is closed: open it again"), store:
+        store.best()

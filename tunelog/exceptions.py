@@ -37,7 +37,16 @@ class DatabaseAccessError(DatabaseUnavailableError):
     @classmethod
     def of(cls, path: str, error: Exception) -> DatabaseAccessError:
         """The error for SQLite's `error` on the database at `path`."""
-        return cls(f"database {path}: {error}; check the disk and the file")
+        text = str(error)
+        if "table is locked" in text:  # this connection's own statement still being read
+            return cls(
+                f"database {path}: {text}: a query of this store is still being read (an "
+                "iterator such as each_best, each_layer or each_error not finished): finish "
+                "or close it first"
+            )
+        if "closed database" in text:
+            return cls(f"database {path}: the store is closed: open it again (open_store)")
+        return cls(f"database {path}: {text}; check the disk and the file")
 
 
 class DiskFullError(DatabaseUnavailableError):

@@ -41,6 +41,9 @@ class Connection:
         self.path = str(path)
         self.read_only = read_only
         self._reading: ReadOnlyRead | None = None  # read_only: the read, its side files
+        # Temporary tables a stream could not drop (another statement of the connection was
+        # still being read, e.g. an `each_best` iterator): dropped when one can be.
+        self.leftover_tables: list[str] = []
         if not create and self.path != ":memory:" and not os.path.exists(self.path):
             raise DatabaseNotFoundError(
                 f"no database at {os.path.abspath(self.path)}: import logs first "

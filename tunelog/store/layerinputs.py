@@ -173,6 +173,7 @@ class LayerInputs(Connection):
         after_seen = workload_scale * target_scale
         # Tables of this stream's own: another stream of the same store may be read at the
         # same time.
+        self._drop_leftover_tables()
         stream = next(_STREAMS)
         tables = {name: f"temp.layer_{name}_{stream}" for name in LAYER_TABLES}
         sources = {
@@ -203,8 +204,18 @@ class LayerInputs(Connection):
             if not self.closed:  # else the statement and the tables went with the connection
                 if rows is not None:
                     rows.close()  # a stream left early: its statement ends before the drops
-                for table in tables.values():
-                    self.conn.execute(f"DROP TABLE IF EXISTS {table}")
+                self.leftover_tables += tables.values()
+                self._drop_leftover_tables()
+
+    def _drop_leftover_tables(self) -> None:
+        """Drop the streams' temporary tables, unless another statement of the connection is
+        being read (SQLite drops no table then): those wait for the next stream."""
+        while self.leftover_tables:
+            try:
+                self.conn.execute(f"DROP TABLE IF EXISTS {self.leftover_tables[-1]}")
+            except sqlite3.OperationalError:  # "database table is locked"
+                return
+            self.leftover_tables.pop()
 
     def _workload_rows(self, ids: Iterable[int]) -> list[tuple[Any, ...]]:
         """The columns `_layer_candidates` builds a workload from, of these workload ids."""
