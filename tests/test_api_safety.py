@@ -257,9 +257,9 @@ def test_a_write_while_an_iterator_is_open_says_to_finish_it(tmp_path: Path) -> 
     store = Store(tmp_path / "t.db")
     rows = store.each_best()
     next(rows)
-    with pytest.raises(DatabaseAccessError, match="still being read .* finish or close it"):
-        with store:
-            store.remove_sources("1")
+    locked = pytest.raises(DatabaseAccessError, match=r"still being read .* finish or close it")
+    with locked, store:
+        store.remove_sources("1")
     store.close()
     with pytest.raises(DatabaseAccessError, match="the store is closed: open it again"), store:
         store.best()
