@@ -112,7 +112,6 @@ CASES = [
     Filters(task="conv2d"),
     Filters(task="CONV2D"),  # case-sensitive
     Filters(task="_pack"),
-    Filters(task=""),
     Filters(template="dense_pack.x86", task="pack"),
     Filters(target="cuda -model=t4"),
     Filters(target="cuda  -model=t4"),  # byte for byte: two spaces differ

@@ -60,6 +60,16 @@ def test_task_filters(filters: Filters, task: str, selected: bool) -> None:
     assert filters.matches_task(task) is selected
 
 
+@pytest.mark.parametrize("name", ["target_key", "model", "template", "task", "target"])
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_filter_is_refused(name: str, value: str) -> None:
+    from tunelog.exceptions import InvalidValueError
+
+    option = "--" + name.replace("_", "-")
+    with pytest.raises(InvalidValueError, match=f"^{option} is empty: give a value"):
+        Filters(**{name: value})
+
+
 def test_an_unparsable_for_target_is_a_target_parse_error() -> None:
     with pytest.raises(TargetParseError):
         Filters(for_target="")

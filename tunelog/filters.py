@@ -34,8 +34,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from tunelog.exceptions import TargetParseError
+from tunelog.optionvalues import not_empty
 from tunelog.rules.slots import answering_slot_sql, first_held, query_slots
 from tunelog.targets import Target, parse_target, query_target_problem
+
+# The filters whose text must say something (an empty one would match nothing, or all).
+TEXT_FILTERS = ("target_key", "model", "template", "task", "target")
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,10 @@ class Filters:
     target: str | None = None
 
     def __post_init__(self) -> None:
+        for name in TEXT_FILTERS:
+            value = getattr(self, name)
+            if value is not None:
+                not_empty(value, f"--{name.replace('_', '-')}")
         if self.for_target is not None:
             problem = query_target_problem(self.for_target)
             if problem is not None:

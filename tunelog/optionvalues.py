@@ -54,6 +54,13 @@ def at_least_one(value: int, name: str) -> int:
     return value
 
 
+def not_empty(value: str, name: str) -> str:
+    """A filter's text: something to match (spaces alone match no target, key or template)."""
+    if not value.strip():
+        raise InvalidValueError(f"{name} is empty: give a value, or leave the option out")
+    return value
+
+
 def paths(value: object, name: str) -> None:
     """A list of paths, not one path: a `str` is a sequence of one-letter paths."""
     if isinstance(value, str | bytes):

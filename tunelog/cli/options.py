@@ -24,16 +24,32 @@ JsonOption = Annotated[
 # What each filter means is defined once, in tunelog.filters.
 FilterTargetKey = Annotated[
     str | None,
-    typer.Option("--target-key", help="Only records whose target has this key (e.g. cuda)."),
+    typer.Option(
+        "--target-key",
+        help="Only records whose target has this key (e.g. cuda).",
+        callback=checked(functools.partial(optionvalues.not_empty, name="--target-key")),
+    ),
 ]
 FilterModel = Annotated[
-    str | None, typer.Option(help="Only records whose target has this -model value.")
+    str | None,
+    typer.Option(
+        help="Only records whose target has this -model value.",
+        callback=checked(functools.partial(optionvalues.not_empty, name="--model")),
+    ),
 ]
 FilterTemplate = Annotated[
-    str | None, typer.Option(help="Only this template (task name), e.g. conv2d_nchw.cuda.")
+    str | None,
+    typer.Option(
+        help="Only this template (task name), e.g. conv2d_nchw.cuda.",
+        callback=checked(functools.partial(optionvalues.not_empty, name="--template")),
+    ),
 ]
 FilterTask = Annotated[
-    str | None, typer.Option(help="Only templates whose name contains this text.")
+    str | None,
+    typer.Option(
+        help="Only templates whose name contains this text.",
+        callback=checked(functools.partial(optionvalues.not_empty, name="--task")),
+    ),
 ]
 FilterForTarget = Annotated[
     str | None,
@@ -64,6 +80,7 @@ FilterTarget = Annotated[
     typer.Option(
         "--target",
         help="Only records whose target string is exactly this one (spaces around it aside).",
+        callback=checked(functools.partial(optionvalues.not_empty, name="--target")),
     ),
 ]
 
