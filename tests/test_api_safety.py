@@ -263,3 +263,12 @@ def test_a_write_while_an_iterator_is_open_says_to_finish_it(tmp_path: Path) -> 
     store.close()
     with pytest.raises(DatabaseAccessError, match="the store is closed: open it again"), store:
         store.best()
+
+
+def test_a_closed_store_says_so_outside_a_with_block_too(tmp_path: Path) -> None:
+    store = Store(tmp_path / "t.db")
+    tunelog.import_paths(store, [str(X86)])
+    store.close()
+    for call in (store.best, lambda: tunelog.layers(store), store.stats):
+        with pytest.raises(DatabaseAccessError, match="the store is closed: open it again"):
+            call()

@@ -67,7 +67,7 @@ class Connection:
                     f"cannot open database {self.path}: {exc}; check that its directory exists "
                     "and is writable, or pass another --db"
                 ) from exc
-        self.conn = conn
+        self._conn = conn
         self.closed = False
         self._create = create and not read_only
         # Workload ids by identity, as of `data_version` (see _known_workloads).
@@ -162,6 +162,20 @@ class Connection:
                 self.conn.execute("COMMIT")
 
     @property
+    def conn(self) -> sqlite3.Connection:
+        """The SQLite connection; DatabaseAccessError once the store is closed (SQLite's own
+        error says nothing of the store)."""
+        if self.closed:
+            raise DatabaseAccessError(
+                f"database {self.path}: the store is closed: open it again (open_store)"
+            )
+        return self._conn
+
+    @conn.setter
+    def conn(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    @property
     def db(self) -> sqlite_utils.Database:
         """The same connection as a sqlite-utils Database, for exploring the tables."""
         import sqlite_utils
@@ -179,7 +193,7 @@ class Connection:
         if self._reading is not None:
             self._reading.close()
         else:
-            self.conn.close()
+            self._conn.close()
 
     def __enter__(self) -> Self:
         return self
