@@ -267,16 +267,21 @@ def test_explain_unknown_code_is_one_error_line(db: str) -> None:
     assert err.count("\n") == 1
 
 
-def test_untuned_and_errors_on_a_log_where_every_trial_failed(db: str, tmp_path: Path) -> None:
+def _failed_trials(tmp_path: Path, task: bytes) -> Path:
+    """The sample x86 log's failed trials of the templates whose name holds `task`."""
     failed = tmp_path / "failed.log"
     failed.write_bytes(
         b"\n".join(
             line
             for line in (REPO / "sample_logs/x86_mini_llvm.log").read_bytes().splitlines()
-            if b"dense_pack" in line and b"[1000000000.0]" in line
+            if task in line and b"[1000000000.0]" in line
         )
     )
-    run("--db", db, "import", str(failed))
+    return failed
+
+
+def test_untuned_and_errors_on_a_log_where_every_trial_failed(db: str, tmp_path: Path) -> None:
+    run("--db", db, "import", str(_failed_trials(tmp_path, b"dense_pack")))
     code, out, _ = run("--db", db, "untuned", "--json")
     (layer,) = json.loads(out)
     assert (code, layer["operator"], layer["winner"], layer["answered_by"]) == (
@@ -296,15 +301,7 @@ def test_untuned_and_errors_on_a_log_where_every_trial_failed(db: str, tmp_path:
 def test_untuned_counts_the_failures_of_every_template_of_a_layer(db: str, tmp_path: Path) -> None:
     # dense_pack.x86 and dense_nopack.x86 of one dense layer, 3 BUILD_TIMEOUTs each: the
     # errors cell adds both templates' up.
-    failed = tmp_path / "failed.log"
-    failed.write_bytes(
-        b"\n".join(
-            line
-            for line in (REPO / "sample_logs/x86_mini_llvm.log").read_bytes().splitlines()
-            if b"dense_" in line and b"[1000000000.0]" in line
-        )
-    )
-    run("--db", db, "import", str(failed))
+    run("--db", db, "import", str(_failed_trials(tmp_path, b"dense_")))
     code, out, _ = run("--db", db, "--wide", "untuned")
     (row,) = out.splitlines()[2:]
     assert (code, row.split()) == (

@@ -700,13 +700,18 @@ def _pasted(lines: list[str]) -> str:
     return "\n".join(pasted) + "\n"
 
 
-def test_a_repair_import_replaces_the_rejects_of_the_same_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _paste_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`paste.log` in the working directory `tmp_path`: 3 records as a web page shows them."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("COLUMNS", raising=False)
     lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[:3]
     Path("paste.log").write_text(_pasted(lines), encoding="utf-8")
+
+
+def test_a_repair_import_replaces_the_rejects_of_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _paste_here(tmp_path, monkeypatch)
     assert run("p.db", "import", "paste.log")[0] == 1  # no record as it is: use --repair
     code, out, _ = run("p.db", "import", "--repair", "paste.log")
     assert (code, out.splitlines()[2]) == (
@@ -725,10 +730,7 @@ def test_a_repair_import_replaces_the_rejects_of_the_same_bytes(
 def test_a_merged_repair_import_replaces_the_rejects_of_the_same_bytes_as_importing_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("COLUMNS", raising=False)
-    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[:3]
-    Path("paste.log").write_text(_pasted(lines), encoding="utf-8")
+    _paste_here(tmp_path, monkeypatch)
     run("p.db", "import", "paste.log")  # rejected: use --repair
     run("r.db", "import", "--repair", "paste.log")
     code, out, _ = run("p.db", "merge", "r.db")

@@ -120,7 +120,7 @@ def diagnose_workload(
 def _classify(index: RecordIndex, asked: Target, workload: Workload) -> Diagnosis:
     task = str(workload[0])
     args = workload_args(workload)
-    same_layer = _same_layer(index, task, args)
+    same_layer = index.by_layer.get(_layer_of(workload), [])
     answered = _answered(index, asked, task, workload, same_layer)
     if answered is not None:
         return answered
@@ -134,8 +134,9 @@ def _classify(index: RecordIndex, asked: Target, workload: Workload) -> Diagnosi
     return _no_record(index, asked, workload, task, args, same_layer)
 
 
-def _same_layer(index: RecordIndex, task: str, args: list[object]) -> list[int]:
-    return index.by_layer.get(layer_key(task, "", args), [])
+def _layer_of(workload: Workload) -> str:
+    """The layer key of a workload as TVM printed it (whatever template it names)."""
+    return layer_key(str(workload[0]), "", workload_args(workload))
 
 
 def _group(asked: Target) -> TargetGroup:
@@ -360,7 +361,7 @@ def verdict(diagnoses: Sequence[Diagnosis]) -> str:
 def _layer_to_tune(diagnosis: Diagnosis) -> tuple[str, str]:
     """The (target, layer key) an unanswered workload asks to tune (a packed form's layer)."""
     workload = diagnosis.original if diagnosis.original is not None else diagnosis.workload
-    return diagnosis.target, layer_key(str(workload[0]), "", workload_args(workload))
+    return diagnosis.target, _layer_of(workload)
 
 
 @dataclass(frozen=True)

@@ -309,10 +309,21 @@ def own_args(
         return None
     try:
         head, identity = ansor_workload(found[0])
-        items = json.loads(found[0])
-    except ValueError:  # AnsorKeyError is one: a key TVM could not use
+    except ValueError:  # AnsorKeyError: a key TVM could not use
         return None
     if head != task_name or json.loads(identity) != args:
+        return None
+    return _items_after_hash(found[0])
+
+
+def _items_after_hash(spelling: str) -> list[object] | None:
+    """The items of an auto_scheduler key as written after its hash; None when the key is
+    no JSON list with a hash."""
+    import json
+
+    try:
+        items = json.loads(spelling)
+    except ValueError:
         return None
     return items[1:] if isinstance(items, list) and items else None
 
@@ -339,12 +350,9 @@ def args_as_written(conn: sqlite3.Connection, task_name: str, args: list[object]
     ):
         if sorted_json(json.loads(stored_args)) != wanted:
             continue
-        try:
-            items = json.loads(spelling)
-        except ValueError:
-            continue
-        if isinstance(items, list) and items:
-            found = items[1:]
+        items = _items_after_hash(spelling)
+        if items is not None:
+            found = items
     return found
 
 

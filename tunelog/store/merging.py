@@ -324,10 +324,11 @@ def feed_held_records(
     add = writer.add
     rows = held_records(conn, source_id)
     own = _OwnSpellingTexts(conn)
-    for row in rows:
-        _seq, line, rid, target_id, workload_id, index, error_no, mean, all_cost, stamp = row[:10]
-        spelling_id = row[10]  # the record's own spelling, where not its workload's
-        spelling = spellings[workload_id] if spelling_id is None else own.text(spelling_id)
+    for (
+        _seq, line, rid, target_id, workload_id, index, error_no, mean, all_cost, stamp,
+        own_id,  # the record's own spelling, where not its workload's
+    ) in rows:  # fmt: skip
+        spelling = spellings[workload_id] if own_id is None else own.text(own_id)
         version, task, key, args = workloads[workload_id]
         rec = stored_measurement(
             (version, targets[target_id], task, key, args),
