@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ import pytest
 
 import tunelog
 from tests.conftest import EDGE, X86, runner
+from tunelog.api.diagnosing import each_error
+from tunelog.api.listing import each_layer
 from tunelog.cli import app
 from tunelog.exceptions import (
     DatabaseAccessError,
@@ -20,6 +23,7 @@ from tunelog.exceptions import (
     NotATunelogDatabaseError,
     TunelogError,
 )
+from tunelog.filters import Filters
 from tunelog.store import Store
 
 
@@ -272,3 +276,25 @@ def test_a_closed_store_says_so_outside_a_with_block_too(tmp_path: Path) -> None
     for call in (store.best, lambda: tunelog.layers(store), store.stats):
         with pytest.raises(DatabaseAccessError, match="the store is closed: open it again"):
             call()
+
+
+_STREAMS = {
+    "each_best": lambda store: store.each_best(),
+    "each_layer": lambda store: each_layer(store, Filters()),
+    "each_error": lambda store: each_error(store),
+    "trials_in_import_order": lambda store: store.trials_in_import_order(),
+}
+
+
+@pytest.mark.parametrize("stream", _STREAMS.values(), ids=list(_STREAMS))
+def test_a_stream_read_on_after_its_store_closed_says_the_store_is_closed(
+    tmp_path: Path, stream: Callable[[Store], Iterator[object]]
+) -> None:
+    # Not SQLite's "Cannot operate on a closed database": its statement went with the store.
+    store = Store(tmp_path / "t.db")
+    tunelog.import_paths(store, [str(X86), str(EDGE)])
+    rows = stream(store)
+    next(rows)
+    store.close()
+    with pytest.raises(DatabaseAccessError, match="the store is closed: open it again"):
+        list(rows)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Self, TypeVar
 
 from tunelog.exceptions import (
     DatabaseAccessError,
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     import sqlite_utils
 
     from tunelog.importreport import FileReport
+
+T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 60_000  # how long every connection of tunelog waits for a lock
 PAGE_SIZE = 16384
@@ -166,14 +168,28 @@ class Connection:
         """The SQLite connection; DatabaseAccessError once the store is closed (SQLite's own
         error says nothing of the store)."""
         if self.closed:
-            raise DatabaseAccessError(
-                f"database {self.path}: the store is closed: open it again (open_store)"
-            )
+            raise self._closed_error()
         return self._conn
 
     @conn.setter
     def conn(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
+
+    def _closed_error(self) -> DatabaseAccessError:
+        return DatabaseAccessError(
+            f"database {self.path}: the store is closed: open it again (open_store)"
+        )
+
+    def streamed(self, rows: Iterable[T]) -> Iterator[T]:
+        """`rows`, a stream read from this store: one whose store is closed while it is read
+        ends with the DatabaseAccessError any call on a closed store raises, not with SQLite's
+        own error (its statement went with the connection)."""
+        try:
+            yield from rows
+        except sqlite3.ProgrammingError as exc:
+            if not self.closed:
+                raise
+            raise self._closed_error() from exc
 
     @property
     def db(self) -> sqlite_utils.Database:

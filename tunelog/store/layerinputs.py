@@ -140,13 +140,15 @@ class LayerInputs(Connection):
             members += [(i, number) for i, g in by_target.items() if (g.keys, g.model) == wanted]
         groups += every_layer_of
         with self.snapshot():
-            yield from self._read_layers(
-                groups,
-                members,
-                seen_groups,
-                targets,
-                interleaved=unseen_models,
-                failing_only=failing_only,
+            yield from self.streamed(
+                self._read_layers(
+                    groups,
+                    members,
+                    seen_groups,
+                    targets,
+                    interleaved=unseen_models,
+                    failing_only=failing_only,
+                )
             )
 
     def _read_layers(

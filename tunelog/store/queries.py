@@ -101,14 +101,16 @@ class Queries(Sources):
             return
         filters = filters or Filters()
         where, params = self._slot_filter_sql(filters)
-        yield from each_best_row(
-            self.conn,
-            where,
-            params,
-            for_target=filters.for_target,
-            knobs=knobs,
-            as_written=as_written,
-            args_only_without_shapes=args_only_without_shapes,
+        yield from self.streamed(
+            each_best_row(
+                self.conn,
+                where,
+                params,
+                for_target=filters.for_target,
+                knobs=knobs,
+                as_written=as_written,
+                args_only_without_shapes=args_only_without_shapes,
+            )
         )
 
     def args_as_written(
@@ -194,7 +196,7 @@ class Queries(Sources):
         rows = self.conn.execute(
             "SELECT target_id, workload_id, error_no, mean_cost FROM records ORDER BY id"
         )
-        for target_id, workload_id, error_no, mean_cost in rows:
+        for target_id, workload_id, error_no, mean_cost in self.streamed(rows):
             yield targets[target_id], workload_id, error_no, mean_cost
 
     def _slot_filter_sql(self, filters: Filters) -> tuple[str, tuple[object, ...]]:
