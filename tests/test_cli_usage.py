@@ -264,6 +264,15 @@ def test_the_v01_note_names_untuned_with_the_users_label(db: str, tmp_path: Path
     assert run("--db", db, "workloads")[2] == ""  # all files: the v0.2 record answers
 
 
+def test_a_user_templates_v01_winner_is_named_whole(db: str, tmp_path: Path) -> None:
+    # Its family is its task name: the winner column used to show only "(v0.1)".
+    log = write_mixed_version_log(tmp_path)
+    log.write_text(log.read_text().splitlines()[0] + "\n")  # the v0.1 record alone
+    run("--db", db, "import", str(log))
+    out = run("--db", db, "workloads")[1]
+    assert "1.00 ms)           matmul (v0.1)  1.00 ms" in out
+
+
 def test_workloads_notes_no_v01_record_that_a_newer_one_outranks(db: str, tmp_path: Path) -> None:
     """A faster v0.1 record beside a v0.2 one of the layer: the v0.2 record wins (TVM >= 0.7
     skips the other), so the layer is tuned and nothing is noted."""
@@ -628,3 +637,26 @@ def test_target_names_a_log_target_with_a_trailing_space(
     code, out, err = run("--db", db, *args)
     assert code == 0, err
     assert command == "export" or len(out.splitlines()) > 2
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["best", "--task", "winograd"],
+        ["workloads", "--task", "winograd"],
+        ["untuned"],
+        ["untuned", "--task", "winograd"],
+        ["errors", "--task", "winograd"],
+        ["rejects"],
+    ],
+    ids=lambda command: "-".join(command),
+)
+def test_an_empty_json_listing_says_on_stderr_what_its_table_says(
+    db: str, command: list[str]
+) -> None:
+    # README: exit 0 also when a listing is empty, a note on stderr saying what was empty.
+    run("--db", db, "import", str(X86))
+    table = run("--db", db, *command)
+    as_json = run("--db", db, *command, "--json")
+    assert table[:2] == (0, "") and table[2].startswith(("no ", "every "))
+    assert as_json == (0, "[]\n", table[2])

@@ -79,6 +79,24 @@ def test_explain_a_timed_out_record() -> None:
     assert fields["all_cost"] == "10 s: for a timeout, AutoTVM writes the timeout in effect here"
 
 
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ("[[0.5], 6, 10, 1]", ["[0.5]", "10", "1"]),
+        ("[[1], 0, 1.5e-3, 1610455199.463942]", ["[1]", "0.0015", "1610455199.463942"]),
+        ("[[1e-05, 2e-05], 0, 0.25, 1.6e9]", ["[1e-05, 2e-05]", "0.25", "1600000000.0"]),
+    ],
+)
+def test_explain_shows_the_measured_values_as_json_reads_them_from_the_line(
+    written: str, shown: list[str]
+) -> None:
+    # An integer all_cost (the timeout TVM wrote) was shown as "10.0".
+    line = VALID.split('"result": ')[0] + f'"result": {written}, "version": 0.2}}'
+    result = runner.invoke(app, ["explain", line, "--json"])
+    fields = {entry["field"]: entry["value"] for entry in json.loads(result.stdout)}
+    assert [fields["cost"], fields["all_cost"], fields["timestamp"]] == shown
+
+
 READS = "explain reads AutoTVM record lines (a JSON object with input, config, result)"
 ANSOR_LINE = json.dumps(
     {

@@ -53,6 +53,40 @@ def test_tasks_of_another_target_group_have_no_trials(tmp_path: Path) -> None:
     assert {t.convergence.trials for t in found} == {0}
 
 
+def test_a_task_tuned_only_on_another_model_shows_the_record_tvm_answers_it_with(
+    tmp_path: Path,
+) -> None:
+    # A build for plain `cuda` asks the cuda and gpu key slots, which the t4 records hold: the
+    # task has no trials of its own (what a tuning script asks), but it is not a fallback.
+    log = FIXTURES / "cuda_only.log"
+    tasks = [(r["input"][1], *r["input"][2]) for r in map(json.loads, log.open())]
+    with Store(tmp_path / "t.db") as store:
+        api.import_paths(store, [str(log)])
+        own = api.tuning_progress(store, tasks, "cuda -model=t4")
+        other = api.tuning_progress(store, tasks, "cuda")
+        ansor = api.tuning_progress(store, tasks, "llvm")
+    assert len(own) == len(tasks) >= 5
+    assert all(t.answer is not None and t.answer.mean_cost == t.convergence.best_cost for t in own)
+    assert all(t.answer_warning is None for t in own)
+    assert [t.answer for t in other] == [t.answer for t in own]
+    assert {t.convergence.verdict for t in other} == {"not tuned"}
+    assert all("measured on" in (t.answer_warning or "") for t in other)
+    assert {t.answer for t in ansor} == {None}
+    db = str(tmp_path / "t.db")
+    (tasks_file := tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    result = runner.invoke(app, ["--db", db, "tasks", str(tasks_file), "--target", "cuda"])
+    row = result.stdout.splitlines()[2]
+    assert row.endswith(
+        "not tuned  50.0 us measured on 'cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 "
+        "-model=t4 -thread_warp_size=32' (cuda_only.log:1)"
+    )
+    result = runner.invoke(
+        app, ["--db", db, "tasks", str(tasks_file), "--target", "cuda", "--json"]
+    )
+    answer = json.loads(result.stdout)[0]["answer"]
+    assert answer["line"] == 1 and answer["warnings"][0].startswith("answer for 'cuda' was")
+
+
 @pytest.mark.parametrize(
     "log",
     [
@@ -113,13 +147,16 @@ def test_tasks_command_prints_what_is_left_as_json_for_a_script(
         "best_cost": None,
         "trials_to_best": None,
         "verdict": "too few valid trials",
+        "answer": None,
     }
     result = runner.invoke(app, ["--db", db, "tasks", str(tasks), "--target", X86])
-    assert result.stdout.splitlines()[:3] == [
-        "index    task                                              trials    valid    failed    best      verdict",
-        "-------  ------------------------------------------------  --------  -------  --------  --------  --------------------",
-        "0        conv2d_NCHWc.x86 1x3x224x224 * 64x3x7x7 s2 p3     3         3        0         100.0 us  too few valid trials",
+    assert result.stdout.splitlines()[:4] == [
+        "index    task                                              trials    valid    failed    best      verdict               TVM uses",
+        "-------  ------------------------------------------------  --------  -------  --------  --------  --------------------  ---------------",
+        "0        conv2d_NCHWc.x86 1x3x224x224 * 64x3x7x7 s2 p3     3         3        0         100.0 us  too few valid trials  100.0 us",
+        "1        conv2d_NCHWc.x86 1x64x56x56 * 64x64x3x3 s1 p1     3         3        0         100.0 us  too few valid trials  100.0 us",
     ]
+    assert "fallback config" in result.stdout.splitlines()[5]
 
 
 @pytest.mark.parametrize(

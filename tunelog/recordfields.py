@@ -90,6 +90,20 @@ def _json(value: object) -> str:
     return json.dumps(value, separators=(", ", ": "), allow_nan=True)
 
 
+def _written_result(line: str | None) -> list[str] | None:
+    """The line's result values (costs, error number, all_cost, timestamp) as JSON text, as
+    written; None when the line is not one object with a four-value result (v0.2's `result`,
+    v0.1's `r`)."""
+    try:
+        item = json.loads(line) if line is not None else None
+    except (ValueError, RecursionError):
+        return None
+    result = item.get("result", item.get("r")) if isinstance(item, dict) else None
+    if not isinstance(result, list) or len(result) != 4:
+        return None
+    return [_json(value) for value in result]
+
+
 def _when(timestamp: float) -> str:
     try:
         moment = datetime.datetime.fromtimestamp(timestamp, tz=datetime.UTC)
@@ -105,8 +119,10 @@ def _all_cost_note(record: TuningRecord) -> str:
     return f"{text} for the whole measurement (build + run + overhead); not ranked"
 
 
-def explain_record(record: TuningRecord) -> list[FieldLine]:
-    """Each field of `record` with its value and what that value means here."""
+def explain_record(record: TuningRecord, line: str | None = None) -> list[FieldLine]:
+    """Each field of `record` with its value and what that value means here; with the `line`
+    it was read from, the measured values as that line writes them (`10`, not `10.0`)."""
+    written = _written_result(line)
     target = parse_target(record.target)
     costs = record.costs
     failed = record.error_no != 0
@@ -126,15 +142,19 @@ def explain_record(record: TuningRecord) -> list[FieldLine]:
         FieldLine("task", record.task_name, "the template, part of the workload"),
         FieldLine("args", _json(record.args), "the template's call: part of the workload"),
         FieldLine("config", f"index {record.config_index}: {entity}", "the config measured"),
-        FieldLine("cost", _json(list(costs)), cost_note),
+        FieldLine("cost", written[0] if written else _json(list(costs)), cost_note),
         FieldLine(
             "error_no",
             str(record.error_no),
             f"{error_name(record.error_no)}: "
             + ("never chosen by apply_history_best" if failed else "a valid measurement"),
         ),
-        FieldLine("all_cost", str(record.all_cost), _all_cost_note(record)),
-        FieldLine("timestamp", str(record.timestamp), _when(record.timestamp)),
+        FieldLine(
+            "all_cost", written[2] if written else str(record.all_cost), _all_cost_note(record)
+        ),
+        FieldLine(
+            "timestamp", written[3] if written else str(record.timestamp), _when(record.timestamp)
+        ),
         FieldLine(
             "version",
             record.log_version,

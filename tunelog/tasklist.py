@@ -5,15 +5,19 @@ Pure. A task list is `[[task_name, *args], ...]` (what users dump from
 arguments, lists as tuples: the key AutoTVM writes and reads). Its trials are the records of that
 workload on targets of the asked target's group (same keys and -model, as `workloads` counts
 them), summarised with the convergence rule of `tunelog.convergence` (runs of several files
-joined in trial order).
+joined in trial order). Beside them, each task's answer: the record apply_history_best returns
+for the asked target (`layers.query`), which may be another machine's when the task has no
+trials of its own, or none faster.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tunelog.convergence import Convergence, Progress, SourceRun, join_runs
+from tunelog.layers import SlotWinner, TargetGroup, query
+from tunelog.machines import cross_machine_warning
 from tunelog.targets import Target
 from tunelog.tvmmessages import Workload, as_json_list, as_tuple
 from tunelog.versions import V02
@@ -24,11 +28,15 @@ GroupKey = tuple[tuple[str, ...], str]
 
 @dataclass(frozen=True)
 class TaskProgress:
-    """One task of a task list: its place in the list, workload, and trials so far."""
+    """One task of a task list: its place in the list, workload, and trials so far, and the
+    record TVM answers it with for the asked target (`answer`; None: a fallback config)."""
 
     index: int
     workload: Workload
     convergence: Convergence
+    answer: SlotWinner | None = None
+    # Why the answer is not one of the task's trials: measured on a target of another group.
+    answer_warning: str | None = None
 
     @property
     def failed(self) -> int:
@@ -51,6 +59,16 @@ class TaskProgress:
             "best_cost": summary.best_cost,
             "trials_to_best": summary.trials_to_best,
             "verdict": summary.verdict,
+            "answer": None
+            if self.answer is None
+            else {
+                "mean_cost": self.answer.mean_cost,
+                "config_index": self.answer.config_index,
+                "target": self.answer.target,
+                "source": self.answer.source,
+                "line": self.answer.line,
+                "warnings": [self.answer_warning] if self.answer_warning else [],
+            },
         }
 
 
@@ -59,19 +77,31 @@ def task_progress(
     target: Target,
     workloads: Iterable[WorkloadInfo],
     runs: Mapping[tuple[GroupKey, int], Sequence[SourceRun]],
+    slots: Mapping[tuple[str, str, int], SlotWinner],
+    own_targets: Collection[str],
 ) -> list[TaskProgress]:
-    """Each task's trials on `target`'s group, in task-list order (module docstring)."""
+    """Each task's trials on `target`'s group (`own_targets`: its targets in the database), in
+    task-list order, and its answer among the slots' holders (module docstring): an answer
+    measured on a target outside the group comes with a warning."""
     exact: dict[tuple[str, object], int] = {}
     for w in workloads:
         if w.version == V02:
             exact.setdefault((w.task_name, as_tuple(w.args)), w.id)
     group = (target.keys, target.model)
+    asked = TargetGroup(target.keys, target.model, ())
     found: list[TaskProgress] = []
     for index, task in enumerate(tasks):
         workload_id = exact.get((str(task[0]), task[1:]))
         parts = runs.get((group, workload_id)) if workload_id is not None else None
         summary = join_runs(parts) if parts else Progress().summary()
-        found.append(TaskProgress(index, task, summary))
+        answer = query(slots, asked, workload_id) if workload_id is not None else None
+        warning = None
+        if answer is not None and answer.target not in own_targets:  # not one of its trials
+            warning = cross_machine_warning(target.raw, answer.target) or (
+                f"answer for {target.raw!r} was measured on {answer.target!r}, a target of "
+                "another group: its trials are not counted here"
+            )
+        found.append(TaskProgress(index, task, summary, answer, warning))
     return found
 
 

@@ -144,11 +144,12 @@ def tuning_progress(
         else [tuple(as_tuple(part) for part in task) for task in tasks]
     )
     asked = parse_target(target)
-    known, infos, _, _ = store.layer_inputs()
+    known, infos, _, slots = store.layer_inputs()
     group_of = {
         target_id: (parsed.keys, parsed.model)
         for target_id, text in known
         for parsed in (parse_target(text),)
     }
-    found = task_progress(workloads, asked, infos, trial_runs(store, group_of))
+    own = [text for target_id, text in known if group_of[target_id] == (asked.keys, asked.model)]
+    found = task_progress(workloads, asked, infos, trial_runs(store, group_of), slots, own)
     return found if need_trials is None else needing_trials(found, need_trials)

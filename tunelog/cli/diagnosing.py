@@ -23,6 +23,7 @@ from tunelog.tables import Column
 
 if TYPE_CHECKING:
     from tunelog.diagnosis import Diagnosis
+    from tunelog.tasklist import TaskProgress
 
 
 @app.command(epilog=example("tunelog diagnose build_output.txt --check"))
@@ -71,18 +72,23 @@ def diagnose(
             raise typer.BadParameter(str(exc), param_hint="--target") from None
     for unread in report.unread[:WARNINGS_SHOWN]:
         _err(f"warning: {display_path(file)}:{unread.line}: message not read: {unread.reason}")
-    if as_json:
-        emit_json([d.as_dict() for d in report.diagnoses])
-    else:
-        from tunelog.tvmmessages import looks_like_task_list
+    from tunelog.tvmmessages import looks_like_task_list
 
-        _print_diagnoses(report.diagnoses, task_list=looks_like_task_list(text))
+    empty = _EMPTY_TASKS if looks_like_task_list(text) else _NO_MESSAGE
+    if as_json:
+        emit_json([d.as_dict() for d in report.diagnoses], empty=empty)
+    else:
+        _print_diagnoses(report.diagnoses, empty=empty)
     if check and report.unanswered:
         raise typer.Exit(1)
 
 
-def _print_diagnoses(found: Sequence[Diagnosis], *, task_list: bool) -> None:
-    """The diagnoses as a table, then their verdict (`task_list`: the input was one)."""
+_EMPTY_TASKS = "the task list is empty"
+_NO_MESSAGE = "no 'Cannot find tuning records' or 'Cannot find config' message found"
+
+
+def _print_diagnoses(found: Sequence[Diagnosis], *, empty: str) -> None:
+    """The diagnoses as a table (`empty`: the note when there is none), then their verdict."""
     from tunelog.diagnosis import verdict
     from tunelog.layoutforms import workload_text
 
@@ -95,9 +101,7 @@ def _print_diagnoses(found: Sequence[Diagnosis], *, task_list: bool) -> None:
     emit_table(
         rows,
         [*headers, "reason", "workload", "detail"],
-        empty="the task list is empty"
-        if task_list
-        else "no 'Cannot find tuning records' or 'Cannot find config' message found",
+        empty=empty,
     )
     if found:
         echo(f"\n{verdict(found)}")
@@ -144,8 +148,9 @@ def tasks(
             found = api.tuning_progress(store, text, target, need_trials=need_trials)
         except NotATaskListError as exc:  # which file, since the error cannot know
             raise NotATaskListError(f"{display_path(file)}: {exc}") from None
+    empty = "every task has enough valid trials" if need_trials is not None else _EMPTY_TASKS
     if as_json:
-        emit_json([task.as_dict() for task in found])
+        emit_json([task.as_dict() for task in found], empty=empty)
         return
     emit_table(
         [
@@ -159,6 +164,7 @@ def tasks(
                 if task.convergence.best_cost is not None
                 else "",
                 task.convergence.verdict,
+                _answer_text(task),
             )
             for task in found
         ],
@@ -170,11 +176,22 @@ def tasks(
             Column("failed", rank=2),
             Column("best"),
             Column("verdict"),
+            Column("TVM uses", rank=1),
         ),
-        empty="every task has enough valid trials"
-        if need_trials is not None
-        else "the task list is empty",
+        empty=empty,
     )
+
+
+def _answer_text(task: TaskProgress) -> str:
+    """What apply_history_best answers the task with for the asked target: the record's mean,
+    and where it was measured when that is another machine (its trials are not the task's)."""
+    answer = task.answer
+    if answer is None:
+        return "fallback config"
+    text = format_seconds(answer.mean_cost)
+    if task.answer_warning is not None:
+        text += f" measured on {answer.target!r} ({Path(answer.source).name}:{answer.line})"
+    return text
 
 
 def _read_text(file: str, what: str) -> str:

@@ -16,15 +16,17 @@ from tunelog.tables import Column
 _RAW_IN_JSON = re.compile("[\x7f-\x9f]")
 
 
-def emit_json(value: Any) -> None:
+def emit_json(value: Any, *, empty: str | None = None) -> None:
     """Pretty JSON on stdout, every control character as an escape (`\\u009b`).
 
     A list, tuple or iterator is written element by element (an array of many rows is never
     held as one text): the same bytes as the whole array at once, except that an element
     holding an integer past 64 bits is written by Python's json alone, not the whole array.
+    An empty array is followed by the `empty` note (if any) on stderr, as `emit_table` says it.
     """
     if isinstance(value, (list, tuple, Iterator)):
-        _emit_json_array(value)
+        if not _emit_json_array(value) and empty:
+            _err(empty)
         return
     sys.stdout.write(_escaped(_json_text(value, indent=True)) + "\n")
 
@@ -34,8 +36,9 @@ JSON_ITEMS = (
 )
 
 
-def _emit_json_array(items: Iterable[Any]) -> None:
-    """`[`, each item indented as orjson's OPT_INDENT_2 indents an array's items, `]`."""
+def _emit_json_array(items: Iterable[Any]) -> bool:
+    """`[`, each item indented as orjson's OPT_INDENT_2 indents an array's items, `]`; whether
+    there was any."""
     write = sys.stdout.write
     opening = "[\n  "
     iterator = iter(items)
@@ -43,6 +46,7 @@ def _emit_json_array(items: Iterable[Any]) -> None:
         write(opening + _json_items(batch))
         opening = ",\n  "
     write("[]\n" if opening == "[\n  " else "\n]\n")
+    return opening != "[\n  "
 
 
 def _json_items(items: list[Any]) -> str:

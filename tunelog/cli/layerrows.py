@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from tunelog.cli.cells import format_seconds
 from tunelog.cli.notes import _no_answer
 from tunelog.tables import Column
+from tunelog.versions import ANSOR_VERSION
 
 if TYPE_CHECKING:
     from tunelog.convergence import Convergence
@@ -99,7 +100,9 @@ def _winner_text(layer: Layer, name: str) -> str:
     """The winning template (`name`: its name) as `workloads` shows it: an auto_scheduler task
     is named by its hash, already the operator column's, so only what follows it
     (`(auto_scheduler)`)."""
-    if layer.winner is None:
+    winner = layer.winner
+    if winner is None:
         return "(untuned)"
-    rest = name.removeprefix(layer.family + " ")
-    return rest if rest.startswith("(") else name
+    if winner.workload.version != ANSOR_VERSION:  # a user template's `matmul (v0.1)` stays whole
+        return name
+    return name.removeprefix(layer.family + " ")

@@ -80,6 +80,9 @@ _ONCE_NOTE = (
 )
 
 
+_NO_TUNED_LAYER = "no tuned layer matches (see `tunelog workloads`)"
+
+
 def _network_totals(filters: Filters, as_json: bool) -> None:
     from tunelog import api
 
@@ -106,7 +109,8 @@ def _network_totals(filters: Filters, as_json: bool) -> None:
                     ],
                 }
                 for t in totals
-            ]
+            ],
+            empty=_NO_TUNED_LAYER,
         )
         return
     emit_table(
@@ -122,7 +126,7 @@ def _network_totals(filters: Filters, as_json: bool) -> None:
             for s in t.layers
         ],
         ("target", "operator", "shapes", "latency", "share"),
-        empty="no tuned layer matches (see `tunelog workloads`)",
+        empty=_NO_TUNED_LAYER,
     )
     for t in totals:
         untuned = f", {t.untuned} untuned layer(s) not counted" if t.untuned else ""

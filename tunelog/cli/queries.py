@@ -61,17 +61,20 @@ def best(
         rows = store.each_best(
             filters, knobs=knobs, as_written=True, args_only_without_shapes=not as_json
         )
+        empty = (
+            f"no valid measurement matches {filters.describe()}; {_SEE_WHAT_THERE_IS}"
+            if filters.describe()
+            else f"no valid measurement in the database; {_SEE_WHAT_THERE_IS}"
+        )
         if as_json:
-            emit_json(row.model_dump() for row in rows)
+            emit_json((row.model_dump() for row in rows), empty=empty)
             return
         notes: list[str] = []  # the warnings, said after the table
         sources: dict[str, str] = {}  # each source's path as shown: one of a few on every row
         emit_table(
             (_best_row(row, knobs, notes, sources) for row in rows),
             _best_headers(knobs),
-            empty=f"no valid measurement matches {filters.describe()}; {_SEE_WHAT_THERE_IS}"
-            if filters.describe()
-            else f"no valid measurement in the database; {_SEE_WHAT_THERE_IS}",
+            empty=empty,
         )
     _warn_all(notes, listed_by=_listed_by("best", filters))
 
@@ -192,17 +195,21 @@ def _emit_layers(
     there is none, if not that nothing matches)."""
     from tunelog import api
 
+    empty = empty or _nothing_matches(filters, named=named)
     if as_json:
-        emit_json(api.layer_as_dict(layer, convergence) for layer in found)
+        emit_json((api.layer_as_dict(layer, convergence) for layer in found), empty=empty)
         return
     notes = LayerNotes(untuned_by=" ".join(filter(None, ["tunelog untuned", filters.describe()])))
     of_layer, row_of = convergence.of_layer, LayerRows().row
     emit_table(
         (row_of(layer, of_layer(layer)) for layer in notes.noted(found)),
         columns_sorted_by(sort),
-        empty=empty or _nothing_matches(filters, named=named),
+        empty=empty,
     )
     notes.warn(listed_by=_listed_by("workloads", filters))
+
+
+_EVERY_LAYER_TUNED = "every layer has at least one valid measurement"
 
 
 @app.command(epilog=example("tunelog untuned --check --for-target 'cuda -model=t4'"))
@@ -232,8 +239,11 @@ def untuned(
     if as_json:
         # With what the table shows beside the layer: the answer it is untuned with, if any.
         emit_json(
-            {**api.layer_as_dict(layer), "answered_by": answer_text(layer) or None}
-            for layer in found
+            (
+                {**api.layer_as_dict(layer), "answered_by": answer_text(layer) or None}
+                for layer in found
+            ),
+            empty=_EVERY_LAYER_TUNED,
         )
         if check and found:
             raise typer.Exit(1)
@@ -260,7 +270,7 @@ def untuned(
             Column("errors", rank=1),
             Column("answered by", rank=1),
         ),
-        empty="every layer has at least one valid measurement",
+        empty=_EVERY_LAYER_TUNED,
     )
     _warn_layers(found, listed_by=_listed_by("untuned", filters))
     if check and found:
@@ -292,8 +302,9 @@ def errors(
         found.sort(key=lambda failed_and_shown: -failed_and_shown[0])
         # Nothing failed: whether any layer matches needs only the first one, not a list of all.
         matched = bool(found) or next(each_layer(store, filters), None) is not None
+    empty = "no failed trials" if matched else _nothing_matches(filters)
     if as_json:
-        emit_json([shown for _, shown in found])
+        emit_json([shown for _, shown in found], empty=empty)
         return
     emit_table(
         [shown for _, shown in found],
@@ -305,7 +316,7 @@ def errors(
             Column("errors", rank=1),
             Column("diagnosis"),
         ),
-        empty="no failed trials" if matched else _nothing_matches(filters),
+        empty=empty,
     )
 
 

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from tunelog.models import SourceImport
 
 
+_NO_SOURCE = "no source imported yet (tunelog import LOGS)"
+
+
 # -- listings ---------------------------------------------------------------------------------
 
 
@@ -67,7 +70,7 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
     with opened_store() as store:
         rows = store.sources()
     if as_json:
-        emit_json([s.model_dump() for s in rows])
+        emit_json([s.model_dump() for s in rows], empty=_NO_SOURCE)
         return
     table = [
         [
@@ -92,7 +95,7 @@ def sources(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if not any(row[-1] for row in table):  # the note column only where a file has one
         table = [row[:-1] for row in table]
         columns = columns[:-1]
-    emit_table(table, columns, empty="no source imported yet (tunelog import LOGS)")
+    emit_table(table, columns, empty=_NO_SOURCE)
 
 
 def _imports_text(imports: Sequence[SourceImport]) -> str:

@@ -91,7 +91,7 @@ def _explain_record(line: str, as_json: bool) -> None:
     parsed = parse_line(line.encode())
     if not isinstance(parsed, TuningRecord):
         raise NotARecordError(_not_autotvm(line, getattr(parsed, "reason", None)))
-    fields = explain_record(parsed)
+    fields = explain_record(parsed, line)
     if as_json:
         emit_json([f._asdict() for f in fields])
         return
@@ -354,7 +354,8 @@ def rejects(
                 {"source_id": f.source.id, "path": f.source.path, **r.model_dump()}
                 for f in found
                 for r in f.rejects
-            ]
+            ],
+            empty="no rejected lines",
         )
         return
     lines = [
