@@ -6,8 +6,10 @@ costs, so every line is distinct) into temporary directories.
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
+import lzma
 import os
 import random
 import re
@@ -842,3 +844,45 @@ def test_a_compressed_file_damaged_before_its_first_line_says_it_is_damaged(
         "the end-of-stream marker was reached): no tuning record could be read from it; give "
         "an undamaged copy\n",
     )
+
+
+_PACK: dict[str, Callable[[bytes], bytes]] = {
+    "gz": gzip.compress,
+    "xz": lzma.compress,
+    "bz2": bz2.compress,
+}
+_LINES = X86.read_bytes().splitlines(keepends=True)
+_HALF = len(_LINES) // 2
+
+
+@pytest.mark.parametrize("suffix", list(_PACK))
+@pytest.mark.parametrize(
+    ("between", "read_by"),
+    [
+        (b"", {"gz", "xz", "bz2"}),  # concatenated streams: gzip -d, xz -d, bzip2 -d read both
+        (b"\0" * 8, {"gz", "xz"}),  # padding: gzip skips NUL bytes, xz takes them in fours
+        (b"\0\0", {"gz"}),
+        (b"junk", set()),
+    ],
+    ids=["streams", "padding", "odd-nuls", "junk"],
+)
+def test_what_follows_a_compressed_stream_is_read_or_said_to_be_damage(
+    tmp_path: Path, suffix: str, between: bytes, read_by: set[str]
+) -> None:
+    """Python's LZMAFile and BZ2File stopped at the first bytes that start no stream, without
+    a word: the second half of each file below was lost, even after valid .xz padding."""
+    first, second = b"".join(_LINES[:_HALF]), b"".join(_LINES[_HALF:])
+    path = tmp_path / f"two.log.{suffix}"
+    path.write_bytes(_PACK[suffix](first) + between + _PACK[suffix](second))
+    code, out, _ = run_cli(tmp_path / "t.db", "import", str(path), "--json")
+    (report,) = json.loads(out)["files"]
+    if suffix in read_by:
+        assert (code, report["new"], report["rejected"], report["damaged"]) == (
+            0,
+            X86_LINES,
+            0,
+            None,
+        )
+    else:
+        assert report["damaged"].startswith(f"unreadable after line {_HALF}: ")
+        assert (report["new"], report["rejected"]) == (_HALF, 1)

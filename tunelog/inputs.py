@@ -6,7 +6,6 @@ and the SHA-256 and size are those of the bytes as stored (compressed if the fil
 
 from __future__ import annotations
 
-import bz2
 import gzip
 import hashlib
 import io
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import xxhash
 
+from tunelog.compressed import read_streams
 from tunelog.exceptions import InputNotFoundError
 from tunelog.linesplit import reader_keeping_data, split_lines
 
@@ -378,8 +378,6 @@ def _decompressor(compression: str | None, stream: io.BufferedIOBase) -> io.Buff
     """The decompressed stream (each has `read1`, which the line splitter reads with)."""
     if compression == "gzip":
         return gzip.GzipFile(fileobj=stream, mode="rb")
-    if compression == "bzip2":
-        return bz2.BZ2File(stream, mode="rb")
-    if compression == "xz":
-        return lzma.LZMAFile(cast(BinaryIO, stream), mode="rb")
+    if compression in ("bzip2", "xz"):  # every stream, strictly (see tunelog.compressed)
+        return read_streams(compression, cast(BinaryIO, stream))
     return stream
