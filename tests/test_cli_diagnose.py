@@ -121,3 +121,36 @@ def test_diagnose_warns_about_a_message_it_cannot_read(db: str) -> None:
         "warning: -:1: message not read: the workload is not a Python literal (ValueError)\n"
         "no 'Cannot find tuning records' or 'Cannot find config' message found\n"
     )
+
+
+_DICT_ARGS = '["TENSOR", [1, 16], "float32"], ["TENSOR", [8, 16], "float32"], null, {"a": 1}'
+
+
+def test_workloads_holding_an_object_or_a_set_are_diagnosed_not_a_traceback(
+    db: str, tmp_path: Path
+) -> None:
+    # A stored argument or a message's holding a dict (a set) made every lookup raise
+    # "unhashable type"; a task list naming one task twice, too.
+    log = tmp_path / "d.log"
+    log.write_text(
+        f'{{"input": ["llvm -keys=cpu", "dense_nopack.x86", [{_DICT_ARGS}], {{}}], "config": '
+        '{"index": 1, "code_hash": null, "entity": []}, "result": [[1e-05], 0, 0.1, 1.7e9], '
+        '"version": 0.2}\n'
+    )
+    build = tmp_path / "build.txt"
+    prefix = "Cannot find config for target=llvm -keys=cpu, workload=('dense_nopack.x86', "
+    build.write_text(
+        f"{prefix}('TENSOR', (1, 16), 'float32'), ('TENSOR', (8, 16), 'float32'), None, "
+        "{'a': 1})\n"
+        f"{prefix}('TENSOR', (1, 16), 'float32'), None, {{1, 2}})\n"
+    )
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(f'[["dense_nopack.x86", {_DICT_ARGS}], ["dense_nopack.x86", {_DICT_ARGS}]]')
+    run("--db", db, "import", str(log))
+    code, out, err = run("--db", db, "diagnose", "--json", str(build))
+    assert (code, err) == (0, "")
+    assert [d["reason"] for d in json.loads(out)] == ["answered", "no_record"]
+    code, out, err = run("--db", db, "diagnose", "--json", str(tasks), "--target", "llvm")
+    assert (code, [d["reason"] for d in json.loads(out)]) == (0, ["answered"])
+    code, out, err = run("--db", db, "tasks", "--json", str(tasks), "--target", "llvm")
+    assert (code, [t["valid"] for t in json.loads(out)]) == (0, [1, 1])

@@ -21,7 +21,7 @@ slots), read once by the store. For a compile target T and a workload W (as TVM 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from tunelog.errorcodes import error_name, lookup_error_code
@@ -41,6 +41,7 @@ from tunelog.tvmmessages import (
     read_messages,
     read_task_list,
     workload_args,
+    workload_key,
 )
 from tunelog.versions import V01, V02
 from tunelog.workloadinfo import WorkloadInfo
@@ -158,7 +159,7 @@ def _result(
 def _answered(
     index: RecordIndex, asked: Target, task: str, workload: Workload, same_layer: list[int]
 ) -> Diagnosis | None:
-    exact = index.exact.get((task, workload[1:]))
+    exact = index.exact.get((task, workload_key(workload[1:])))
     # Another spelling of the asked template is never queried; other templates of the layer are.
     others = [
         wid
@@ -392,7 +393,10 @@ def diagnose_text(index: RecordIndex, text: str, *, target: str | None = None) -
                 "(e.g. --target 'llvm -mcpu=core-avx2')"
             )
         parse_target(target)
-        unique = list(dict.fromkeys(workloads))
+        first: dict[Hashable, Workload] = {}
+        for workload in workloads:  # a workload listed twice is diagnosed once
+            first.setdefault(workload_key(workload), workload)
+        unique = list(first.values())
         return DiagnoseReport(
             [diagnose_workload(index, target, w) for w in unique], [], len(workloads) - len(unique)
         )

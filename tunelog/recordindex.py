@@ -5,13 +5,13 @@ Pure: built from what `Store.layer_inputs` reads (the inputs of `layers.build_la
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tunelog.layers import SlotWinner, Tally
 from tunelog.rules.slots import query_order, slots_of
 from tunelog.targets import Target, parse_target
-from tunelog.tvmmessages import as_tuple
+from tunelog.tvmmessages import workload_key
 from tunelog.versions import V01, V02
 from tunelog.workloadinfo import WorkloadInfo
 from tunelog.workloads import layer_key, operator_family
@@ -47,14 +47,14 @@ class RecordIndex:
         for tally in tallies:
             counts = self.recorded[tally.workload_id].by_target.setdefault(tally.target_id, {})
             counts[tally.error_no] = counts.get(tally.error_no, 0) + tally.records
-        self.exact: dict[tuple[str, object], int] = {}
+        self.exact: dict[tuple[str, Hashable], int] = {}
         self.by_layer: dict[str, list[int]] = {}
         self.by_family: dict[str, list[int]] = {}
         for w in workloads:
             if w.version not in (V01, V02):
                 continue  # auto_scheduler / MetaSchedule workloads answer no AutoTVM query
             if w.version == V02:
-                self.exact.setdefault((w.task_name, as_tuple(w.args)), w.id)
+                self.exact.setdefault((w.task_name, workload_key(w.args)), w.id)
             self.by_layer.setdefault(layer_key(w.task_name, w.template_key, w.args), []).append(
                 w.id
             )

@@ -12,14 +12,14 @@ trials of its own, or none faster.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tunelog.convergence import Convergence, Progress, SourceRun, join_runs
 from tunelog.layers import SlotWinner, TargetGroup, query
 from tunelog.machines import cross_machine_warning
 from tunelog.targets import Target
-from tunelog.tvmmessages import Workload, as_json_list, as_tuple
+from tunelog.tvmmessages import Workload, as_json_list, workload_key
 from tunelog.versions import V02
 from tunelog.workloadinfo import WorkloadInfo
 
@@ -83,15 +83,15 @@ def task_progress(
     """Each task's trials on `target`'s group (`own_targets`: its targets in the database), in
     task-list order, and its answer among the slots' holders (module docstring): an answer
     measured on a target outside the group comes with a warning."""
-    exact: dict[tuple[str, object], int] = {}
+    exact: dict[tuple[str, Hashable], int] = {}
     for w in workloads:
         if w.version == V02:
-            exact.setdefault((w.task_name, as_tuple(w.args)), w.id)
+            exact.setdefault((w.task_name, workload_key(w.args)), w.id)
     group = (target.keys, target.model)
     asked = TargetGroup(target.keys, target.model, ())
     found: list[TaskProgress] = []
     for index, task in enumerate(tasks):
-        workload_id = exact.get((str(task[0]), task[1:]))
+        workload_id = exact.get((str(task[0]), workload_key(task[1:])))
         parts = runs.get((group, workload_id)) if workload_id is not None else None
         summary = join_runs(parts) if parts else Progress().summary()
         answer = query(slots, asked, workload_id) if workload_id is not None else None

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import html
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 from tunelog.exceptions import NotATaskListError
@@ -73,7 +73,7 @@ def normalise_text(line: str) -> str:
 
 def read_messages(lines: Iterable[str]) -> ReadMessages:
     """The untuned workloads TVM's console output names (both message forms)."""
-    found: dict[tuple[str, Workload], UntunedMessage] = {}
+    found: dict[tuple[str, Hashable], UntunedMessage] = {}
     unread: list[UnreadMessage] = []
     repeats = 0
     for number, chunk in _message_chunks(lines):
@@ -82,10 +82,11 @@ def read_messages(lines: Iterable[str]) -> ReadMessages:
             unread.append(UnreadMessage(number, parsed))
             continue
         target, workload = parsed
-        if (target, workload) in found:
+        key = (target, workload_key(workload))
+        if key in found:
             repeats += 1
             continue
-        found[(target, workload)] = UntunedMessage(target, workload, number)
+        found[key] = UntunedMessage(target, workload, number)
     return ReadMessages(list(found.values()), unread, repeats)
 
 
@@ -245,6 +246,23 @@ def wrong_input(text: str) -> str | None:
     return None
 
 
+_MAPPING = ("a mapping",)  # marks a dict's items in `workload_key`, unlike any argument
+_SET = ("a set",)
+
+
+def workload_key(value: object) -> Hashable:
+    """`value` (a workload, or its arguments) as a dictionary key: lists as tuples (as
+    `as_tuple`), and what no TVM workload holds but a log line, a message or a task list may
+    (a JSON object, a Python set) in a hashable form equal only to the same value's."""
+    if isinstance(value, (list, tuple)):
+        return tuple(workload_key(item) for item in value)
+    if isinstance(value, dict):
+        return (_MAPPING, tuple((workload_key(k), workload_key(v)) for k, v in value.items()))
+    if isinstance(value, (set, frozenset)):
+        return (_SET, frozenset(workload_key(item) for item in value))
+    return value  # str, numbers, None, bool: hashable
+
+
 def as_tuple(value: object) -> object:
     """Lists turned into tuples, recursively: the form TVM's dictionaries key workloads by."""
     if isinstance(value, (list, tuple)):
@@ -258,7 +276,10 @@ def workload_args(workload: Workload) -> list[Any]:
 
 
 def as_json_list(value: object) -> object:
-    """Tuples turned into lists, recursively: a workload as JSON prints it."""
+    """Tuples turned into lists, recursively: a workload as JSON prints it (a set, which no
+    TVM workload holds but a message may, as a list in the order of its items' reprs)."""
     if isinstance(value, (list, tuple)):
         return [as_json_list(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        return [as_json_list(item) for item in sorted(value, key=repr)]
     return value
