@@ -76,6 +76,29 @@ def test_directory_import_reads_only_logs_and_says_what_it_skipped(
     assert skipped["skipped"][0] == {"path": "d/README.md", "reason": "not a tuning log"}
 
 
+def test_a_symlinked_run_directory_is_walked_and_a_loop_said(
+    db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # os.walk follows no directory link: a linked run was left out without a word.
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copy(X86, tmp_path / "elsewhere" / "x86.log")
+    (tmp_path / "d").mkdir()
+    shutil.copy(EDGE, tmp_path / "d" / "edge.log")
+    (tmp_path / "d" / "run1").symlink_to("../elsewhere")
+    (tmp_path / "d" / "run2").symlink_to("../elsewhere")  # the same run, linked twice
+    (tmp_path / "d" / "self").symlink_to(".")  # a loop
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("--db", db, "import", "d")
+    assert (code, out.splitlines()[2:4]) == (0, [
+        "d/edge.log       19       8      1      6           1        3",
+        "d/run1/x86.log   200      200    0      0           0        0",
+    ])  # fmt: skip
+    assert (
+        "did not enter 2 symlinked directories walked already (see `tunelog import --help`)"
+        in err.splitlines()
+    )
+
+
 def test_include_reads_only_matching_files(
     db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,7 +12,10 @@ database is merged, not imported: `unreadable`, with that advice). Inside a dire
 - it is not a regular file (a FIFO, socket or device).
 
 A dangling symlink and a directory that cannot be listed are not skipped silently: each is
-listed in `Discovery.unreadable` with its reason, as a named path that does not exist.
+listed in `Discovery.unreadable` with its reason, as a named path that does not exist. A
+symlink to a directory is walked as the directory (a run directory linked into a tree of
+runs), unless that directory was walked already (a link to it seen before, or a loop): it is
+then counted, and said, as a directory not entered again.
 
 `sniff` reads the first 64 KiB (decompressed first when the file is gzip, bzip2 or xz): after
 an optional UTF-8 byte order mark, skipping blank lines and `#` comment lines, the first line
@@ -65,6 +68,7 @@ class Discovery:
     inputs: list[LogInput] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     dot_directories: int = 0
+    walked_again: int = 0  # directories reached again through a symlink (or a loop): not entered
     # (path, reason) of each entry that cannot be read: a path that does not exist, a dangling
     # symlink, an unreadable directory, a database named as a log. The rest is imported; each
     # is reported by name.
@@ -86,6 +90,13 @@ class Discovery:
             text += "; " if text else ""
             text += f"did not enter {self.dot_directories} dot-director"
             text += "y" if self.dot_directories == 1 else "ies"
+        if self.walked_again:
+            text += "; " if text else ""
+            text += (
+                f"did not enter {self.walked_again} symlinked director"
+                + ("y" if self.walked_again == 1 else "ies")
+                + " walked already"
+            )
         return text or None
 
 
@@ -146,7 +157,17 @@ def _walk(top: Path, include: Sequence[str], exclude: Sequence[str], found: Disc
             (str(exc.filename or top), f"is a directory that cannot be read ({exc.strerror})")
         )
 
-    for root, dirs, files in os.walk(top, onerror=unreadable_directory):
+    walked: set[tuple[int, int]] = set()  # (device, inode) of each directory walked
+    for root, dirs, files in os.walk(top, onerror=unreadable_directory, followlinks=True):
+        try:
+            info = os.stat(root)
+        except OSError:  # gone since it was listed: os.walk reads nothing of it either
+            continue
+        if (info.st_dev, info.st_ino) in walked:  # a second link to it, or a loop
+            found.walked_again += 1
+            dirs[:] = []
+            continue
+        walked.add((info.st_dev, info.st_ino))
         hidden = [d for d in dirs if d.startswith(".")]
         found.dot_directories += len(hidden)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
