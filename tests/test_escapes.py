@@ -128,3 +128,28 @@ def test_an_error_naming_a_path_with_a_line_break_is_one_line(
     assert result.exit_code == 1
     assert len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith("Error: ") and "no\\nsuch.db" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["rejects"], ["curve", LAYER], ["knobs", LAYER], ["sources"], ["best"], ["stats"]],
+    ids=" ".join,
+)
+def test_a_line_break_in_log_text_or_a_path_stays_on_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    # rejects, curve's and knobs' headings wrote them raw: "path:line: reason" in two lines.
+    monkeypatch.delenv("COLUMNS", raising=False)
+    log = tmp_path / "run\nINJECTED.log"
+    record = (
+        hostile_line("dense_nopack.x86\nINJECTED", 1, 1e-4)
+        .replace(CLEAR, "")
+        .replace(TITLE + CSI, "x")
+    )
+    log.write_text(f"{record}\nnot a record\n")
+    db = str(tmp_path / "t.db")
+    assert runner.invoke(app, ["--db", db, "import", str(log)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, *command])
+    assert result.exit_code == 0, result.output
+    assert "\\nINJECTED" in result.stdout
+    assert not [line for line in result.stdout.splitlines() if line.startswith("INJECTED")]

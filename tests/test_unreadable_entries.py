@@ -99,7 +99,7 @@ def test_an_unreadable_subdirectory_is_reported(
     (logs / "sub").mkdir()
     real_walk = os.walk
 
-    def walk(top: str, onerror: object = None) -> object:
+    def walk(top: str, onerror: object = None, followlinks: bool = False) -> object:
         for root, dirs, files in real_walk(top):
             if Path(root).name == "sub":
                 assert callable(onerror)

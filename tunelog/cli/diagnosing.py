@@ -17,7 +17,7 @@ from tunelog.cli.notes import WARNINGS_SHOWN
 from tunelog.cli.options import (
     JsonOption,
 )
-from tunelog.cli.output import _err, echo
+from tunelog.cli.output import _err, echo_lines
 from tunelog.cli.running import checked, handles_errors, opened_store
 from tunelog.tables import Column
 
@@ -104,7 +104,7 @@ def _print_diagnoses(found: Sequence[Diagnosis], *, empty: str) -> None:
         empty=empty,
     )
     if found:
-        echo(f"\n{verdict(found)}")
+        echo_lines(["", verdict(found)])
 
 
 @app.command(epilog=example("tunelog tasks tasks.json --target 'llvm -mcpu=core-avx2'"))

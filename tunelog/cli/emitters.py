@@ -186,6 +186,6 @@ def _emit_page(
     if text is None:  # characters whose width or treatment only tabulate knows
         from tabulate import tabulate
 
-        echo(tabulate(cells, headers=names, tablefmt="simple", disable_numparse=True))
+        echo_shown(tabulate(cells, headers=names, tablefmt="simple", disable_numparse=True))
         return
     echo_shown(text)  # the shown cells and headers, spaced: nothing more to escape

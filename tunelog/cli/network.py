@@ -12,7 +12,7 @@ from tunelog.cli.cells import display_path, format_seconds
 from tunelog.cli.emitters import emit_json, emit_table
 from tunelog.cli.notes import WARNINGS_SHOWN
 from tunelog.cli.options import NETWORK_FILTERS, NO_FILTERS, JsonOption, filter_options
-from tunelog.cli.output import _err, echo
+from tunelog.cli.output import _err, echo, echo_lines
 from tunelog.cli.running import handles_errors, opened_store
 from tunelog.cli.state import state
 from tunelog.filters import Filters
@@ -217,7 +217,8 @@ def _print_network(graph: GraphLog) -> None:
     )
     rows = "" if distinct == len(graph.layers) else f" in {len(graph.layers)} rows"
     lines = [
-        f"\nnetwork conv time with the graph tuner's configs: {format_seconds(graph.total)} "
+        "",
+        f"network conv time with the graph tuner's configs: {format_seconds(graph.total)} "
         f"({graph.occurrences} conv layer occurrences, {distinct} distinct{rows})"
     ]
     if graph.kernel_total is not None:
@@ -236,4 +237,4 @@ def _print_network(graph: GraphLog) -> None:
             f"import the kernel log of {which} (--db) to compare with each layer's fastest "
             "kernel; a kernel log alone cannot count occurrences"
         )
-    echo("\n".join(lines))
+    echo_lines(lines)

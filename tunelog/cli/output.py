@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterable
 
 import typer
 
@@ -37,8 +38,14 @@ def _is_control(char: str) -> bool:
 
 
 def echo(text: str = "") -> None:
-    """One line (or several) on stdout, control characters escaped."""
-    typer.echo(shown(text, keep_newlines=True))
+    """One line on stdout, control characters escaped, line breaks too: a path or log text in
+    it stays on its line (`echo_lines` writes several)."""
+    typer.echo(shown(text))
+
+
+def echo_lines(lines: Iterable[str]) -> None:
+    """Lines on stdout, each escaped as `echo` escapes one."""
+    typer.echo("\n".join(shown(line) for line in lines))
 
 
 def echo_shown(text: str) -> None:

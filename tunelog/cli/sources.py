@@ -12,7 +12,7 @@ from tunelog.cli.app import app, example
 from tunelog.cli.cells import _template_text, display_path
 from tunelog.cli.emitters import emit_json, emit_table
 from tunelog.cli.options import JsonOption
-from tunelog.cli.output import _err, echo
+from tunelog.cli.output import _err, echo, echo_lines
 from tunelog.cli.running import checked, handles_errors, opened_store
 from tunelog.tables import Column
 
@@ -132,7 +132,7 @@ def stats(as_json: JsonOption = False) -> None:
         ("by error", by_error, ("error_no", "error_name", "records")),
     ):
         if rows:
-            echo(f"\n{title}:")
+            echo_lines(["", f"{title}:"])
             emit_table([[row[h] for h in headers] for row in rows], headers)
 
 

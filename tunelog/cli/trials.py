@@ -18,7 +18,7 @@ from tunelog.cli.options import (
     LayerArgument,
     filter_options,
 )
-from tunelog.cli.output import _err, echo
+from tunelog.cli.output import _err, echo, echo_lines
 from tunelog.cli.running import checked, handles_errors, opened_store
 from tunelog.filters import Filters
 from tunelog.tables import Column
@@ -54,7 +54,7 @@ def explain(
         if as_json:
             emit_json(meanings)
         else:
-            echo("\n".join(f"{name}: {text}" for name, text in meanings.items()))
+            echo_lines(f"{name}: {text}" for name, text in meanings.items())
         return
     _explain_error(code, as_json)
 
@@ -79,7 +79,7 @@ def _explain_error(code: str, as_json: bool) -> None:
         lines += ["", "Common causes:", *(f"  - {c}" for c in entry.causes)]
     if entry.remedies:
         lines += ["", "What to change:", *(f"  - {r}" for r in entry.remedies)]
-    echo("\n".join(lines))
+    echo_lines(lines)
 
 
 def _explain_record(line: str, as_json: bool) -> None:
@@ -362,6 +362,6 @@ def rejects(
         f"{display_path(f.source.path)}:{r.line}: {r.reason}" for f in found for r in f.rejects
     ]
     if lines:
-        echo("\n".join(lines))
+        echo_lines(lines)
     else:
         _err("no rejected lines")
