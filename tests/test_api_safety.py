@@ -190,6 +190,27 @@ def test_a_database_cut_short_given_to_merge_or_diff_is_called_damaged(
     )
 
 
+def test_a_database_damaged_inside_is_refused_by_merge_naming_it(tmp_path: Path) -> None:
+    """Pages overwritten in the middle: SQLite reads them only as far as it must, and merge
+    copied what they held as records (or said the database merged into was damaged)."""
+    source, into = tmp_path / "source.db", tmp_path / "into.db"
+    logs = [str(X86), str(EDGE)]
+    assert runner.invoke(app, ["--db", str(source), "import", *logs]).exit_code == 0
+    assert runner.invoke(app, ["--db", str(into), "import", str(EDGE)]).exit_code == 0
+    data = bytearray(source.read_bytes())
+    for page in range(len(data) // 3, len(data) * 2 // 3, 4096):
+        data[page + 100 : page + 132] = b"\xde\xad\xbe\xef" * 8
+    source.write_bytes(bytes(data))
+    before = into.read_bytes()
+    result = runner.invoke(app, ["--db", str(into), "merge", str(source)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: the database {source} is damaged (SQLite's check: ")
+    assert result.stderr.endswith(
+        "): nothing was merged; restore a backup of it, or import its logs again\n"
+    )
+    assert into.read_bytes() == before
+
+
 # Values the CLI refuses as usage errors, given to the API: one InvalidValueError each, before
 # anything is read or written.
 API_MISUSES: list[tuple[str, Any]] = [

@@ -219,7 +219,7 @@ def _print_network(graph: GraphLog) -> None:
     lines = [
         "",
         f"network conv time with the graph tuner's configs: {format_seconds(graph.total)} "
-        f"({graph.occurrences} conv layer occurrences, {distinct} distinct{rows})"
+        f"({graph.occurrences} conv layer occurrences, {distinct} distinct{rows})",
     ]
     if graph.kernel_total is not None:
         lines.append(

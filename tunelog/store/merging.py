@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tunelog.exceptions import (
+    DatabaseDamagedError,
     DatabaseUnavailableError,
     DiskFullError,
     InputNotFoundError,
@@ -162,7 +163,29 @@ def _open_other(path: str, target_path: str) -> Iterator[_Other]:
         raise SameDatabaseError(f"{path} is the database being merged into; give another one")
     with read_only_current(path, "merge") as (conn, version):
         conn.execute("BEGIN")  # one snapshot of it for the whole merge
+        _refuse_damaged(conn, path)
         yield _Other(path, origin, conn, version)
+
+
+def _refuse_damaged(conn: sqlite3.Connection, path: str) -> None:
+    """DatabaseDamagedError naming `path` when SQLite's quick_check finds its file damaged.
+
+    SQLite reads a damaged page only as far as it must: a merge read on, copying whatever the
+    bad pages held as records (thousands of a damaged 20k-record file counted as duplicates),
+    or failed with "malformed" as if the database merged into were damaged. The check reads
+    every page once (0.6 s for a 185 MB file; the merge reads them all anyway).
+    """
+    try:
+        found = "\n".join(str(row[0]) for row in conn.execute("PRAGMA quick_check(2)"))
+    except sqlite3.DatabaseError as exc:
+        found = str(exc)
+    # One problem a line, after a "*** in database main ***" heading.
+    problems = [line for line in found.splitlines() if line and not line.startswith("***")]
+    if problems != ["ok"]:
+        raise DatabaseDamagedError(
+            f"the database {path} is damaged (SQLite's check: {'; '.join(problems)}): nothing "
+            "was merged; restore a backup of it, or import its logs again"
+        )
 
 
 def _same_file(path: str, other: str) -> bool:
