@@ -66,11 +66,12 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
                 _err(f"Error: {reason}: {exc.filename or ''}".rstrip(": "))
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
-            # Said of every command, and true whenever the interrupt came: a file whose import
-            # had committed is whole in the database, one that had not left nothing.
+            # Said of every command (merge says its own), and true whenever the interrupt came:
+            # an output is renamed into place whole or not at all; a file whose import had
+            # committed is whole in the database, one that had not left nothing.
             _err(
-                "Interrupted: nothing half-written was kept (files whose import had finished "
-                "are in the database; import again to add the rest)"
+                "Interrupted: nothing half-written was kept (an import keeps the files it had "
+                "finished: run it again to add the rest)"
             )
             raise typer.Exit(130) from None
 
