@@ -183,6 +183,22 @@ def test_untuned_layers_are_listed(tmp_path: Path) -> None:
     assert "No tuned layer." in out.read_text()
 
 
+def test_control_characters_of_log_text_are_shown_escaped_in_the_page(tmp_path: Path) -> None:
+    # A NUL is not allowed in HTML, and `report -` may go to a terminal: ESC and NUL were
+    # written raw.
+    line = json.loads((SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[0])
+    line["input"][1] = "conv2d_NCHWc.x86\x1b[2J\x00"
+    log = tmp_path / "hostile.log"
+    log.write_text(json.dumps(line) + "\n")
+    db = str(tmp_path / "t.db")
+    runner.invoke(app, ["--db", db, "import", str(log)])
+    result = runner.invoke(app, ["--db", db, "report", "-"])
+    assert result.exit_code == 0
+    # (plotly.js itself holds a few control characters in its strings: not log text)
+    assert "\x1b" not in result.stdout and "\x00" not in result.stdout
+    assert "conv2d_NCHWc.x86\\x1b[2J\\x00" in result.stdout
+
+
 # -- in a browser ----------------------------------------------------------------------------------
 
 

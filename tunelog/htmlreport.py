@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass, field
 
 import orjson
@@ -270,8 +271,15 @@ def _td(text: object, sort_value: float | int | None = None) -> str:
     return f'<td data-v="{sort_value!r}">{_e(text)}</td>'
 
 
+# Control characters (C0, DEL, C1) of log text: shown as `\x1b`, as the terminal shows them
+# (a NUL is not even allowed in an HTML page, and `report -` may go to a terminal).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    text = html.escape(str(value), quote=True)
+    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group()) or f"\\x{ord(m.group()):02x}", text)
 
 
 def _latency(seconds: float) -> str:
