@@ -233,15 +233,25 @@ API_MISUSES: list[tuple[str, Any]] = [
         "tasks needing -1 trials",
         lambda s, d: tunelog.api.tuning_progress(s, "[]", "llvm", need_trials=-1),
     ),
+    # Wrong types: each failed later with an AttributeError or TypeError, or was taken.
+    ("a filter given a number", lambda s, d: tunelog.api.best(s, Filters(model=5))),  # type: ignore[arg-type]
+    ("--for-target given a number", lambda s, d: Filters(for_target=5)),  # type: ignore[arg-type]
+    ("rejects of a source given a number", lambda s, d: tunelog.api.rejects(s, 3)),  # type: ignore[arg-type]
+    ("a source named by a number", lambda s, d: tunelog.api.find_source(s, 3)),  # type: ignore[arg-type]
+    ("an import labelled with a number", lambda s, d: tunelog.import_paths(s, [str(X86)], label=5)),  # type: ignore[arg-type]
+    ('strict="no"', lambda s, d: tunelog.import_paths(s, [str(X86)], strict="no")),  # type: ignore[arg-type]
+    ("a database path of None", lambda s, d: tunelog.open_store(None)),  # type: ignore[arg-type]
+    ("a database path of 5", lambda s, d: tunelog.open_store(5)),  # type: ignore[arg-type]
 ]
 
 
 @pytest.mark.parametrize(("what", "call"), API_MISUSES, ids=[m[0] for m in API_MISUSES])
 def test_the_api_refuses_what_the_command_line_refuses(
-    tmp_path: Path, what: str, call: Any
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str, call: Any
 ) -> None:
     from tunelog.exceptions import InvalidValueError
 
+    monkeypatch.chdir(tmp_path)  # where a database path of None made a file named "None"
     with Store(tmp_path / "t.db") as store:
         tunelog.import_paths(store, [str(X86)])
         before = store.stats().records

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from tunelog.exceptions import TargetParseError
-from tunelog.optionvalues import not_empty
+from tunelog.optionvalues import not_empty, text
 from tunelog.rules.slots import answering_slot_sql, first_held, query_slots
 from tunelog.targets import Target, parse_target, query_target_problem
 
@@ -56,10 +56,12 @@ class Filters:
     target: str | None = None
 
     def __post_init__(self) -> None:
-        for name in TEXT_FILTERS:
+        for name in (*TEXT_FILTERS, "for_target", "source", "label"):
             value = getattr(self, name)
             if value is not None:
-                not_empty(value, f"--{name.replace('_', '-')}")
+                text(value, f"--{name.replace('_', '-')}")
+                if name in TEXT_FILTERS:
+                    not_empty(value, f"--{name.replace('_', '-')}")
         if self.for_target is not None:
             problem = query_target_problem(self.for_target)
             if problem is not None:

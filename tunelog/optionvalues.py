@@ -10,6 +10,7 @@ would never fail); ids and widths are ASCII digits only (`int()` reads an Arabic
 from __future__ import annotations
 
 import math
+import os
 
 from tunelog.exceptions import InvalidValueError
 
@@ -54,9 +55,30 @@ def at_least_one(value: int, name: str) -> int:
     return value
 
 
+def text(value: object, name: str) -> str:
+    """A value the API takes as text: a `str` (a number or None given for it failed later
+    with an AttributeError, or matched nothing)."""
+    if not isinstance(value, str):
+        raise InvalidValueError(f"{name} is {type(value).__name__} {value!r}: give a string")
+    return value
+
+
+def flag(value: object, name: str) -> bool:
+    """A yes/no the API takes: a `bool` (the string "no" is true)."""
+    if not isinstance(value, bool):
+        raise InvalidValueError(f"{name} is {type(value).__name__} {value!r}: give True or False")
+    return value
+
+
+def file_path(value: object, name: str) -> None:
+    """A file's path: a `str` or a path object (None or a number became a file named so)."""
+    if not isinstance(value, str | os.PathLike):
+        raise InvalidValueError(f"{name} is {type(value).__name__} {value!r}: give a file path")
+
+
 def not_empty(value: str, name: str) -> str:
     """A filter's text: something to match (spaces alone match no target, key or template)."""
-    if not value.strip():
+    if not text(value, name).strip():
         raise InvalidValueError(f"{name} is empty: give a value, or leave the option out")
     return value
 

@@ -53,6 +53,10 @@ def import_paths(
     from tunelog.importreport import FileReport
 
     optionvalues.paths(paths, "paths")
+    if label is not None:
+        optionvalues.text(label, "label")
+    for name, value in (("strict", strict), ("repair", repair), ("follow", follow)):
+        optionvalues.flag(value, name)
     found = discover(paths, include=include, exclude=exclude)
     reports = [FileReport(path=path, unreadable=reason) for path, reason in found.unreadable]
     own_files = _database_files(store)

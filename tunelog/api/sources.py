@@ -25,7 +25,7 @@ def find_source(store: Store, ref: str) -> Source:
     Raises SourceNotFoundError saying where to look, and AmbiguousSourceError when `ref`
     names several sources (a file imported again in full from the same path): its id does.
     """
-    found = find_sources(store, ref)
+    found = find_sources(store, ref)  # checks `ref`
     if len(found) > 1:
         raise AmbiguousSourceError(
             f"{ref!r} names {len(found)} sources of {store.path} "
@@ -41,8 +41,10 @@ def find_sources(store: Store, ref: str) -> list[Source]:
 
     Raises SourceNotFoundError saying where to look.
     """
+    from tunelog import optionvalues
     from tunelog.rules.sourcenames import SourceNames, sources_named
 
+    optionvalues.text(ref, "ref")
     known = store.sources()
     names = [SourceNames(s.id, s.label, (s.path, *(i.path for i in s.imports))) for s in known]
     ids = set(sources_named(ref, names))

@@ -40,6 +40,9 @@ class Connection:
     `-wal`/`-shm` files removed after if opening created them."""
 
     def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
+        from tunelog.optionvalues import file_path
+
+        file_path(path, "the database path")
         self.path = str(path)
         self.read_only = read_only
         self._reading: ReadOnlyRead | None = None  # read_only: the read, its side files
