@@ -240,6 +240,7 @@ API_MISUSES: list[tuple[str, Any]] = [
     ("a source named by a number", lambda s, d: tunelog.api.find_source(s, 3)),  # type: ignore[arg-type]
     ("an import labelled with a number", lambda s, d: tunelog.import_paths(s, [str(X86)], label=5)),  # type: ignore[arg-type]
     ('strict="no"', lambda s, d: tunelog.import_paths(s, [str(X86)], strict="no")),  # type: ignore[arg-type]
+    ("standard input named twice", lambda s, d: tunelog.import_paths(s, ["-", "-"])),
     ("a database path of None", lambda s, d: tunelog.open_store(None)),  # type: ignore[arg-type]
     ("a database path of 5", lambda s, d: tunelog.open_store(5)),  # type: ignore[arg-type]
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -683,3 +684,28 @@ def test_an_empty_json_listing_says_on_stderr_what_its_table_says(
     as_json = run("--db", db, *command, "--json")
     assert table[:2] == (0, "") and table[2].startswith(("no ", "every "))
     assert as_json == (0, "[]\n", table[2])
+
+
+def test_standard_input_named_twice_is_a_usage_error_before_the_database_is_made(
+    tmp_path: Path,
+) -> None:
+    # The second - read nothing: an empty source.
+    db = tmp_path / "t.db"
+    code, _, err = run("--db", str(db), "import", "-", "-", stdin=X86.read_text())
+    assert code == 2 and "- (standard input) is given twice: it can be read once" in err
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("special", ["/dev/null", "fifo"])
+def test_a_database_path_that_is_no_regular_file_says_so(tmp_path: Path, special: str) -> None:
+    # SQLite said "disk I/O error; check that its directory exists" (or waited on the FIFO).
+    if special == "fifo":
+        special = str(tmp_path / "fifo")
+        os.mkfifo(special)
+    for command in (["stats"], ["import", str(X86)]):
+        assert run("--db", special, *command) == (
+            1,
+            "",
+            f"Error: {special} is not a regular file (a device, pipe or socket): give the "
+            "database file's path with --db\n",
+        )

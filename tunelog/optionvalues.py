@@ -89,6 +89,13 @@ def paths(value: object, name: str) -> None:
         raise InvalidValueError(f"{name} is a list of paths: give [{value!r}], not {value!r}")
 
 
+def stdin_once(paths: list[str]) -> None:
+    """Standard input (`-`) named at most once: a second `-` would read nothing (an empty
+    source)."""
+    if paths.count("-") > 1:
+        raise InvalidValueError("- (standard input) is given twice: it can be read once")
+
+
 def is_ascii_number(text: str) -> bool:
     """True for a non-empty run of ASCII digits."""
     return text.isascii() and text.isdigit()

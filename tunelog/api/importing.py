@@ -8,9 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tunelog.exceptions import (
-    InputNotFoundError,
-)
+from tunelog.exceptions import InputNotFoundError
 from tunelog.store import Store
 from tunelog.store.readonly import SIDE_SUFFIXES
 
@@ -53,6 +51,7 @@ def import_paths(
     from tunelog.importreport import FileReport
 
     optionvalues.paths(paths, "paths")
+    optionvalues.stdin_once(list(paths))
     if label is not None:
         optionvalues.text(label, "label")
     for name, value in (("strict", strict), ("repair", repair), ("follow", follow)):

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from tunelog import optionvalues
 from tunelog.cli.app import app, example
 from tunelog.cli.cells import _source_ref, display_path
 from tunelog.cli.emitters import emit_json, emit_table
 from tunelog.cli.notes import WARNINGS_SHOWN
 from tunelog.cli.options import JsonOption
 from tunelog.cli.output import _err, shown
-from tunelog.cli.running import handles_errors, opened_store
+from tunelog.cli.running import checked, handles_errors, opened_store
 from tunelog.tables import Column
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ def import_command(
             metavar="PATH",
             help="Log files, directories (recursive; only files that look like tuning logs, "
             "no dot-directories) or - for stdin.",
+            callback=checked(optionvalues.stdin_once),
         ),
     ],
     include: Annotated[

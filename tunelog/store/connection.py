@@ -59,6 +59,12 @@ class Connection:
                 f"{self.path} is a directory: give the database file's path, e.g. "
                 f"{os.path.join(self.path, 'tunelog.db')}"
             )
+        if self.path != ":memory:" and os.path.exists(self.path) and not os.path.isfile(self.path):
+            # SQLite says "disk I/O error" of /dev/null, or waits on a FIFO
+            raise DatabaseUnavailableError(
+                f"{self.path} is not a regular file (a device, pipe or socket): give the "
+                "database file's path with --db"
+            )
         if read_only:
             self._reading = ReadOnlyRead(self.path, BUSY_TIMEOUT_MS)
             conn = self._reading.conn
