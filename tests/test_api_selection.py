@@ -57,3 +57,37 @@ def test_curves_and_knobs_take_a_layer_or_its_name(tmp_path: Path) -> None:
         assert len(api.knobs(store, "1x8192 * 10x8192")) == len(api.knobs(store, layer)) == 2
         with pytest.raises(UnknownLayerError):
             api.curves(store, "no such layer")
+
+
+def _retargeted(directory: Path, target: str, slower: float) -> Path:
+    """FULL's records measured on `target`, each run `slower` times as long."""
+    import json
+
+    lines = []
+    for line in Path(FULL).read_text().splitlines():
+        record = json.loads(line)
+        record["input"][0] = target
+        record["result"][0] = [cost * slower for cost in record["result"][0]]
+        lines.append(json.dumps(record))
+    path = directory / f"{target.split()[-1].strip('-')}.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_best_and_export_under_target_answer_as_a_database_of_its_records_alone(
+    tmp_path: Path,
+) -> None:
+    """Its records compete among themselves, as TVM given only them decides: in the whole
+    database a faster machine's records held the shared `cpu` key slot, so `export --target`
+    wrote none of them and a build for that target fell back on every layer it tuned."""
+    own = _retargeted(tmp_path, "llvm -keys=cpu -mcpu=znver3", 2.0)  # no model: the key slot only
+    with Store(tmp_path / "both.db") as both, Store(tmp_path / "alone.db") as alone:
+        api.import_paths(both, [FULL, str(own)])
+        api.import_paths(alone, [str(own)])
+        chosen = Filters(target="llvm -keys=cpu -mcpu=znver3")
+        rows = [(r.workload_id, r.config_index, r.slots) for r in api.best(both, chosen)]
+        assert rows == [(r.workload_id, r.config_index, r.slots) for r in api.best(alone)]
+        assert len(rows) >= 5
+        api.export(both, str(tmp_path / "chosen.log"), filters=chosen)
+        api.export(alone, str(tmp_path / "alone.log"))
+    assert (tmp_path / "chosen.log").read_bytes() == (tmp_path / "alone.log").read_bytes()

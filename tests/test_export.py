@@ -113,7 +113,10 @@ def test_top_k_keeps_at_most_k_distinct_configs_per_slot_the_best_ones(tmp_path:
     [
         ({}, {("a", 0), ("b", 1), ("a", 2)}),
         ({"target": "llvm -keys=cpu -mcpu=a"}, {("a", 0), ("a", 2), ("a", 4)}),
-        ({"target": "llvm -keys=cpu -mcpu=b"}, set()),  # b holds no slot: no winner to rank
+        # b's records alone, as TVM given only them ranks them (in the whole database b
+        # holds no slot: a-records win the shared key `cpu`)
+        ({"target": "llvm -keys=cpu -mcpu=b"}, {("b", 1), ("b", 3)}),
+        ({"target": "llvm -keys=cpu -mcpu=c"}, set()),  # no record of it
         ({"model": "unknown"}, {("a", 0), ("b", 1), ("a", 2)}),
     ],
 )

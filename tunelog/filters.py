@@ -104,8 +104,9 @@ class Filters:
         return self.source is not None or self.label is not None
 
     @property
-    def selects_records(self) -> bool:
-        """True when the filters look at a record's source or exact target string."""
+    def selects_database(self) -> bool:
+        """True when `best` and `export` answer from a database of some records only: the
+        sources' (`--source`, `--label`) or a target's (`--target`, see `Store.selected`)."""
         return self.selects_sources or self.target is not None
 
     def sources_only(self) -> Filters:

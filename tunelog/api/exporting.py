@@ -113,7 +113,7 @@ def export(
     # records with --source/--label, see Store.selected); the output is never the user's
     # database, whichever database answers.
     protected = _database_files(store)
-    with store.selected(filters) as (chosen, rest), chosen.snapshot():
+    with store.selected(filters, target_records=True) as (chosen, rest), chosen.snapshot():
         return _export(
             chosen,
             out,
@@ -331,7 +331,7 @@ def export_metaschedule(
             "(stdout)"
         )
     own = _database_files(store)
-    with store.selected(filters) as (chosen, rest), chosen.snapshot():
+    with store.selected(filters, target_records=True) as (chosen, rest), chosen.snapshot():
         rows = chosen.metaschedule_export(rest, top_k=top_k)
         versions = chosen.metaschedule_tvm_versions({row[0] for row in rows})
     if not rows:

@@ -34,8 +34,8 @@ class Exports(Queries):
         """Every slot winner (or the top-k configs of each slot) with its line, by record id."""
         from tunelog.store.codec import LineReader
 
-        if filters is not None and filters.selects_sources:
-            with self.selected(filters) as (chosen, rest):
+        if filters is not None and filters.selects_database:
+            with self.selected(filters, target_records=True) as (chosen, rest):
                 yield from chosen.winner_lines(rest, top_k=top_k)
             return
         filters = filters or Filters()

@@ -133,16 +133,22 @@ def merge_databases(
     return reports
 
 
-def copy_sources(store: Connection, into: Connection, source_ids: Collection[int]) -> None:
+def copy_sources(
+    store: Connection,
+    into: Connection,
+    source_ids: Collection[int],
+    target_ids: Collection[int] | None = None,
+) -> None:
     """Import the sources of `store` with these ids into the empty store `into`, as `merge`
-    does: `into` then holds what importing only those files gives (see Store.selected)."""
+    does: `into` then holds what importing only those files gives (see Store.selected); with
+    `target_ids`, only their lines of records of these targets."""
     origin = store.path if store.path == ":memory:" else os.path.realpath(store.path)
     with store.snapshot():
         other = _Other(store.path, origin, store.conn, len(MIGRATIONS))
         into.conn.execute("BEGIN IMMEDIATE")
         try:
             merged_at = datetime.now(UTC).isoformat(timespec="seconds")
-            _Merger(into.conn, other, merged_at, source_ids).run()
+            _Merger(into.conn, other, merged_at, source_ids, target_ids).run()
             into.conn.execute("COMMIT")
         except BaseException:
             if into.conn.in_transaction:
@@ -212,11 +218,13 @@ class _Merger:
         other: _Other,
         merged_at: str,
         only: Collection[int] | None,
+        targets: Collection[int] | None = None,
     ) -> None:
         self.conn = conn
         self.other = other
         self.merged_at = merged_at
         self.only = only
+        self.only_targets = targets  # None: the records of every target
 
     def run(self) -> MergeReport:
         """Merge every (selected) source; sources the target holds the same bytes of are skipped."""
@@ -322,7 +330,13 @@ class _Merger:
     def _feed(self, writer: ImportWriter, source_id: int) -> None:
         """Hand the source's record lines to the writer in its file's order, as they were."""
         feed_held_records(
-            writer, self.other.conn, source_id, self.targets, self.workloads, self.spellings
+            writer,
+            self.other.conn,
+            source_id,
+            self.targets,
+            self.workloads,
+            self.spellings,
+            self.only_targets,
         )
 
 
@@ -333,8 +347,10 @@ def feed_held_records(
     targets: dict[int, str],
     workloads: dict[int, tuple[str, str, str, str]],
     spellings: dict[int, str | None],
+    only_targets: Collection[int] | None = None,
 ) -> None:
-    """Hand every record line a source of `conn` held to the writer, in its file's order.
+    """Hand every record line a source of `conn` held to the writer, in its file's order
+    (`only_targets`: only the lines of records of these target ids).
 
     `targets`, `workloads` (version first) and `spellings` are `conn`'s, by id. The lines are
     not parsed again: the stored rows hold what the writer needs."""
@@ -351,6 +367,8 @@ def feed_held_records(
         _seq, line, rid, target_id, workload_id, index, error_no, mean, all_cost, stamp,
         own_id,  # the record's own spelling, where not its workload's
     ) in rows:  # fmt: skip
+        if only_targets is not None and target_id not in only_targets:
+            continue
         spelling = spellings[workload_id] if own_id is None else own.text(own_id)
         version, task, key, args = workloads[workload_id]
         rec = stored_measurement(

@@ -90,8 +90,8 @@ class Queries(Sources):
         """
         from tunelog.store.bestrows import each_best_row
 
-        if filters is not None and filters.selects_sources:
-            with self.selected(filters) as (chosen, rest):
+        if filters is not None and filters.selects_database:
+            with self.selected(filters, target_records=True) as (chosen, rest):
                 yield from chosen.each_best(
                     rest,
                     knobs=knobs,
@@ -137,19 +137,6 @@ class Queries(Sources):
         sql = f"""SELECT DISTINCT target_id, workload_id FROM tallies
                   WHERE target_id IN ({",".join(map(str, names)) or "NULL"})"""
         return {(names[t], int(w)) for t, w in self.conn.execute(sql)}
-
-    def selected_targets(self, filters: Filters) -> dict[int, str] | None:
-        """{id: target string} of the targets `--target` names, by the filter's own rule
-        (`Filters.matches_target`); None without it."""
-        if filters.target is None:
-            return None
-        from tunelog.targets import parse_target
-
-        return {
-            int(i): str(target)
-            for i, target in self.conn.execute("SELECT id, target FROM targets")
-            if filters.matches_target(parse_target(str(target)))
-        }
 
     def slot_holders(self) -> list[SlotHolder]:
         """Every slot and the record holding it (the two ApplyHistoryBest dictionaries)."""

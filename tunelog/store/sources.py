@@ -6,6 +6,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Self
 
 from tunelog.exceptions import DatabaseUnavailableError, UnknownSourceError
@@ -107,36 +108,61 @@ class Sources(Connection):
             )
         return ids
 
+    def selected_targets(self, filters: Filters) -> dict[int, str] | None:
+        """{id: target string} of the targets `--target` names, by the filter's own rule
+        (`Filters.matches_target`); None without it."""
+        if filters.target is None:
+            return None
+        from tunelog.targets import parse_target
+
+        return {
+            int(i): str(target)
+            for i, target in self.conn.execute("SELECT id, target FROM targets")
+            if filters.matches_target(parse_target(str(target)))
+        }
+
     @contextmanager
-    def selected(self, filters: Filters | None) -> Iterator[tuple[Self, Filters]]:
+    def selected(
+        self, filters: Filters | None, *, target_records: bool = False
+    ) -> Iterator[tuple[Self, Filters]]:
         """The database the filters' `--source`/`--label` select, and the other filters.
 
         A source is the record lines its file held (see store.holdings), so a question about
         some sources is answered by what importing only their files gives: a temporary
         database they are merged into, in import order (slots, tallies, trial runs and line
-        numbers are theirs). Without those filters: this store and the filters unchanged.
-        UnknownSourceError when no source matches.
+        numbers are theirs). `target_records` (the slot winners `best` and `export` list):
+        `--target` selects too, a database of only its target's records, so that its records
+        compete among themselves, as TVM given only them decides (in the whole database they
+        may lose a key slot to another target's). Without those filters: this store and the
+        filters unchanged. UnknownSourceError when no source matches.
         """
         filters = filters or Filters()
-        if not filters.selects_sources:
+        targets = self.selected_targets(filters) if target_records else None
+        if not filters.selects_sources and targets is None:
             yield self, filters
             return
         import tempfile
 
         from tunelog.store.merging import copy_sources
 
-        ids = self.selected_sources(filters)
         every = [int(i) for (i,) in self.conn.execute("SELECT id FROM sources")]
-        if sorted(ids) == sorted(every):  # every file: this database is the answer
-            yield self, filters.without_sources()
+        ids = self.selected_sources(filters) if filters.selects_sources else every
+        rest = filters.without_sources()
+        if targets is not None:
+            rest = replace(rest, target=None)
+            (known,) = self.conn.execute("SELECT count(*) FROM targets").fetchone()
+            if len(targets) == known:
+                targets = None  # every target's records: no record to leave out
+        if sorted(ids) == sorted(every) and targets is None:  # this database is the answer
+            yield self, rest
             return
         with (
             tempfile.TemporaryDirectory(prefix="tunelog-selection-") as tmp,
             type(self)(os.path.join(tmp, "selection.db")) as chosen,
         ):
-            copy_sources(self, chosen, ids)
+            copy_sources(self, chosen, ids, None if targets is None else set(targets))
             chosen.fill_workload_facts()
-            yield chosen, filters.without_sources()
+            yield chosen, rest
 
     def fill_workload_facts(self) -> None:
         """Store the facts (migration 12) of workloads written without them (e.g. by a merge)."""
