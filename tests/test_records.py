@@ -30,6 +30,7 @@ from tunelog.records import (
     scan_line,
 )
 from tunelog.recordvalues import make_measurement, measurement_of, stored_measurement
+from tunelog.rules.layout import MARKED_V01
 
 V02 = (
     b'{"input": ["cuda -model=titanx", "conv2d_nchw.cuda", [["TENSOR", [1, 3, 8, 8], "float32"],'
@@ -167,12 +168,25 @@ def test_line_kinds(raw: bytes, kind: type) -> None:
         (V02 + b" " + V02, "several records run together on one line: use --repair"),
         (b'{"input": \xff\xfe}', "invalid UTF-8 at byte 11"),
         (b'{"input": "\x00"}', "NUL byte in line (binary data?)"),
+        (_mutate(V02, ["v"], 0.1), MARKED_V01),
     ],
 )
 def test_rejection_reasons(raw: bytes, reason: str) -> None:
     parsed = parse_line(raw)
     assert isinstance(parsed, Rejected)
     assert parsed.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("mark", "kept"), [(0.1, False), (0.10, False), (0.2, True), ("0.1", True)]
+)
+def test_a_v02_record_marked_v01_is_skipped_as_tvm_skips_it(mark: object, kept: bool) -> None:
+    """TVM's decode reads `"v" == 0.1` before the layout and returns None: the record is never
+    loaded, however good its v0.2 fields (tunelog kept it, and could export it as the winner)."""
+    line = _mutate(V02, ["v"], mark)
+    for read in (parse_line, scan_line):
+        verdict = read(line)
+        assert not isinstance(verdict, Rejected) if kept else verdict == Rejected(MARKED_V01)
 
 
 @pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])

@@ -25,7 +25,7 @@ from tunelog.recordvalues import (
     non_json_shape,
     numpy_mean,
 )
-from tunelog.rules.layout import has_input_key
+from tunelog.rules.layout import MARKED_V01, has_input_key, marked_v01
 from tunelog.rules.recordvalidity import check_values
 from tunelog.rules.workloadidentity import canonical_json, workload_json
 from tunelog.versions import V01, V02
@@ -263,6 +263,8 @@ def validate(line: bytes, v01_first: bool) -> TuningRecord | Rejected:
         return Rejected(f"unreadable line ({type(exc).__name__})")
     if isinstance(record, RecordV01) and record.v != 0.1:
         return Rejected(f"unknown log version {record.v!r} (AutoTVM writes 0.1 or 0.2)")
+    if isinstance(record, RecordV02) and marked_v01(line):
+        return Rejected(MARKED_V01)
     checked = check_values(record.measurement())
     return record if isinstance(checked, Measurement) else checked
 

@@ -41,7 +41,7 @@ from tunelog.recordvalues import Measurement as Measurement
 from tunelog.recordvalues import Rejected as Rejected
 from tunelog.recordvalues import non_json_shape as non_json_shape
 from tunelog.recordvalues import numpy_mean as numpy_mean
-from tunelog.rules.layout import v01_layout_first
+from tunelog.rules.layout import MARKED_V01, marked_v01, v01_layout_first
 from tunelog.rules.nesting import MAX_NESTING as MAX_NESTING
 from tunelog.rules.nesting import TOO_DEEP_REASON, too_deep
 from tunelog.rules.nesting import nesting_depth as nesting_depth
@@ -179,6 +179,8 @@ def _scan_other(line: bytes) -> ScannedLine | FastRecordV02:
     records, unknown keys, deeper values, other formats, errors. A v0.2 record comes back
     decoded, for `scan_content` to measure."""
     if not v01_layout_first(line):
+        if marked_v01(line):  # TVM skips it: `"v": 0.1` is read before the layout
+            return Rejected(MARKED_V01)
         try:
             return FAST_V02.decode(line)
         except (ValueError, RecursionError):

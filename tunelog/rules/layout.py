@@ -21,6 +21,29 @@ def v01_layout_first(line: bytes) -> bool:
     return b'"v"' in line and b'"input"' not in line
 
 
+# What a v0.2 record marked `"v": 0.1` is rejected with (`marked_v01`).
+MARKED_V01 = (
+    'a v0.2 record marked "v": 0.1: TVM\'s loader takes any such line for the v0.1 format, '
+    "which TVM >= 0.7 skips (remove the key)"
+)
+
+
+def marked_v01(line: bytes) -> bool:
+    """Whether a line with the v0.2 layout also has `"v": 0.1`: TVM's `decode` checks that key
+    before anything else and skips the line (`return None`), whatever else it holds. Only a
+    line with a "v" key (as bytes) is decoded."""
+    if b'"v"' not in line:
+        return False
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    # (a line with both layouts' keys is told apart by the models: "mixes v0.1 and v0.2")
+    return (
+        isinstance(value, dict) and "input" in value and "i" not in value and value.get("v") == 0.1
+    )
+
+
 def has_input_key(line: bytes) -> bool:
     """Whether the line decodes to an object with an "input" key (the v0.2 layout's)."""
     try:
