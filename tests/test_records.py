@@ -189,6 +189,22 @@ def test_a_v02_record_marked_v01_is_skipped_as_tvm_skips_it(mark: object, kept: 
         assert not isinstance(verdict, Rejected) if kept else verdict == Rejected(MARKED_V01)
 
 
+@pytest.mark.parametrize(
+    ("written", "error_no"), [(0.0, 0), (False, 0), (True, 1), (6.0, 6), (0.5, None), ("0", None)]
+)
+def test_an_error_number_is_read_as_tvm_compares_it(written: object, error_no: int | None) -> None:
+    """TVM keeps a record when `error_no != 0` is false: `0.0` and `false` are valid records
+    (tunelog rejected them, and answered with a slower config than TVM's)."""
+    line = _mutate(V02, ["result", 1], written)
+    for read in (parse_line, scan_line):
+        verdict = read(line)
+        if error_no is None:
+            assert isinstance(verdict, Rejected)
+        else:
+            assert isinstance(verdict, TuningRecord | Measurement)
+            assert verdict.error_no == error_no
+
+
 @pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
 def test_non_finite_costs_are_rejected(literal: bytes) -> None:
     raw = V02.replace(b"[[0.001, 0.003]", b"[[" + literal + b"]")

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypeAlias
+from typing import Annotated, Any, TypeAlias
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from tunelog.recordvalues import (
     JsonValue,
@@ -54,7 +54,20 @@ class _ConfigV01(BaseModel):
     e: list[tuple[str, KnobType, JsonValue]]
 
 
-_Result = tuple[list[Number], int, Number, Number]
+def _error_number(value: object) -> object:
+    """An error number as TVM compares it (`error_no != 0`): `false` and `0.0` are 0, `true`
+    and `6.0` are 1 and 6, as Python's equality has them; anything else is left to refuse."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# An error number written `0.0` or `false`: TVM loads the record as valid (tunelog rejected it).
+ErrorNumber: TypeAlias = Annotated[int, BeforeValidator(_error_number)]
+
+_Result = tuple[list[Number], ErrorNumber, Number, Number]
 
 
 class TuningRecord(BaseModel):
