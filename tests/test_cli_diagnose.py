@@ -154,3 +154,21 @@ def test_workloads_holding_an_object_or_a_set_are_diagnosed_not_a_traceback(
     assert (code, [d["reason"] for d in json.loads(out)]) == (0, ["answered"])
     code, out, err = run("--db", db, "tasks", "--json", str(tasks), "--target", "llvm")
     assert (code, [t["valid"] for t in json.loads(out)]) == (0, [1, 1])
+
+
+def test_build_output_starting_with_a_cpp_log_line_is_read_as_build_output(
+    db: str, tmp_path: Path
+) -> None:
+    # TVM's C++ logger starts its lines with "[20:32:53]": read as a task list (not JSON).
+    run("--db", db, "import", f"{FIXTURES}/tuned112.log")
+    text = (REPO / FIXTURES / "fallback112.out").read_text()
+    prefixed = tmp_path / "build.txt"
+    prefixed.write_text(
+        "[20:32:53] /src/target/target_kind.cc:181: Warning: Unable to detect CUDA version\n"
+        + text
+    )
+    code, out, err = run("--db", db, "diagnose", "--json", str(prefixed))
+    plain = json.loads(run("--db", db, "diagnose", "--json", stdin=text)[1])
+    assert (code, err) == (0, "")
+    moved = [{**d, "line": d["line"] + 1} for d in plain]
+    assert json.loads(out) == moved and moved

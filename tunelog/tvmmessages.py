@@ -219,8 +219,10 @@ def read_task_list(text: str) -> list[Workload]:
 
 
 def looks_like_task_list(text: str) -> bool:
-    """The input is JSON (a task list), not console output."""
-    return text.lstrip().startswith("[")
+    """The input is JSON (a task list), not console output: it starts with `[` and holds no
+    message TVM prints for an untuned operator (a build's output may start with `[`: TVM's C++
+    logger writes `[20:32:53] .../target_kind.cc:181: Warning: ...`)."""
+    return text.lstrip().startswith("[") and RECORDS_MARK not in text and CONFIG_MARK not in text
 
 
 _WHAT_DIAGNOSE_READS = (
