@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import DATA
 from tunelog import api
+from tunelog.diagnosereport import verdict
 from tunelog.diagnosis import (
     ALL_FAILED,
     ANSWERED,
@@ -24,7 +25,6 @@ from tunelog.diagnosis import (
     PACKED,
     V01_ONLY,
     Diagnosis,
-    verdict,
 )
 from tunelog.exceptions import NotATaskListError, TargetRequiredError
 from tunelog.layoutforms import packed_original, workload_text
@@ -251,6 +251,41 @@ def test_a_build_that_read_an_older_file_is_answered_everywhere(tmp_path: Path) 
 def test_the_fallback_warning_form_from_a_real_build(tmp_path: Path) -> None:
     found = _diagnose(tmp_path, "tuned112.log", "fallback112.out")
     assert [(d.line, d.workload, d.reason) for d in found] == [(2, STEM, NO_RECORD)]
+
+
+T4 = "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32"
+WINOGRAD_TEXT = (
+    "('conv2d_nchw_winograd.cuda', ('TENSOR', (1, 64, 56, 56), 'float32'), ('TENSOR', "
+    "(64, 64, 3, 3), 'float32'), (1, 1), (1, 1, 1, 1), (1, 1), 'float32')"
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        # relay's choice asks every template of the layer: conv2d_nchw.cuda answers it
+        (f"DEBUG autotvm: Cannot find tuning records for:\n target={T4}\n key={WINOGRAD_TEXT}\n",
+         ANSWERED),
+        # the winograd template called directly asked for its own workload only
+        (f"WARNING:autotvm:Cannot find config for target={T4}, workload={WINOGRAD_TEXT}. A "
+         "fallback configuration is used\n", NO_RECORD),
+    ],
+    ids=["relay", "direct"],
+)  # fmt: skip
+def test_a_direct_calls_fallback_is_answered_only_by_its_own_template(
+    tmp_path: Path, message: str, reason: str
+) -> None:
+    """A "Cannot find config" warning comes from a template called outside relay: exporting the
+    layer's other template (what `answered` told the user to do) changes nothing for it."""
+    with Store(tmp_path / "d.db") as store:
+        api.import_paths(store, [str(FIXTURES / "cuda_only.log")])
+        (found,) = api.diagnose_untuned(store, message).diagnoses
+    assert found.reason == reason
+    if reason == NO_RECORD:
+        assert found.detail.startswith(
+            "no record of conv2d_nchw_winograd.cuda for this layer: TVM called it directly, "
+            "which asks for its own workload only (the layer has records of conv2d_nchw.cuda"
+        )
 
 
 def test_a_task_list_needs_a_target_and_is_diagnosed_for_it(tmp_path: Path) -> None:

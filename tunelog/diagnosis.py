@@ -21,11 +21,9 @@ slots), read once by the store. For a compile target T and a workload W (as TVM 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from tunelog.errorcodes import error_name, lookup_error_code
-from tunelog.exceptions import TargetParseError, TargetRequiredError
 from tunelog.failurecauses import cause_of_failures, diagnose
 from tunelog.layers import TargetGroup, query
 from tunelog.layoutforms import packed_original
@@ -34,12 +32,8 @@ from tunelog.recordindex import RecordIndex, reaches
 from tunelog.strategies import relay_offers
 from tunelog.targets import Target, parse_target
 from tunelog.tvmmessages import (
-    UnreadMessage,
     Workload,
     as_json_list,
-    looks_like_task_list,
-    read_messages,
-    read_task_list,
     workload_args,
     workload_key,
 )
@@ -105,23 +99,35 @@ def relay_queries(keys: tuple[str, ...], info: WorkloadInfo) -> bool:
 
 
 def diagnose_workload(
-    index: RecordIndex, target: str, workload: Workload, *, line: int | None = None
+    index: RecordIndex,
+    target: str,
+    workload: Workload,
+    *,
+    line: int | None = None,
+    direct: bool = False,
 ) -> Diagnosis:
     """The reason the database does (not) answer `workload` for `target` (module docstring).
 
+    `direct`: TVM's "Cannot find config" warning, of a template called directly, which asked
+    for its own workload only: another template of the layer answers relay's choice, not it.
     Raises TargetParseError when `target` is not a target string.
     """
     asked = parse_target(target)
-    found = _classify(index, asked, workload)
+    found = _classify(index, asked, workload, direct=direct)
     return Diagnosis(
         target, workload, found.reason, found.detail, found.original, found.nearest, line
     )
 
 
-def _classify(index: RecordIndex, asked: Target, workload: Workload) -> Diagnosis:
+def _classify(
+    index: RecordIndex, asked: Target, workload: Workload, *, direct: bool = False
+) -> Diagnosis:
     task = str(workload[0])
     args = workload_args(workload)
-    same_layer = index.by_layer.get(_layer_of(workload), [])
+    whole_layer = index.by_layer.get(layer_of(workload), [])
+    same_layer = whole_layer
+    if direct:  # the called template's own records: the layer's others were not asked
+        same_layer = [w for w in whole_layer if index.recorded[w].info.task_name == task]
     answered = _answered(index, asked, task, workload, same_layer)
     if answered is not None:
         return answered
@@ -132,10 +138,13 @@ def _classify(index: RecordIndex, asked: Target, workload: Workload) -> Diagnosi
         found = check(index, asked, workload, same_layer)
         if found is not None:
             return found
-    return _no_record(index, asked, workload, task, args, same_layer)
+    others = (
+        sorted({index.recorded[w].info.task_name for w in whole_layer} - {task}) if direct else []
+    )
+    return _no_record(index, asked, workload, task, args, whole_layer, others)
 
 
-def _layer_of(workload: Workload) -> str:
+def layer_of(workload: Workload) -> str:
     """The layer key of a workload as TVM printed it (whatever template it names)."""
     return layer_key(str(workload[0]), "", workload_args(workload))
 
@@ -321,9 +330,18 @@ def _no_record(
     task: str,
     args: list[object],
     same_layer: list[int],
+    others: list[str],
 ) -> Diagnosis:
+    """`others`: the layer's other templates with records, of a direct call's workload (a
+    "Cannot find config" warning: that call asked for its own template only)."""
     nearest = nearest_tuned(index, asked, task, args, exclude=set(same_layer))
     detail = "no record of this layer for any target"
+    if others:
+        detail = (
+            f"no record of {task} for this layer: TVM called it directly, which asks for its "
+            f"own workload only (the layer has records of {', '.join(others)}, which relay's "
+            "choice of a template asks, not this call)"
+        )
     if nearest:
         detail += "; nearest tuned: " + " | ".join(", ".join(n.differs) for n in nearest)
     return _result(asked, workload, NO_RECORD, detail, nearest=tuple(nearest))
@@ -333,82 +351,3 @@ def _seconds(cost: float) -> str:
     if cost >= 1e-3:
         return f"{cost * 1e3:.2f} ms"
     return f"{cost * 1e6:.1f} us"
-
-
-def verdict(diagnoses: Sequence[Diagnosis]) -> str:
-    """One line: how many workloads are unanswered, by reason, and what to do first."""
-    if not diagnoses:
-        return "no untuned workload named: nothing to diagnose"
-    unanswered = [d for d in diagnoses if not d.answered]
-    if not unanswered:
-        every = "the 1 workload" if len(diagnoses) == 1 else f"all {len(diagnoses)} workloads"
-        return (
-            f"the database answers {every}: the build read another file "
-            "(export this database and build with it)"
-        )
-    counts: dict[str, int] = {}
-    for d in unanswered:
-        counts[d.reason] = counts.get(d.reason, 0) + 1
-    parts = ", ".join(f"{reason} {counts[reason]}" for reason in REASONS if reason in counts)
-    # A layer is tuned once for all its templates and forms: one per (target, layer key), a
-    # packed form counted as its layer.
-    layers = len({_layer_to_tune(d) for d in unanswered})
-    return (
-        f"{len(unanswered)} of {len(diagnoses)} workloads unanswered ({parts}); "
-        f"{layers} layer(s) to tune"
-    )
-
-
-def _layer_to_tune(diagnosis: Diagnosis) -> tuple[str, str]:
-    """The (target, layer key) an unanswered workload asks to tune (a packed form's layer)."""
-    workload = diagnosis.original if diagnosis.original is not None else diagnosis.workload
-    return diagnosis.target, _layer_of(workload)
-
-
-@dataclass(frozen=True)
-class DiagnoseReport:
-    """Every workload named, diagnosed; the messages that could not be read; repeats skipped."""
-
-    diagnoses: list[Diagnosis]
-    unread: list[UnreadMessage]
-    repeats: int = 0
-
-    @property
-    def unanswered(self) -> list[Diagnosis]:
-        """The diagnoses the database does not answer."""
-        return [d for d in self.diagnoses if not d.answered]
-
-
-def diagnose_text(index: RecordIndex, text: str, *, target: str | None = None) -> DiagnoseReport:
-    """Diagnose TVM's console output, or a task list (JSON) compiled for `target`.
-
-    Raises TargetRequiredError for a task list without a target, NotATaskListError for JSON
-    that is not a task list, TargetParseError for a bad `target`.
-    """
-    if looks_like_task_list(text):
-        workloads = read_task_list(text)
-        if target is None:
-            raise TargetRequiredError(
-                "a task list does not say which target it compiles for: pass --target "
-                "(e.g. --target 'llvm -mcpu=core-avx2')"
-            )
-        parse_target(target)
-        first: dict[Hashable, Workload] = {}
-        for workload in workloads:  # a workload listed twice is diagnosed once
-            first.setdefault(workload_key(workload), workload)
-        unique = list(first.values())
-        return DiagnoseReport(
-            [diagnose_workload(index, target, w) for w in unique], [], len(workloads) - len(unique)
-        )
-    read = read_messages(text.splitlines())
-    diagnoses: list[Diagnosis] = []
-    unread = list(read.unread)
-    for message in read.messages:
-        try:
-            diagnoses.append(
-                diagnose_workload(index, message.target, message.workload, line=message.line)
-            )
-        except TargetParseError as exc:
-            unread.append(UnreadMessage(message.line, f"bad target: {exc}"))
-    unread.sort()
-    return DiagnoseReport(diagnoses, unread, read.repeats)

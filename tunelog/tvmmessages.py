@@ -47,6 +47,9 @@ class UntunedMessage(NamedTuple):
     target: str
     workload: Workload
     line: int
+    # A "Cannot find config" warning: a template called directly (relay's choice queries
+    # silently), which queried its own workload only, not the other templates of its layer.
+    direct: bool = False
 
 
 class UnreadMessage(NamedTuple):
@@ -81,12 +84,12 @@ def read_messages(lines: Iterable[str]) -> ReadMessages:
         if isinstance(parsed, str):
             unread.append(UnreadMessage(number, parsed))
             continue
-        target, workload = parsed
+        target, workload, direct = parsed
         key = (target, workload_key(workload))
         if key in found:
             repeats += 1
             continue
-        found[key] = UntunedMessage(target, workload, number)
+        found[key] = UntunedMessage(target, workload, number, direct)
     return ReadMessages(list(found.values()), unread, repeats)
 
 
@@ -132,9 +135,11 @@ def _complete(text: str) -> bool:
     return False
 
 
-def _parse_chunk(chunk: str) -> tuple[str, Workload] | str:
-    """(target, workload) of one message, or the reason it cannot be read."""
-    if CONFIG_MARK in chunk:
+def _parse_chunk(chunk: str) -> tuple[str, Workload, bool] | str:
+    """(target, workload, whether it is a direct call's "Cannot find config") of one message,
+    or the reason it cannot be read."""
+    direct = CONFIG_MARK in chunk
+    if direct:
         rest = chunk[chunk.index(CONFIG_MARK) + len(CONFIG_MARK) :]
         target, sep, tail = rest.partition(_WORKLOAD_MARK)
         if not sep:
@@ -153,7 +158,7 @@ def _parse_chunk(chunk: str) -> tuple[str, Workload] | str:
     workload = read_workload(tail.lstrip())
     if isinstance(workload, str):
         return workload
-    return target, workload
+    return target, workload, direct
 
 
 def _tuple_end(text: str, start: int) -> int | None:

@@ -12,7 +12,7 @@ from tunelog.store import Filters, Store
 from tunelog.targets import parse_target
 
 if TYPE_CHECKING:
-    from tunelog.diagnosis import DiagnoseReport
+    from tunelog.diagnosereport import DiagnoseReport
     from tunelog.layers import Layer, TemplateResult
     from tunelog.tasklist import TaskProgress
 
@@ -104,7 +104,7 @@ def diagnose_untuned(
     NotBuildOutputError for a database or a tuning log, TargetRequiredError for a task list
     without `target`.
     """
-    from tunelog.diagnosis import diagnose_text
+    from tunelog.diagnosereport import diagnose_text
     from tunelog.exceptions import NotBuildOutputError
     from tunelog.recordindex import RecordIndex
     from tunelog.tvmmessages import wrong_input

@@ -89,7 +89,7 @@ _NO_MESSAGE = "no 'Cannot find tuning records' or 'Cannot find config' message f
 
 def _print_diagnoses(found: Sequence[Diagnosis], *, empty: str) -> None:
     """The diagnoses as a table (`empty`: the note when there is none), then their verdict."""
-    from tunelog.diagnosis import verdict
+    from tunelog.diagnosereport import verdict
     from tunelog.layoutforms import workload_text
 
     several = len({d.target for d in found}) > 1
