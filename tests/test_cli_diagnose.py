@@ -164,8 +164,7 @@ def test_build_output_starting_with_a_cpp_log_line_is_read_as_build_output(
     text = (REPO / FIXTURES / "fallback112.out").read_text()
     prefixed = tmp_path / "build.txt"
     prefixed.write_text(
-        "[20:32:53] /src/target/target_kind.cc:181: Warning: Unable to detect CUDA version\n"
-        + text
+        "[20:32:53] /src/target/target_kind.cc:181: Warning: Unable to detect CUDA version\n" + text
     )
     code, out, err = run("--db", db, "diagnose", "--json", str(prefixed))
     plain = json.loads(run("--db", db, "diagnose", "--json", stdin=text)[1])

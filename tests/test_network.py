@@ -75,6 +75,23 @@ def test_kernel_bests_measured_on_another_machine_are_warned_about(tmp_path: Pat
     assert warning.startswith(f"answer for {target!r} was measured on 'llvm -mcpu=znver3' (")
 
 
+def test_best_per_layout_is_the_answering_machines_when_the_graph_target_has_no_trials(
+    tmp_path: Path,
+) -> None:
+    # Measured under a -model: the graph's target (no model) is another group, without trials
+    # of its own, and the column was empty beside each kernel best those records answer.
+    target = json.loads(KERNEL.read_text().splitlines()[0])["input"][0]
+    other = tmp_path / "other.log"
+    measured_on = '"llvm -keys=cpu -mcpu=znver3 -model=epyc"'
+    other.write_text(KERNEL.read_text().replace(json.dumps(target), measured_on))
+    with Store(tmp_path / "k.db") as store:
+        api.import_paths(store, [str(other)])
+        graph = api.network(str(GRAPH), store)
+    second = graph.layers[1]
+    assert second.best_per_layout == pytest.approx({"NCHW8c": 107e-6, "NCHW16c": 100e-6})
+    assert all(min(layer.best_per_layout.values()) == layer.kernel_best for layer in graph.layers)
+
+
 def test_without_a_database_the_kernel_columns_stay_empty() -> None:
     graph = api.network(str(GRAPH))
     assert graph.kernel_total is None and graph.layers[0].best_per_layout == {}

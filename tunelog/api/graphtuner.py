@@ -75,6 +75,7 @@ def _add_kernel_bests(store: Store, graph: GraphLog) -> None:
     from tunelog.workloads import layer_key
 
     by_target: dict[str, dict[str, Layer]] = {}
+    measured_on = _LayersOfTargets(store)
     for entry in graph.layers:
         if entry.target not in by_target:
             found = layers(store, Filters(for_target=entry.target))
@@ -86,8 +87,32 @@ def _add_kernel_bests(store: Store, graph: GraphLog) -> None:
         crossed = cross_machine_warning(entry.target, layer.winner.chosen.target)
         if crossed is not None and crossed not in graph.kernel_warnings:
             graph.kernel_warnings.append(crossed)
+        # The layouts tried on the machine whose record answers: the asked target's own group
+        # has no trials when another -model or target string measured it (`kernel best` is
+        # then that record's, and the column was empty).
+        answering = layer.winner.chosen.target
+        if answering not in layer.group.targets:
+            layer = measured_on.layer(answering, layer.key) or layer
         for template in knobs(store, layer, "layout:data"):
             for value in template.values:
                 if value.best is not None:
                     known = entry.best_per_layout.get(value.value)
                     entry.best_per_layout[value.value] = min(known or value.best, value.best)
+
+
+class _LayersOfTargets:
+    """The database's own layers by (target string, layer key), read once when first asked."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._by: dict[tuple[str, str], Layer] | None = None
+
+    def layer(self, target: str, key: str) -> Layer | None:
+        """The layer `key` of the group `target` belongs to, if the database has it."""
+        if self._by is None:
+            self._by = {
+                (member, lay.key): lay
+                for lay in layers(self._store)
+                for member in lay.group.targets
+            }
+        return self._by.get((target, key))
