@@ -21,6 +21,7 @@ from tests.conftest import (
     runner,
 )
 from tunelog import api
+from tunelog.cli import app
 from tunelog.exceptions import UnknownSourceError
 from tunelog.store import Store
 
@@ -131,6 +132,26 @@ def test_remove_by_label_removes_every_source_with_it(tmp_path: Path) -> None:
         assert [s.label for s in store.sources()] == ["box2"]
         with pytest.raises(UnknownSourceError, match="no imported source"):
             api.remove_sources(store, "box1")
+
+
+def test_a_dry_run_lists_what_remove_would_take_and_removes_nothing(tmp_path: Path) -> None:
+    # A label names every file imported with it: `sources remove box1` took both at once.
+    db = str(tmp_path / "l.db")
+    with Store(db) as store:
+        tunelog.import_paths(store, [str(X86), str(EDGE)], label="box1")
+        tunelog.import_paths(store, [str(SHORT)], label="box2")
+        assert [s.id for s in api.sources_to_remove(store, "box1")] == [1, 2]
+        before = store.sources()
+    result = runner.invoke(app, ["--db", db, "sources", "remove", "box1", "--dry-run"])
+    assert (result.exit_code, result.stdout) == (0, (
+        f"would remove #1 {X86.relative_to(REPO)} (box1): it held 200 record line(s)\n"
+        f"would remove #2 {EDGE.relative_to(REPO)} (box1): it held 9 record line(s)\n"
+    ))  # fmt: skip
+    assert result.stderr == (
+        "nothing removed (--dry-run); a record a remaining source also holds would stay\n"
+    )
+    with Store(db) as store:
+        assert store.sources() == before
 
 
 # -- filters -------------------------------------------------------------------------------------

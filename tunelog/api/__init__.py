@@ -63,6 +63,7 @@ _EXPORTS = {
     "find_sources": "tunelog.api.sources",
     "rejects": "tunelog.api.sources",
     "remove_sources": "tunelog.api.sources",
+    "sources_to_remove": "tunelog.api.sources",
     "watch": "tunelog.api.watching",
     "ansor_args_as_written": "tunelog.api.winners",
     "best": "tunelog.api.winners",
@@ -130,6 +131,7 @@ __all__ = [
     "network_totals",
     "rejects",
     "remove_sources",
+    "sources_to_remove",
     "tuning_progress",
     "untuned",
     "untuned_report",
@@ -181,6 +183,7 @@ if TYPE_CHECKING:
     from tunelog.api.sources import find_sources as find_sources
     from tunelog.api.sources import rejects as rejects
     from tunelog.api.sources import remove_sources as remove_sources
+    from tunelog.api.sources import sources_to_remove as sources_to_remove
     from tunelog.api.watching import watch as watch
     from tunelog.api.winners import ansor_args_as_written as ansor_args_as_written
     from tunelog.api.winners import best as best

@@ -69,6 +69,17 @@ def rejects(store: Store, source: str | None = None) -> list[SourceRejects]:
         ]
 
 
+def sources_to_remove(store: Store, ref: str) -> list[Source]:
+    """The sources `remove_sources(store, ref)` would remove, removing nothing (`sources remove
+    --dry-run`): a label names every source imported with it. Raises UnknownSourceError when
+    nothing matches."""
+    from tunelog import optionvalues
+
+    optionvalues.text(ref, "ref")
+    ids = set(store.sources_named(ref))
+    return [s for s in store.sources() if s.id in ids]
+
+
 def remove_sources(store: Store, ref: str) -> list[RemovedSource]:
     """Remove the sources named by id, else label, else path (see `rules.sourcenames`), as if
     they had never been imported.

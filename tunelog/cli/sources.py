@@ -146,10 +146,26 @@ def sources_remove(
             callback=checked(optionvalues.source_id),
         ),
     ],
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Only list what would be removed (a label names all its files)."
+        ),
+    ] = False,
 ) -> None:
     """Remove a source as if it had never been imported (its records no other file held go)."""
     from tunelog import api
 
+    if dry_run:
+        with opened_store() as store:
+            chosen = api.sources_to_remove(store, ref)
+        echo_lines(
+            f"would remove #{s.id} {display_path(s.path)}{f' ({s.label})' if s.label else ''}: "
+            f"it held {s.held} record line(s)"
+            for s in chosen
+        )
+        _err("nothing removed (--dry-run); a record a remaining source also holds would stay")
+        return
     with opened_store() as store:
         removed = api.remove_sources(store, ref)
     for source in removed:

@@ -190,7 +190,7 @@ class Sources(Connection):
         except sqlite3.OperationalError as exc:
             raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
         try:
-            ids = self._sources_named(ref)
+            ids = self.sources_named(ref)
             self._workload_ids = {}  # removal deletes the workloads left without records
             removed = remove_sources(self.conn, ids)
             self.conn.execute("COMMIT")
@@ -200,8 +200,9 @@ class Sources(Connection):
             raise
         return removed
 
-    def _sources_named(self, ref: str) -> list[int]:
-        """The sources `ref` names: an id, else a label, else a path (`rules.sourcenames`)."""
+    def sources_named(self, ref: str) -> list[int]:
+        """The sources `ref` names, as `remove_sources` reads it: an id, else a label, else a
+        path (`rules.sourcenames`). UnknownSourceError when nothing matches."""
         from tunelog.rules.sourcenames import sources_named
 
         ids = sources_named(ref, self.source_names(), labels=True)
