@@ -171,3 +171,14 @@ def test_build_output_starting_with_a_cpp_log_line_is_read_as_build_output(
     assert (code, err) == (0, "")
     moved = [{**d, "line": d["line"] + 1} for d in plain]
     assert json.loads(out) == moved and moved
+    # Without DEBUG logging no operator is named: still build output, not a task list.
+    prefixed.write_text(
+        "[20:32:53] /src/target/target_kind.cc:181: Warning: Unable to detect CUDA version\n"
+        "One or more operators have not been tuned. Please tune your model for better "
+        "performance. Use DEBUG logging level to see more details.\n"
+    )
+    code, out, err = run("--db", db, "diagnose", str(prefixed))
+    assert (code, err) == (
+        0,
+        "no 'Cannot find tuning records' or 'Cannot find config' message found\n",
+    )

@@ -88,15 +88,20 @@ def test_a_symlinked_run_directory_is_walked_and_a_loop_said(
     (tmp_path / "d" / "run1").symlink_to("../elsewhere")
     (tmp_path / "d" / "run2").symlink_to("../elsewhere")  # the same run, linked twice
     (tmp_path / "d" / "self").symlink_to(".")  # a loop
+    (tmp_path / "d" / "run-7").mkdir()  # a real run a link sorting before it reaches
+    shutil.copy(EDGE, tmp_path / "d" / "run-7" / "e7.log")
+    (tmp_path / "d" / "latest").symlink_to("run-7")
     monkeypatch.chdir(tmp_path)
     code, out, err = run("--db", db, "import", "d")
-    assert (code, out.splitlines()[2:4]) == (0, [
-        "d/edge.log       19       8      1      6           1        3",
-        "d/run1/x86.log   200      200    0      0           0        0",
-    ])  # fmt: skip
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()[2:5]] == [
+        "d/edge.log",
+        "d/run-7/e7.log",  # its own path, not d/latest/e7.log
+        "d/run1/x86.log",
+    ]
     assert (
-        "did not enter 2 symlinked directories walked already (see `tunelog import --help`)"
-        in err.splitlines()
+        "did not enter 3 directories reached again through a symlink "
+        "(see `tunelog import --help`)" in err.splitlines()
     )
 
 

@@ -288,6 +288,25 @@ def test_a_direct_calls_fallback_is_answered_only_by_its_own_template(
         )
 
 
+def test_a_direct_call_is_answered_by_a_template_relay_would_not_offer(tmp_path: Path) -> None:
+    # winograd on a stride-2 layer: relay never offers it, but a template called directly asks
+    # the dispatch context itself (it was `not_offered`, with advice to tune what is tuned).
+    line = (FIXTURES / "cuda_only.log").read_text().splitlines()[3]
+    record = json.loads(line)
+    record["input"][1] = "conv2d_nchw_winograd.cuda"
+    log = tmp_path / "winograd.log"
+    log.write_text(json.dumps(record) + "\n")
+    (task,) = read_task_list(json.dumps([[record["input"][1], *record["input"][2]]]))
+    text = repr(task)  # the workload as TVM prints it: tuples
+    direct = f"WARNING:autotvm:Cannot find config for target={T4}, workload={text}. A fallback\n"
+    relay = f"DEBUG autotvm: Cannot find tuning records for:\n target={T4}\n key={text}\n"
+    with Store(tmp_path / "d.db") as store:
+        api.import_paths(store, [str(log)])
+        (called,) = api.diagnose_untuned(store, direct).diagnoses
+        (chosen,) = api.diagnose_untuned(store, relay).diagnoses
+    assert (called.reason, chosen.reason) == (ANSWERED, NOT_OFFERED)
+
+
 def test_a_task_list_needs_a_target_and_is_diagnosed_for_it(tmp_path: Path) -> None:
     tasks = '[["conv2d_NCHWc.x86", ["TENSOR", [1, 3, 224, 224], "float32"], ["TENSOR", '
     tasks += '[64, 3, 7, 7], "float32"], [2, 2], [3, 3, 3, 3], [1, 1], "NCHW", "NCHW", "float32"]]'

@@ -39,6 +39,8 @@ class _Streams(io.RawIOBase):
 
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
         size = len(buffer)
+        if not size:  # decompress(data, 0) returns nothing and asks for no input: no progress
+            return 0
         while not self._ended:
             if self._decompressor.eof and not self._next_stream():
                 break

@@ -128,13 +128,19 @@ def _classify(
     same_layer = whole_layer
     if direct:  # the called template's own records: the layer's others were not asked
         same_layer = [w for w in whole_layer if index.recorded[w].info.task_name == task]
-    answered = _answered(index, asked, task, workload, same_layer)
+    # A direct call asks the dispatch context itself: relay's strategy (which templates it
+    # offers) plays no part, so none is left out and none is "not offered".
+    offered: bool | None = None if direct else True
+    answered = _answered(index, asked, task, workload, same_layer, offered=offered)
     if answered is not None:
         return answered
     original = packed_original(workload)
     if original is not None:
         return _packed(index, asked, workload, original)
-    for check in (_all_failed, _not_offered, _other_target, _v01_only):
+    found = _all_failed(index, asked, workload, same_layer, offered=offered)
+    if found is not None:
+        return found
+    for check in (() if direct else (_not_offered,)) + (_other_target, _v01_only):
         found = check(index, asked, workload, same_layer)
         if found is not None:
             return found
@@ -166,8 +172,15 @@ def _result(
 
 
 def _answered(
-    index: RecordIndex, asked: Target, task: str, workload: Workload, same_layer: list[int]
+    index: RecordIndex,
+    asked: Target,
+    task: str,
+    workload: Workload,
+    same_layer: list[int],
+    *,
+    offered: bool | None,
 ) -> Diagnosis | None:
+    """`offered`: only the templates relay queries for the asked keys (True), or any (None)."""
     exact = index.exact.get((task, workload_key(workload[1:])))
     # Another spelling of the asked template is never queried; other templates of the layer are.
     others = [
@@ -179,7 +192,7 @@ def _answered(
     group = _group(asked)
     for wid in candidates:
         info = index.recorded[wid].info
-        if not relay_queries(asked.keys, info):
+        if offered is not None and not relay_queries(asked.keys, info):
             continue
         holder = query(index.slots, group, wid)
         if holder is None:
@@ -218,15 +231,16 @@ def _packed(index: RecordIndex, asked: Target, workload: Workload, original: Wor
 
 
 def _reachable_counts(
-    index: RecordIndex, asked: Target, same_layer: list[int], *, offered: bool
+    index: RecordIndex, asked: Target, same_layer: list[int], *, offered: bool | None
 ) -> dict[int, int]:
-    """Error number -> records of the layer's v0.2 templates on targets reaching `asked`."""
+    """Error number -> records of the layer's v0.2 templates on targets reaching `asked`
+    (`offered`: of the templates relay queries for its keys, of the others, or None: all)."""
     counts: dict[int, int] = {}
     for wid in same_layer:
         recorded = index.recorded[wid]
         if recorded.info.version != V02:
             continue
-        if relay_queries(asked.keys, recorded.info) != offered:
+        if offered is not None and relay_queries(asked.keys, recorded.info) != offered:
             continue
         for target_id, per_error in recorded.by_target.items():
             if reaches(asked, index.parsed(target_id)):
@@ -236,9 +250,14 @@ def _reachable_counts(
 
 
 def _all_failed(
-    index: RecordIndex, asked: Target, workload: Workload, same_layer: list[int]
+    index: RecordIndex,
+    asked: Target,
+    workload: Workload,
+    same_layer: list[int],
+    *,
+    offered: bool | None,
 ) -> Diagnosis | None:
-    counts = _reachable_counts(index, asked, same_layer, offered=True)
+    counts = _reachable_counts(index, asked, same_layer, offered=offered)
     if not counts or counts.get(0, 0) > 0:
         return None
     total = sum(counts.values())

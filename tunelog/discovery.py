@@ -15,7 +15,8 @@ A dangling symlink and a directory that cannot be listed are not skipped silentl
 listed in `Discovery.unreadable` with its reason, as a named path that does not exist. A
 symlink to a directory is walked as the directory (a run directory linked into a tree of
 runs), unless that directory was walked already (a link to it seen before, or a loop): it is
-then counted, and said, as a directory not entered again.
+then counted, and said, as a directory not entered again. A directory's real subdirectories
+are walked before its links, so a run a link also reaches keeps its own path.
 
 `sniff` reads the first 64 KiB (decompressed first when the file is gzip, bzip2 or xz): after
 an optional UTF-8 byte order mark, skipping blank lines and `#` comment lines, the first line
@@ -68,7 +69,7 @@ class Discovery:
     inputs: list[LogInput] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     dot_directories: int = 0
-    walked_again: int = 0  # directories reached again through a symlink (or a loop): not entered
+    walked_again: int = 0  # directories reached again through a symlink (a loop too): not entered
     # (path, reason) of each entry that cannot be read: a path that does not exist, a dangling
     # symlink, an unreadable directory, a database named as a log. The rest is imported; each
     # is reported by name.
@@ -93,9 +94,9 @@ class Discovery:
         if self.walked_again:
             text += "; " if text else ""
             text += (
-                f"did not enter {self.walked_again} symlinked director"
+                f"did not enter {self.walked_again} director"
                 + ("y" if self.walked_again == 1 else "ies")
-                + " walked already"
+                + " reached again through a symlink"
             )
         return text or None
 
@@ -170,7 +171,11 @@ def _walk(top: Path, include: Sequence[str], exclude: Sequence[str], found: Disc
         walked.add((info.st_dev, info.st_ino))
         hidden = [d for d in dirs if d.startswith(".")]
         found.dot_directories += len(hidden)
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        shown = sorted(d for d in dirs if not d.startswith("."))
+        # Real directories first: one a link also reaches keeps its own path (`latest ->
+        # run-7` sorts before it), and the link is the one not entered again.
+        linked = [d for d in shown if os.path.islink(os.path.join(root, d))]
+        dirs[:] = [d for d in shown if d not in linked] + linked
         for name in sorted(files):
             child = Path(root) / name
             if not child.is_file():

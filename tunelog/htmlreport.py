@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from dataclasses import dataclass, field
 
 import orjson
 
 from tunelog.errorcodes import ERROR_CODES, error_name
+from tunelog.escaping import shown
 from tunelog.layers import Layer
 from tunelog.reportfigures import (
     BAR_LAYERS_SHOWN,
@@ -271,15 +271,9 @@ def _td(text: object, sort_value: float | int | None = None) -> str:
     return f'<td data-v="{sort_value!r}">{_e(text)}</td>'
 
 
-# Control characters (C0, DEL, C1) of log text: shown as `\x1b`, as the terminal shows them
-# (a NUL is not even allowed in an HTML page, and `report -` may go to a terminal).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
 def _e(value: object) -> str:
-    text = html.escape(str(value), quote=True)
-    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group()) or f"\\x{ord(m.group()):02x}", text)
+    # Control characters escaped as the terminal shows them (`escaping.shown`), then HTML's.
+    return html.escape(shown(str(value)), quote=True)
 
 
 def _latency(seconds: float) -> str:

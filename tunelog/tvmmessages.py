@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import html
 import json
+import re
 from collections.abc import Hashable, Iterable, Iterator
 from typing import Any, NamedTuple
 
@@ -227,7 +228,16 @@ def looks_like_task_list(text: str) -> bool:
     """The input is JSON (a task list), not console output: it starts with `[` and holds no
     message TVM prints for an untuned operator (a build's output may start with `[`: TVM's C++
     logger writes `[20:32:53] .../target_kind.cc:181: Warning: ...`)."""
-    return text.lstrip().startswith("[") and RECORDS_MARK not in text and CONFIG_MARK not in text
+    start = text.lstrip()
+    return (
+        start.startswith("[")
+        and _CPP_LOG_LINE.match(start) is None
+        and RECORDS_MARK not in text
+        and CONFIG_MARK not in text
+    )
+
+
+_CPP_LOG_LINE = re.compile(r"\[\d{1,2}:\d{2}:\d{2}\] ")  # TVM's C++ logger: `[20:32:53] file:line:`
 
 
 _WHAT_DIAGNOSE_READS = (

@@ -31,8 +31,9 @@ MARKED_V01 = (
 def marked_v01(line: bytes) -> bool:
     """Whether a line with the v0.2 layout also has `"v": 0.1`: TVM's `decode` checks that key
     before anything else and skips the line (`return None`), whatever else it holds. Only a
-    line with a "v" key (as bytes) is decoded."""
-    if b'"v"' not in line:
+    line with a "v" key as bytes, or with an escape that may spell one (`"\\u0076"`), is
+    decoded."""
+    if b'"v"' not in line and b"\\" not in line:
         return False
     try:
         value = orjson.loads(line)

@@ -183,6 +183,8 @@ def _refuse_damaged(conn: sqlite3.Connection, path: str) -> None:
     """
     try:
         found = "\n".join(str(row[0]) for row in conn.execute("PRAGMA quick_check(2)"))
+    except sqlite3.OperationalError:
+        raise  # locked, or cannot be opened: not damage (the merge says what it is)
     except sqlite3.DatabaseError as exc:
         found = str(exc)
     # One problem a line, after a "*** in database main ***" heading.
