@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SAMPLE_LOGS
 from tunelog import api
 from tunelog.filters import Filters
@@ -90,4 +92,49 @@ def test_best_and_export_under_target_answer_as_a_database_of_its_records_alone(
         assert len(rows) >= 5
         api.export(both, str(tmp_path / "chosen.log"), filters=chosen)
         api.export(alone, str(tmp_path / "alone.log"))
+    assert (tmp_path / "chosen.log").read_bytes() == (tmp_path / "alone.log").read_bytes()
+
+
+CUDA_ONLY = Path(__file__).parent / "data" / "diagnose" / "cuda_only.log"
+T4 = "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32"
+
+
+def _cuda_copy(directory: Path, target: str, slower: float) -> Path:
+    import json
+
+    lines = []
+    for line in CUDA_ONLY.read_text().splitlines():
+        record = json.loads(line)
+        record["input"][0] = target
+        record["result"][0] = [cost * slower for cost in record["result"][0]]
+        lines.append(json.dumps(record))
+    path = directory / f"copy{len(list(directory.iterdir()))}.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    "beside",
+    [
+        [],  # alone: the whole database answers, filtered
+        ["cuda -keys=cuda,gpu -model=t4"],  # its group's other target string: its trials count
+        ["cuda -keys=cuda,gpu -model=v100"],  # slower, on its key slots: its warnings differ
+    ],
+    ids=["alone", "same-group", "rival"],
+)
+def test_target_answers_as_its_records_alone_whichever_way_it_is_read(
+    tmp_path: Path, beside: list[str]
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    others = [str(_cuda_copy(logs, target, 3.0)) for target in beside]
+    with Store(tmp_path / "all.db") as every, Store(tmp_path / "alone.db") as alone:
+        api.import_paths(every, [FULL, str(CUDA_ONLY), *others])
+        api.import_paths(alone, [str(CUDA_ONLY)])
+        chosen = api.best(every, Filters(target=T4))
+        expected = api.best(alone)
+        api.export(every, str(tmp_path / "chosen.log"), filters=Filters(target=T4))
+        api.export(alone, str(tmp_path / "alone.log"))
+    shown = [(r.config_index, r.slots, r.trials, r.line, r.warnings) for r in chosen]
+    assert shown == [(r.config_index, r.slots, r.trials, r.line, r.warnings) for r in expected]
     assert (tmp_path / "chosen.log").read_bytes() == (tmp_path / "alone.log").read_bytes()

@@ -31,7 +31,7 @@ computed from every record, then shown only where the answering record matches t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from tunelog.exceptions import TargetParseError
 from tunelog.optionvalues import not_empty, text
@@ -54,6 +54,9 @@ class Filters:
     source: str | None = None
     label: str | None = None
     target: str | None = None
+    # Set by `Store.selected` when this database answers `target` as a database of only its
+    # records would (`Sources._stand_alone`): the filter then keeps this database's winners.
+    target_settled: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in (*TEXT_FILTERS, "for_target", "source", "label"):
@@ -107,7 +110,14 @@ class Filters:
     def selects_database(self) -> bool:
         """True when `best` and `export` answer from a database of some records only: the
         sources' (`--source`, `--label`) or a target's (`--target`, see `Store.selected`)."""
-        return self.selects_sources or self.target is not None
+        return self.selects_sources or (self.target is not None and not self.target_settled)
+
+    def with_target_settled(self) -> Filters:
+        """These filters, their `target` now keeping this database's slot winners (see
+        `target_settled`): what `Store.selected` answers with when no copy is needed."""
+        settled = replace(self)
+        object.__setattr__(settled, "target_settled", True)  # frozen; no init argument
+        return settled
 
     def sources_only(self) -> Filters:
         """Only these filters' `source` and `label`: which files a selected database holds."""

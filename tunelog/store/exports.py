@@ -61,8 +61,8 @@ class Exports(Queries):
     ) -> Iterator[ExportLine]:
         # One pass over the valid records of the wanted workloads, best first: each slot keeps
         # the first (best, earliest) measurement of a config until it has K distinct configs.
-        # Only the records the filters select rank (a filter selects records: --target's
-        # runners-up are that target string's); a wanted workload's task is a selected one.
+        # Only the records the filters select rank (a filter selects records: --model's
+        # runners-up are that model's); a wanted workload's task is a selected one.
         wanted: dict[int, set[tuple[str, str]]] = {}
         for kind, name, workload_id in self.conn.execute(
             f"""SELECT s.kind, s.name, s.workload_id FROM slots s

@@ -15,7 +15,7 @@ Everything that asks "what did this file hold" (filters by source or label, `dif
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 # A run: (seq, line, record_id, count).
 Run = tuple[int, int, int, int]
@@ -82,14 +82,19 @@ _HELD = """SELECT h.seq + (r.id - h.record_id), h.line + (r.id - h.record_id), r
                   rs.spelling_id
            FROM holdings h JOIN records r ON r.id >= h.record_id AND r.id < h.record_id + h.count
            LEFT JOIN record_spellings rs ON rs.record_id = r.id
-           WHERE h.source_id = ? ORDER BY h.seq, r.id"""
+           WHERE h.source_id = ? {targets} ORDER BY h.seq, r.id"""
 
 
-def held_records(conn: sqlite3.Connection, source_id: int) -> Iterator[tuple[int, ...]]:
+def held_records(
+    conn: sqlite3.Connection, source_id: int, target_ids: Collection[int] | None = None
+) -> Iterator[tuple[int, ...]]:
     """(seq, line, record id, target id, workload id, config index, error number, mean cost,
     all cost, timestamp, own spelling id or None (`record_spellings`)) of every record line
-    the source held, in its file's order."""
-    return conn.execute(_HELD, (source_id,))
+    the source held, in its file's order (`target_ids`: only the records of these targets)."""
+    targets = ""
+    if target_ids is not None:  # ints only: nothing to quote
+        targets = f"AND r.target_id IN ({','.join(str(int(i)) for i in target_ids) or 'NULL'})"
+    return conn.execute(_HELD.format(targets=targets), (source_id,))
 
 
 class Segments:

@@ -32,7 +32,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tunelog.exceptions import (
-    DatabaseDamagedError,
     DatabaseUnavailableError,
     DiskFullError,
     InputNotFoundError,
@@ -43,7 +42,7 @@ from tunelog.models import FileReport, _Dumpable
 from tunelog.rules.lineaccounting import duplicates_when_moved
 from tunelog.store.codec import LineReader
 from tunelog.store.connection import Connection
-from tunelog.store.otherdatabase import read_only_current
+from tunelog.store.otherdatabase import read_only_current, refuse_damaged
 from tunelog.store.schema import MIGRATIONS
 
 if TYPE_CHECKING:
@@ -169,31 +168,8 @@ def _open_other(path: str, target_path: str) -> Iterator[_Other]:
         raise SameDatabaseError(f"{path} is the database being merged into; give another one")
     with read_only_current(path, "merge") as (conn, version):
         conn.execute("BEGIN")  # one snapshot of it for the whole merge
-        _refuse_damaged(conn, path)
+        refuse_damaged(conn, path)
         yield _Other(path, origin, conn, version)
-
-
-def _refuse_damaged(conn: sqlite3.Connection, path: str) -> None:
-    """DatabaseDamagedError naming `path` when SQLite's quick_check finds its file damaged.
-
-    SQLite reads a damaged page only as far as it must: a merge read on, copying whatever the
-    bad pages held as records (thousands of a damaged 20k-record file counted as duplicates),
-    or failed with "malformed" as if the database merged into were damaged. The check reads
-    every page once (0.6 s for a 185 MB file; the merge reads them all anyway).
-    """
-    try:
-        found = "\n".join(str(row[0]) for row in conn.execute("PRAGMA quick_check(2)"))
-    except sqlite3.OperationalError:
-        raise  # locked, or cannot be opened: not damage (the merge says what it is)
-    except sqlite3.DatabaseError as exc:
-        found = str(exc)
-    # One problem a line, after a "*** in database main ***" heading.
-    problems = [line for line in found.splitlines() if line and not line.startswith("***")]
-    if problems != ["ok"]:
-        raise DatabaseDamagedError(
-            f"the database {path} is damaged (SQLite's check: {'; '.join(problems)}): nothing "
-            "was merged; restore a backup of it, or import its logs again"
-        )
 
 
 def _same_file(path: str, other: str) -> bool:
@@ -363,14 +339,12 @@ def feed_held_records(
     first = end = 0  # the block read last: a file's lines are mostly consecutive records
     lines: list[bytes] = []
     add = writer.add
-    rows = held_records(conn, source_id)
+    rows = held_records(conn, source_id, only_targets)
     own = _OwnSpellingTexts(conn)
     for (
         _seq, line, rid, target_id, workload_id, index, error_no, mean, all_cost, stamp,
         own_id,  # the record's own spelling, where not its workload's
     ) in rows:  # fmt: skip
-        if only_targets is not None and target_id not in only_targets:
-            continue
         spelling = spellings[workload_id] if own_id is None else own.text(own_id)
         version, task, key, args = workloads[workload_id]
         rec = stored_measurement(

@@ -152,8 +152,8 @@ class Queries(Sources):
 
     def winner_versions(self, filters: Filters | None = None) -> set[str]:
         """The log versions (`0.1`, `0.2`, `ansor`) of the workloads whose slots match."""
-        if filters is not None and filters.selects_sources:
-            with self.selected(filters) as (chosen, rest):
+        if filters is not None and filters.selects_database:
+            with self.selected(filters, target_records=True) as (chosen, rest):
                 return chosen.winner_versions(rest)
         where, params = self._slot_filter_sql(filters or Filters())
         # The filters' conditions read the slot's record; without any, the join only finds the
@@ -165,8 +165,8 @@ class Queries(Sources):
 
     def has_slot_winners(self, filters: Filters | None = None) -> bool:
         """True when at least one slot matches the filters."""
-        if filters is not None and filters.selects_sources:
-            with self.selected(filters) as (chosen, rest):
+        if filters is not None and filters.selects_database:
+            with self.selected(filters, target_records=True) as (chosen, rest):
                 return chosen.has_slot_winners(rest)
         where, params = self._slot_filter_sql(filters or Filters())
         sql = f"""SELECT 1 FROM slots s JOIN records r ON r.id = s.record_id

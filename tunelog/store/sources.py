@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Self
@@ -156,6 +156,12 @@ class Sources(Connection):
         if sorted(ids) == sorted(every) and targets is None:  # this database is the answer
             yield self, rest
             return
+        if sorted(ids) == sorted(every) and targets and self._stand_alone(targets):
+            # Its records hold every slot they compete for: this database's, filtered.
+            yield self, filters.without_sources().with_target_settled()
+            return
+        if targets is not None and not targets:  # no target matches: an empty database answers
+            ids = []
         with (
             tempfile.TemporaryDirectory(prefix="tunelog-selection-") as tmp,
             type(self)(os.path.join(tmp, "selection.db")) as chosen,
@@ -163,6 +169,46 @@ class Sources(Connection):
             copy_sources(self, chosen, ids, None if targets is None else set(targets))
             chosen.fill_workload_facts()
             yield chosen, rest
+
+    def _stand_alone(self, targets: Mapping[int, str]) -> bool:
+        """Whether these targets' records decide here as in a database of only them: no other
+        target shares a group (keys and -model: the trials counted) with one of them, or
+        measured a workload of theirs under a slot they compete for, and none of their
+        workloads is MetaSchedule's (every target competes for its one slot). Then `--target`
+        filters this database's slot winners, without building one of its records."""
+        from tunelog.rules.slots import slots_of, target_group
+        from tunelog.targets import parse_target
+        from tunelog.versions import METASCHEDULE_VERSION
+
+        parsed = {int(i): parse_target(str(t)) for i, t in self.conn.execute(
+            "SELECT id, target FROM targets"
+        )}  # fmt: skip
+        groups = {target_group(parsed[i]) for i in targets}
+        pairs = {(s.kind, s.name) for i in targets for s in slots_of(parsed[i], "")}
+        rivals = []
+        for i, target in parsed.items():
+            if i in targets:
+                continue
+            if target_group(target) in groups:
+                return False
+            if pairs & {(s.kind, s.name) for s in slots_of(target, "")}:
+                rivals.append(i)
+        mine = ",".join(str(int(i)) for i in targets)
+        ms = self.conn.execute(
+            f"""SELECT 1 FROM tallies a JOIN workloads w ON w.id = a.workload_id
+                WHERE a.target_id IN ({mine}) AND w.version = ? LIMIT 1""",
+            (METASCHEDULE_VERSION,),
+        ).fetchone()
+        if ms is not None:
+            return False
+        if not rivals:
+            return True
+        shared = self.conn.execute(
+            f"""SELECT 1 FROM tallies b JOIN tallies a
+                ON a.target_id IN ({mine}) AND a.workload_id = b.workload_id
+                WHERE b.target_id IN ({",".join(map(str, rivals))}) LIMIT 1"""
+        ).fetchone()
+        return shared is None
 
     def fill_workload_facts(self) -> None:
         """Store the facts (migration 12) of workloads written without them (e.g. by a merge)."""
