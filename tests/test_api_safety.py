@@ -241,6 +241,8 @@ API_MISUSES: list[tuple[str, Any]] = [
     ("an import labelled with a number", lambda s, d: tunelog.import_paths(s, [str(X86)], label=5)),  # type: ignore[arg-type]
     ('strict="no"', lambda s, d: tunelog.import_paths(s, [str(X86)], strict="no")),  # type: ignore[arg-type]
     ("standard input named twice", lambda s, d: tunelog.import_paths(s, ["-", "-"])),
+    ("a source to remove named by a number", lambda s, d: tunelog.api.remove_sources(s, 1)),  # type: ignore[arg-type]
+    ('export with force="no"', lambda s, d: tunelog.export(s, str(d / "o.log"), force="no")),  # type: ignore[arg-type]
     ("a database path of None", lambda s, d: tunelog.open_store(None)),  # type: ignore[arg-type]
     ("a database path of 5", lambda s, d: tunelog.open_store(5)),  # type: ignore[arg-type]
 ]

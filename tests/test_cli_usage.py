@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
+import lzma
 import os
 import shutil
 import sqlite3
 import subprocess
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -103,6 +106,20 @@ def test_a_symlinked_run_directory_is_walked_and_a_loop_said(
         "did not enter 3 directories reached again through a symlink "
         "(see `tunelog import --help`)" in err.splitlines()
     )
+
+
+@pytest.mark.parametrize(
+    "pack", [gzip.compress, bz2.compress, lzma.compress], ids=["gz", "bz2", "xz"]
+)
+def test_a_compressed_log_whose_first_stream_holds_only_comments_is_a_log(
+    db: str, tmp_path: Path, pack: Callable[[bytes], bytes]
+) -> None:
+    # The sniff read the first stream alone: "not a tuning log", which an import of the file
+    # by name read in full.
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "run.log.z").write_bytes(pack(b"# header\n") + pack(X86.read_bytes()))
+    code, out, _ = run("--db", db, "import", str(tmp_path / "d"), "--json")
+    assert code == 0 and [f["new"] for f in json.loads(out)["files"]] == [200]
 
 
 def test_include_reads_only_matching_files(

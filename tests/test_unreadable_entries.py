@@ -178,7 +178,7 @@ def test_a_log_that_fails_while_it_is_opened_leaves_no_file_open(
     def failing(head: bytes) -> str | None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(inputs, "_detect", failing)
+    monkeypatch.setattr(inputs, "detect_compression", failing)
     log = tmp_path / "x.log"
     log.write_bytes(X86.read_bytes())
     with warnings.catch_warnings(record=True) as caught:

@@ -32,8 +32,9 @@ says so once); a workload file is read with the records file beside it (`metasch
 
 from __future__ import annotations
 
-import bz2
 import fnmatch
+import gzip
+import io
 import lzma
 import os
 import re
@@ -43,7 +44,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tunelog.inputs import STDIN, LogInput
+from tunelog.compressed import read_streams
+from tunelog.inputs import STDIN, LogInput, detect_compression
 
 SNIFF_BYTES = 1 << 16
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -297,17 +299,24 @@ def sniff(path: Path) -> str | None:
 
 
 def _decompressed_head(head: bytes) -> bytes:
-    """The first decompressed bytes of a compressed block (what it holds, as far as it goes)."""
+    """The first decompressed bytes of a compressed block (what it holds, as far as it goes):
+    of every stream it holds, as the import reads them (a first stream of comments alone, a
+    header, was all a single decompressor saw)."""
+    kind = detect_compression(head)
+    if kind is None:
+        return head
+    stream: io.BufferedIOBase = (
+        gzip.GzipFile(fileobj=io.BytesIO(head), mode="rb")
+        if kind == "gzip"
+        else read_streams(kind, io.BytesIO(head))
+    )
+    out = bytearray()
     try:
-        if head.startswith(b"\x1f\x8b"):
-            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES)
-        if head.startswith(b"BZh"):
-            return bz2.BZ2Decompressor().decompress(head, SNIFF_BYTES)
-        if head.startswith(b"\xfd7zXZ\x00"):
-            return lzma.LZMADecompressor().decompress(head, SNIFF_BYTES)
+        while len(out) < SNIFF_BYTES and (chunk := stream.read1(SNIFF_BYTES - len(out))):
+            out += chunk
     except (OSError, EOFError, lzma.LZMAError, zlib.error):
-        return b""  # not a readable stream: not a log
-    return head
+        pass  # the block ends inside a stream, or is no stream: what came before it
+    return bytes(out)
 
 
 def looks_like_log(head: bytes) -> bool:

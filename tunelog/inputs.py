@@ -275,7 +275,7 @@ class OpenedLog:
                 limit=_regular_file_size(raw),
             )
             buffered = io.BufferedReader(self._hashing, buffer_size=_CHUNK)
-            self.compression = None if _resumed else _detect(buffered.peek(8)[:8])
+            self.compression = None if _resumed else detect_compression(buffered.peek(8)[:8])
             self._stream = _decompressor(self.compression, buffered)
         except BaseException:
             if self._owned:  # nobody else will: the caller never got this object
@@ -367,7 +367,9 @@ def _regular_file_size(raw: BinaryIO) -> int | None:
     return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
-def _detect(head: bytes) -> str | None:
+def detect_compression(head: bytes) -> str | None:
+    """A file's compression by its first bytes (its content, whatever its name): "gzip",
+    "bzip2", "xz", or None for plain text."""
     for magic, name in _MAGIC:
         if head.startswith(magic):
             return name

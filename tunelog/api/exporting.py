@@ -109,6 +109,13 @@ def export(
     from tunelog import optionvalues
 
     optionvalues.top_k(top_k)
+    for name, value in (
+        ("force", force),
+        ("include_v01", include_v01),
+        ("fix_targets", fix_targets),
+        ("winners_only", winners_only),
+    ):
+        optionvalues.flag(value, name)
     # The winners and their lines from one state of the database (of the chosen files'
     # records with --source/--label, see Store.selected); the output is never the user's
     # database, whichever database answers.
@@ -325,6 +332,7 @@ def export_metaschedule(
     from tunelog.results import MetaScheduleExport
 
     optionvalues.top_k(top_k)
+    optionvalues.flag(force, "force")
     if directory == STDOUT:
         raise InvalidValueError(
             "a MetaSchedule database is two files: give a directory to write them in, not - "

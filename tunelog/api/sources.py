@@ -88,4 +88,7 @@ def remove_sources(store: Store, ref: str) -> list[RemovedSource]:
     as if that file had stored it (see `tunelog.store.removal`). Raises UnknownSourceError when
     nothing matches.
     """
+    from tunelog import optionvalues
+
+    optionvalues.text(ref, "ref")
     return store.remove_sources(ref)
