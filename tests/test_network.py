@@ -301,3 +301,16 @@ def test_a_damaged_graph_log_is_one_error_line(
         1,
         f"Error: cannot read {log}: it is damaged ({reason}); give a complete graph tuner log\n",
     )
+
+
+def _sample_lines_of(task: str) -> list[bytes]:
+    """The sample x86 log's lines of one template."""
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_bytes().splitlines()
+    return [line for line in lines if f'"{task}"'.encode() in line]
+
+
+def test_two_templates_of_one_layer_are_one_distinct_layer() -> None:
+    # The footer counted dense_nopack and dense_pack of one dense layer as two layers.
+    lines = _sample_lines_of("dense_nopack.x86")[:1] + _sample_lines_of("dense_pack.x86")[:1]
+    graph = read_graph_log(lines)
+    assert (len(graph.layers), graph.distinct_layers) == (2, 1)

@@ -27,6 +27,7 @@ from tunelog.linesplit import OverlongLine
 from tunelog.recordmodels import TuningRecord
 from tunelog.records import BLANK, COMMENT, Rejected, parse_line
 from tunelog.rules.untuned import runs_fallback
+from tunelog.workloads import layer_key
 
 
 @dataclass
@@ -70,6 +71,12 @@ class GraphLog:
     def occurrences(self) -> int:
         """Conv layer occurrences in the network (records in the file)."""
         return sum(layer.occurrences for layer in self.layers)
+
+    @property
+    def distinct_layers(self) -> int:
+        """The layers its rows are of: one per layer key (`workloads.layer_key`), whatever
+        template or config a row names (two rows of one layer are one)."""
+        return len({layer_key(layer.task_name, "", layer.args) for layer in self.layers})
 
     @property
     def total(self) -> float:

@@ -212,9 +212,7 @@ def _print_network(graph: GraphLog) -> None:
         return
     # A row is a layer with one config and layouts: a layer the graph tuner gave two (in two
     # places of the network) has two rows.
-    distinct = len(
-        {(layer.task_name, short_args(layer.task_name, layer.args)) for layer in graph.layers}
-    )
+    distinct = graph.distinct_layers
     rows = "" if distinct == len(graph.layers) else f" in {len(graph.layers)} rows"
     lines = [
         "",
