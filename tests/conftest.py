@@ -54,6 +54,16 @@ def golden_files() -> list[Path]:
     return sorted(GOLDEN.rglob("*.oracle.json"))
 
 
+def golden_params(files: list[Path], suffix: str) -> list[Any]:
+    """`files` as pytest parameters named by their file name (without `suffix`); without
+    ../shared, one skipped parameter saying so (pytest's own reason, "got empty parameter
+    set", names no cause)."""
+    if not files:
+        reason = "../shared (corpus and golden verdicts) is not beside this checkout"
+        return [pytest.param(None, id="no-shared", marks=pytest.mark.skip(reason=reason))]
+    return [pytest.param(f, id=f.name.removesuffix(suffix)) for f in files]
+
+
 def corpus_log_for(golden: Path) -> Path:
     """The corpus log a golden file describes."""
     relative = golden.relative_to(GOLDEN)

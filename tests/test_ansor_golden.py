@@ -19,14 +19,13 @@ from tests.conftest import (
     ImportedOnce,
     ansor_golden_files,
     corpus_log_for_ansor,
+    golden_params,
     require_shared,
 )
 from tunelog.ansor import AnsorRecord
 from tunelog.records import numpy_mean, parse_line
 from tunelog.selection import HistoryBest, ansor_workload_json
 from tunelog.store import Store
-
-IDS = [p.name.removesuffix(".ansor.json") for p in ansor_golden_files()]
 
 
 def _load(golden: Path) -> dict[str, Any]:
@@ -71,7 +70,7 @@ def _assert_answers(history: HistoryBest[frozenset[int]], query: dict[str, Any])
     assert holder.mean_cost == pytest.approx(query["cost"], rel=1e-6), query
 
 
-@pytest.mark.parametrize("golden", ansor_golden_files(), ids=IDS)
+@pytest.mark.parametrize("golden", golden_params(ansor_golden_files(), ".ansor.json"))
 def test_records_imported_equal_what_tvm_decodes(golden: Path, imported_once: ImportedOnce) -> None:
     require_shared()
     (report,) = imported_once.reports(corpus_log_for_ansor(golden))
@@ -80,7 +79,7 @@ def test_records_imported_equal_what_tvm_decodes(golden: Path, imported_once: Im
     assert report.accounted
 
 
-@pytest.mark.parametrize("golden", ansor_golden_files(), ids=IDS)
+@pytest.mark.parametrize("golden", golden_params(ansor_golden_files(), ".ansor.json"))
 def test_export_answers_every_golden_query(
     golden: Path, tmp_path: Path, imported_once: ImportedOnce
 ) -> None:
@@ -96,7 +95,7 @@ def test_export_answers_every_golden_query(
         _assert_answers(history, query)
 
 
-@pytest.mark.parametrize("golden", ansor_golden_files(), ids=IDS)
+@pytest.mark.parametrize("golden", golden_params(ansor_golden_files(), ".ansor.json"))
 def test_export_for_each_target_answers_every_golden_query(
     golden: Path, tmp_path: Path, imported_once: ImportedOnce
 ) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import tunelog
-from tests.conftest import ImportedOnce, corpus_log_for, golden_files, require_shared
+from tests.conftest import ImportedOnce, corpus_log_for, golden_files, golden_params, require_shared
 from tunelog.api.listing import each_layer
 from tunelog.filters import Filters
 from tunelog.layers import Layer, has_failed_records
@@ -49,7 +49,7 @@ def _assert_failing_only_is_the_rule(store: Store, filters: Filters | None) -> N
     assert _shown(failing) == _shown([lay for lay in every if has_failed_records(lay)])
 
 
-@pytest.mark.parametrize("golden", GOLDEN, ids=[g.name for g in GOLDEN])
+@pytest.mark.parametrize("golden", golden_params(GOLDEN, ""))
 def test_failing_only_streams_exactly_the_layers_with_failed_records_in_their_order(
     golden: Path, imported_once: ImportedOnce
 ) -> None:

@@ -19,6 +19,7 @@ from tests.conftest import (
     autotvm_history,
     corpus_log_for,
     golden_files,
+    golden_params,
     require_shared,
 )
 from tunelog.selection import HistoryBest
@@ -26,8 +27,6 @@ from tunelog.targets import parse_target
 
 # Each golden log is a whole real tuning run: the module is slow (`pytest -m "not slow"` skips it).
 pytestmark = pytest.mark.slow
-
-GOLDEN_IDS = [p.name.removesuffix(".oracle.json") for p in golden_files()]
 
 
 def _load(golden: Path) -> dict[str, Any]:
@@ -43,7 +42,7 @@ def _history_of_lines(lines: list[bytes]) -> HistoryBest[int]:
     return autotvm_history(lines, lambda record, _: record.config_index)
 
 
-@pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
+@pytest.mark.parametrize("golden", golden_params(golden_files(), ".oracle.json"))
 def test_slot_winners_equal_golden(golden: Path, imported_once: ImportedOnce) -> None:
     require_shared()
     expected = _load(golden)
@@ -62,7 +61,7 @@ def test_slot_winners_equal_golden(golden: Path, imported_once: ImportedOnce) ->
     assert by_model == expected["by_model"]
 
 
-@pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
+@pytest.mark.parametrize("golden", golden_params(golden_files(), ".oracle.json"))
 def test_records_imported_equal_what_tvm_decodes(golden: Path, imported_once: ImportedOnce) -> None:
     require_shared()
     expected = _load(golden)
@@ -72,7 +71,7 @@ def test_records_imported_equal_what_tvm_decodes(golden: Path, imported_once: Im
     assert report.accounted
 
 
-@pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
+@pytest.mark.parametrize("golden", golden_params(golden_files(), ".oracle.json"))
 def test_export_answers_every_golden_query(
     golden: Path, tmp_path: Path, imported_once: ImportedOnce
 ) -> None:
@@ -92,7 +91,7 @@ def test_export_answers_every_golden_query(
         assert got == query["index"], query
 
 
-@pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
+@pytest.mark.parametrize("golden", golden_params(golden_files(), ".oracle.json"))
 def test_export_writes_each_winner_once_as_original_bytes(
     golden: Path, tmp_path: Path, imported_once: ImportedOnce
 ) -> None:
@@ -116,7 +115,7 @@ def _unseen_model(target: str) -> str:
     return f"{parsed.kind} {options} -model=unseen_device".replace("  ", " ")
 
 
-@pytest.mark.parametrize("golden", golden_files(), ids=GOLDEN_IDS)
+@pytest.mark.parametrize("golden", golden_params(golden_files(), ".oracle.json"))
 def test_export_for_one_target_answers_as_the_full_log(
     golden: Path, tmp_path: Path, imported_once: ImportedOnce
 ) -> None:

@@ -589,7 +589,8 @@ def test_an_ambiguous_layer_lists_the_candidates_one_per_line(sample_db: str) ->
     assert (code, err) == (
         1,
         "Error: 2 layers match '1x5': give more of the shapes, the full layer key (`tunelog "
-        "workloads --json`), or narrow with --target-key/--model/--template:\n"
+        "workloads --json`), or narrow with --target-key/--model/--template (--model unknown: "
+        "the group without one):\n"
         "  cpu: 1x512 * 1000x512  (dense|1x512:float32|1000x512:float32|bias=-|float32)\n"
         "  cuda,gpu (t4): 1x512 * 1000x512  (dense|1x512:float32|1000x512:float32|bias=-|float32)\n",
     )

@@ -215,7 +215,8 @@ def _ambiguous(name: str, hits: Sequence[Layer]) -> list[str]:
     """The error's lines for a layer name several layers match: the candidates one per line."""
     lines = [
         f"{len(hits)} layers match {name!r}: give more of the shapes, the full layer key "
-        "(`tunelog workloads --json`), or narrow with --target-key/--model/--template:"
+        "(`tunelog workloads --json`), or narrow with --target-key/--model/--template "
+        "(--model unknown: the group without one):"
     ]
     lines += [f"  {h.group.label}: {h.shapes}  ({h.key})" for h in hits[:LAYERS_LISTED]]
     if len(hits) > LAYERS_LISTED:

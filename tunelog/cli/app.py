@@ -150,7 +150,7 @@ def main(
             envvar="TUNELOG_DB",
             metavar="PATH",
             help="Database file (default: ./tunelog.db; env TUNELOG_DB); before or after the "
-            "command. Only import creates it.",
+            "command. import, watch and merge create it.",
             show_default=False,
         ),
     ] = None,
