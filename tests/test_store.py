@@ -524,6 +524,30 @@ def test_repair_recovers_pasted_records_and_accounts_for_split_lines(
     assert rows == [(1,), (1,), (1,)]
 
 
+@pytest.mark.parametrize("via", ["import", "merge"])
+def test_a_repaired_read_whose_records_another_file_stored_is_a_source_of_its_own(
+    tmp_path: Path, via: str
+) -> None:
+    """Its pasted records were rejected by the earlier, plain import, and another file stored
+    them: it adds no record, and was counted one more import of the plain source, so removing
+    that other file took the records it holds."""
+    lines = X86.read_text().splitlines()
+    curly = [line.replace('"', "\u201d") for line in lines[1:3]]
+    (mix := tmp_path / "mix.log").write_text("\n".join([lines[0], *curly]) + "\n")
+    (other := tmp_path / "other.log").write_text("\n".join(curly) + "\n")
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(mix)])
+        tunelog.import_paths(store, [str(other)], repair=True)
+        if via == "import":
+            tunelog.import_paths(store, [str(mix)], repair=True)
+        else:
+            with Store(tmp_path / "o.db") as source:
+                tunelog.import_paths(source, [str(mix)], repair=True)
+            tunelog.merge(store, [str(tmp_path / "o.db")])
+        tunelog.api.remove_sources(store, str(other))
+        assert store.stats().records == 3  # as importing mix.log, then with --repair, gives
+
+
 def test_repair_on_the_forum_paste(store: Store) -> None:
     from tests.conftest import CORPUS, require_shared
 

@@ -248,3 +248,14 @@ def held_only_by(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[tu
         else:
             other_count += change
     return found
+
+
+def holds_more_lines(new: int, duplicates: int, conn: sqlite3.Connection, source_id: int) -> bool:
+    """Whether a read of a file's bytes held more record lines (`new` + `duplicates`) than
+    the source already holding those bytes: a --repair read of a file whose pasted records the
+    earlier, plain import rejected holds them, even when another file stored them first (it
+    adds no record then), so it is a source of its own, not one more import of the earlier."""
+    (records, dups) = conn.execute(
+        "SELECT records, duplicates FROM sources WHERE id = ?", (source_id,)
+    ).fetchone()
+    return new + duplicates > int(records) + int(dups)

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
+from tunelog.store.holdings import holds_more_lines
 from tunelog.store.knownfiles import KnownFiles
 
 if TYPE_CHECKING:
@@ -328,7 +329,11 @@ class Importing(KnownFiles):
             ),
             None,
         )
-        if earlier is not None and report.new == 0:
+        if (
+            earlier is not None
+            and report.new == 0
+            and not holds_more_lines(report.new, report.duplicates, conn, earlier[0])
+        ):
             # The same bytes imported before (with the other --repair): only note the
             # re-import, with this --label. The counts are this read's; the records the
             # source holds say it is a log all the same (`held_before`).

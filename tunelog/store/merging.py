@@ -42,6 +42,7 @@ from tunelog.models import FileReport, _Dumpable
 from tunelog.rules.lineaccounting import duplicates_when_moved
 from tunelog.store.codec import LineReader
 from tunelog.store.connection import Connection
+from tunelog.store.holdings import holds_more_lines
 from tunelog.store.otherdatabase import read_only_current, refuse_damaged
 from tunelog.store.schema import MIGRATIONS
 
@@ -248,7 +249,11 @@ class _Merger:
             self._feed(writer, source_id)
             writer.finish()
         same = self._same_bytes(sha256, "AND id != ? AND path = ?", (writer.source_id, here))
-        if report.new == 0 and same is not None:
+        if (
+            report.new == 0
+            and same is not None
+            and not holds_more_lines(report.new, report.duplicates, conn, same[0])
+        ):
             # As an import of bytes seen before that adds nothing: keep no trace of it.
             conn.execute("ROLLBACK TO merge_source")
             conn.execute("RELEASE merge_source")
