@@ -548,6 +548,20 @@ def test_a_repaired_read_whose_records_another_file_stored_is_a_source_of_its_ow
         assert store.stats().records == 3  # as importing mix.log, then with --repair, gives
 
 
+def test_a_repaired_read_replacing_a_rejected_only_source_keeps_its_label(
+    store: Store, tmp_path: Path
+) -> None:
+    # The user follows "use --repair" without repeating --label: the label was lost.
+    pasted = tmp_path / "paste.log"
+    pasted.write_text(X86.read_text().splitlines()[0].replace('"', "\u201d") + "\n")
+    tunelog.import_paths(store, [str(pasted)], label="forum")
+    (repaired,) = tunelog.import_paths(store, [str(pasted)], repair=True)
+    assert repaired.superseded == [1]
+    assert [(s.id, s.label) for s in store.sources()] == [(2, "forum")]
+    tunelog.import_paths(store, [str(pasted)], label="other", repair=True)
+    assert store.sources()[0].label == "other"  # a label given is the source's, as ever
+
+
 def test_repair_on_the_forum_paste(store: Store) -> None:
     from tests.conftest import CORPUS, require_shared
 

@@ -113,6 +113,8 @@ def supersede_unrepaired(store: Store, sha256: str, kept: int | None = None) -> 
         for s in store.sources()
         if s.sha256 == sha256 and s.id != kept and s.records == 0 and s.rejected > 0
     ]
+    if kept is not None and stale:  # the --label given to the import it replaces stays
+        store.keep_label(kept, stale)
     for source_id in stale:
         store.remove_sources(str(source_id))
     return stale

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Self
@@ -209,6 +209,17 @@ class Sources(Connection):
                 WHERE b.target_id IN ({",".join(map(str, rivals))}) LIMIT 1"""
         ).fetchone()
         return shared is None
+
+    def keep_label(self, source_id: int, replaced: Sequence[int]) -> None:
+        """Give a source without a label the first label of the sources it replaces (a
+        --repair read of bytes an earlier import rejected keeps that import's --label)."""
+        ids = ",".join(str(int(i)) for i in replaced) or "NULL"
+        self.conn.execute(
+            f"""UPDATE sources SET label = (SELECT label FROM sources WHERE id IN ({ids})
+                                            AND label IS NOT NULL ORDER BY id LIMIT 1)
+                WHERE id = ? AND label IS NULL""",
+            (source_id,),
+        )
 
     def fill_workload_facts(self) -> None:
         """Store the facts (migration 12) of workloads written without them (e.g. by a merge)."""
