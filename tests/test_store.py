@@ -562,6 +562,17 @@ def test_a_repaired_read_replacing_a_rejected_only_source_keeps_its_label(
     assert store.sources()[0].label == "other"  # a label given is the source's, as ever
 
 
+def test_a_line_repair_cannot_recover_does_not_advise_repair(store: Store, tmp_path: Path) -> None:
+    pasted = tmp_path / "cut.log"
+    pasted.write_text(X86.read_text().splitlines()[0].replace('"', "\u201d")[:300] + "\n")
+    (plain,) = tunelog.import_paths(store, [str(pasted)])
+    (repaired,) = tunelog.import_paths(store, [str(pasted)], repair=True)
+    assert plain.rejects[0].reason.endswith(": use --repair")
+    assert repaired.rejects[0].reason == (
+        "typographic quotes (pasted from a web page?): --repair recovered no record from it"
+    )
+
+
 def test_repair_on_the_forum_paste(store: Store) -> None:
     from tests.conftest import CORPUS, require_shared
 

@@ -204,6 +204,10 @@ def stored_measurement(
     )
 
 
+# What a pasted line's reason ends with; an import under --repair says instead that it tried.
+REPAIR_HINT = ": use --repair"
+REPAIR_TRIED = ": --repair recovered no record from it"
+
 _BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")
 
 
@@ -214,9 +218,9 @@ def non_json_shape(line: bytes) -> str | None:
     if line.lstrip().startswith(b"{") and (
         "\u201c".encode() in line or "\u201d".encode() in line
     ):  # a record as a web page shows it; prose with such quotes is no record to repair
-        return "typographic quotes (pasted from a web page?): use --repair"
+        return "typographic quotes (pasted from a web page?)" + REPAIR_HINT
     if line.count(b'{"input"') + line.count(b'{"i"') > 1 or b"} {" in line:
-        return "several records run together on one line: use --repair"
+        return "several records run together on one line" + REPAIR_HINT
     if b"\t" in line:
         fields = line.split(b"\t")
         if len(fields) >= 2 and all(_BASE64_FIELD.match(f.strip()) for f in fields if f.strip()):
