@@ -75,6 +75,25 @@ def test_kernel_bests_measured_on_another_machine_are_warned_about(tmp_path: Pat
     assert warning.startswith(f"answer for {target!r} was measured on 'llvm -mcpu=znver3' (")
 
 
+def test_the_fastest_kernel_total_takes_the_graph_record_when_the_database_is_slower(
+    tmp_path: Path,
+) -> None:
+    # A kernel log of a slower run: "with each layer's fastest kernel" came out above the
+    # graph's own total, and the footer called the difference layout transforms.
+    slower = tmp_path / "slower.log"
+    lines = []
+    for line in KERNEL.read_text().splitlines():
+        record = json.loads(line)
+        record["result"][0] = [cost * 3 for cost in record["result"][0]]
+        lines.append(json.dumps(record))
+    slower.write_text("\n".join(lines) + "\n")
+    with Store(tmp_path / "k.db") as store:
+        api.import_paths(store, [str(slower)])
+        graph = api.network(str(GRAPH), store)
+    assert all(layer.kernel_best is not None for layer in graph.layers)
+    assert graph.kernel_total == pytest.approx(graph.total)
+
+
 def test_best_per_layout_is_the_answering_machines_when_the_graph_target_has_no_trials(
     tmp_path: Path,
 ) -> None:

@@ -85,10 +85,15 @@ class GraphLog:
 
     @property
     def kernel_total(self) -> float | None:
-        """The same with each layer's fastest kernel from the database (None if one is unknown)."""
+        """The same with each layer's fastest kernel known (None if the database knows none for
+        a layer): the database's best, or the graph tuner's own record when that is faster (a
+        kernel log of another run or machine), so the total never exceeds `total`."""
         if any(layer.kernel_best is None for layer in self.layers) or not self.layers:
             return None
-        return sum((layer.kernel_best or 0.0) * layer.occurrences for layer in self.layers)
+        return sum(
+            min(layer.latency, layer.kernel_best or 0.0) * layer.occurrences
+            for layer in self.layers
+        )
 
     def share(self, layer: GraphLayer) -> float:
         """The layer's part of the network total (0-1)."""
