@@ -22,7 +22,7 @@ from tests.conftest import (
 )
 from tunelog import api
 from tunelog.cli import app
-from tunelog.exceptions import UnknownSourceError
+from tunelog.exceptions import SourceNotFoundError, UnknownSourceError
 from tunelog.store import Store
 
 SHORT = SAMPLE_LOGS / "x86_mini_short_timeouts.log.gz"
@@ -152,6 +152,22 @@ def test_a_dry_run_lists_what_remove_would_take_and_removes_nothing(tmp_path: Pa
     )
     with Store(db) as store:
         assert store.sources() == before
+
+
+def test_a_removed_sources_id_is_never_given_to_another_file(tmp_path: Path) -> None:
+    # SQLite gave the newest source's id to the next file: `sources remove 2` in a script then
+    # named another file.
+    with Store(tmp_path / "i.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        tunelog.import_paths(store, [str(EDGE)])
+        api.remove_sources(store, "2")
+        tunelog.import_paths(store, [str(SHORT)])
+        copy = tmp_path / "copy.log"  # known bytes at another path: a source of its own
+        copy.write_bytes(X86.read_bytes())
+        tunelog.import_paths(store, [str(copy)])
+        assert [s.id for s in store.sources()] == [1, 3, 4]
+        with pytest.raises(SourceNotFoundError):
+            api.find_source(store, "2")
 
 
 # -- filters -------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from tunelog.store.deduplication import deduplicate
 from tunelog.store.groupstate import GROUPS_HELD, Group, GroupStore
 from tunelog.store.importids import ImportIds, WorkloadKey
 from tunelog.store.ownspellings import OwnSpellings
+from tunelog.store.sourceids import next_source_id
 
 BATCH_SIZE = 2048  # records per executemany (a multiple of BLOCK_LINES)
 # Said of a rejected last line without line end: a tuner may be writing it (a log read while
@@ -79,13 +80,13 @@ class ImportWriter:
         new_source = source_id is None
         if source_id is None:
             now = datetime.now(UTC).isoformat(timespec="seconds")
-            cur = conn.execute(
-                """INSERT INTO sources (path, sha256, size, lines, records, duplicates, comments,
-                                        blank, rejected, imported_at)
-                   VALUES (?, '', 0, 0, 0, 0, 0, 0, 0, ?)""",
-                (stored_path(report.path), now),
+            source_id = next_source_id(conn)
+            conn.execute(
+                """INSERT INTO sources (id, path, sha256, size, lines, records, duplicates,
+                                        comments, blank, rejected, imported_at)
+                   VALUES (?, ?, '', 0, 0, 0, 0, 0, 0, 0, ?)""",
+                (source_id, stored_path(report.path), now),
             )
-            source_id = int(cur.lastrowid or 0)
         self.source_id = source_id
         # The file's record lines go into `holdings` as runs (see store.holdings): a run starts
         # wherever a line number does not follow the last one (ids always do, in the writer).

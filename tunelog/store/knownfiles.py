@@ -102,16 +102,17 @@ class KnownFiles(Sources):
         conn = self.conn
         with self._writing(report):
             now = datetime.now(UTC).isoformat(timespec="seconds")
-            source_id = int(
-                conn.execute(
-                    f"""INSERT INTO sources (path, label, sha256, size, lines, records, duplicates,
-                                            comments, blank, rejected, imported_at, split,
-                                            repaired, repair)
-                       SELECT ?, ?, sha256, size, lines, 0, {ALL_DUPLICATES_SQL}, comments,
-                              blank, rejected, ?, split, repaired, repair
-                       FROM sources WHERE id = ? RETURNING id""",
-                    (stored_path(opened.source.path), label, now, original),
-                ).fetchone()[0]
+            from tunelog.store.sourceids import next_source_id
+
+            source_id = next_source_id(conn)
+            conn.execute(
+                f"""INSERT INTO sources (id, path, label, sha256, size, lines, records,
+                                        duplicates, comments, blank, rejected, imported_at,
+                                        split, repaired, repair)
+                   SELECT ?, ?, ?, sha256, size, lines, 0, {ALL_DUPLICATES_SQL}, comments,
+                          blank, rejected, ?, split, repaired, repair
+                   FROM sources WHERE id = ?""",
+                (source_id, stored_path(opened.source.path), label, now, original),
             )
             holdings.copy_runs(conn, original, source_id)
             conn.execute(
