@@ -61,19 +61,18 @@ def test_curves_and_knobs_take_a_layer_or_its_name(tmp_path: Path) -> None:
             api.curves(store, "no such layer")
 
 
-def _retargeted(directory: Path, target: str, slower: float) -> Path:
-    """FULL's records measured on `target`, each run `slower` times as long."""
+def _retargeted(log: Path, out: Path, target: str, slower: float) -> Path:
+    """`log`'s records measured on `target`, each run `slower` times as long, written to `out`."""
     import json
 
     lines = []
-    for line in Path(FULL).read_text().splitlines():
+    for line in log.read_text().splitlines():
         record = json.loads(line)
         record["input"][0] = target
         record["result"][0] = [cost * slower for cost in record["result"][0]]
         lines.append(json.dumps(record))
-    path = directory / f"{target.split()[-1].strip('-')}.log"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    out.write_text("\n".join(lines) + "\n")
+    return out
 
 
 def test_best_and_export_under_target_answer_as_a_database_of_its_records_alone(
@@ -82,7 +81,9 @@ def test_best_and_export_under_target_answer_as_a_database_of_its_records_alone(
     """Its records compete among themselves, as TVM given only them decides: in the whole
     database a faster machine's records held the shared `cpu` key slot, so `export --target`
     wrote none of them and a build for that target fell back on every layer it tuned."""
-    own = _retargeted(tmp_path, "llvm -keys=cpu -mcpu=znver3", 2.0)  # no model: the key slot only
+    own = _retargeted(
+        Path(FULL), tmp_path / "znver3.log", "llvm -keys=cpu -mcpu=znver3", 2.0
+    )  # no model: the key slot only
     with Store(tmp_path / "both.db") as both, Store(tmp_path / "alone.db") as alone:
         api.import_paths(both, [FULL, str(own)])
         api.import_paths(alone, [str(own)])
@@ -99,20 +100,6 @@ CUDA_ONLY = Path(__file__).parent / "data" / "diagnose" / "cuda_only.log"
 T4 = "cuda -keys=cuda,gpu -arch=sm_75 -max_num_threads=1024 -model=t4 -thread_warp_size=32"
 
 
-def _cuda_copy(directory: Path, target: str, slower: float) -> Path:
-    import json
-
-    lines = []
-    for line in CUDA_ONLY.read_text().splitlines():
-        record = json.loads(line)
-        record["input"][0] = target
-        record["result"][0] = [cost * slower for cost in record["result"][0]]
-        lines.append(json.dumps(record))
-    path = directory / f"copy{len(list(directory.iterdir()))}.log"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 @pytest.mark.parametrize(
     "beside",
     [
@@ -127,7 +114,10 @@ def test_target_answers_as_its_records_alone_whichever_way_it_is_read(
 ) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
-    others = [str(_cuda_copy(logs, target, 3.0)) for target in beside]
+    others = [
+        str(_retargeted(CUDA_ONLY, logs / f"copy{n}.log", target, 3.0))
+        for n, target in enumerate(beside)
+    ]
     with Store(tmp_path / "all.db") as every, Store(tmp_path / "alone.db") as alone:
         api.import_paths(every, [FULL, str(CUDA_ONLY), *others])
         api.import_paths(alone, [str(CUDA_ONLY)])

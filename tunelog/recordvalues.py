@@ -208,6 +208,14 @@ def stored_measurement(
 REPAIR_HINT = ": use --repair"
 REPAIR_TRIED = ": --repair recovered no record from it"
 
+
+def tried_repair(reason: str) -> str:
+    """A rejected line's reason as an import under --repair gives it: not advising --repair."""
+    return (
+        reason.removesuffix(REPAIR_HINT) + REPAIR_TRIED if reason.endswith(REPAIR_HINT) else reason
+    )
+
+
 _BASE64_FIELD = re.compile(rb"^[A-Za-z0-9+/]{8,}={0,2}$")
 
 

@@ -32,7 +32,7 @@ from tunelog.records import (
     repair_line,
     scan_content,
 )
-from tunelog.recordvalues import REPAIR_HINT, REPAIR_TRIED
+from tunelog.recordvalues import tried_repair
 from tunelog.rules.workloadidentity import IDENTITY_LENGTH, workload_key
 from tunelog.store import holdings
 from tunelog.store.codec import (
@@ -297,7 +297,7 @@ class ImportWriter:
             return
         pieces = repair_line(raw) if self.repair and parsed != SKIPPED_BY_ANSOR_READER else []
         if not pieces:
-            reason = self._tried(parsed.reason)
+            reason = tried_repair(parsed.reason) if self.repair else parsed.reason
             # Only a file's last line can lack a line end (stdin's is no file being written).
             if raw and not is_terminated(raw) and self.report.path != "-":
                 reason += UNTERMINATED_HINT
@@ -311,13 +311,7 @@ class ImportWriter:
                 self.add(line_no, scanned, piece)
             else:
                 reason = scanned.reason if isinstance(scanned, Rejected) else "empty"
-                self._reject(line_no, f"after repair: {self._tried(reason)}")
-
-    def _tried(self, reason: str) -> str:
-        """A rejected line's reason, which under --repair cannot advise --repair."""
-        if self.repair and reason.endswith(REPAIR_HINT):
-            return reason.removesuffix(REPAIR_HINT) + REPAIR_TRIED
-        return reason
+                self._reject(line_no, f"after repair: {tried_repair(reason)}")
 
     def _reject(self, line_no: int, reason: str) -> None:
         self.report.rejected += 1
