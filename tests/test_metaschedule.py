@@ -384,6 +384,51 @@ def test_cli_export_metaschedule_takes_top_k_and_filters(
     assert (out / "database_workload.json").read_text() == '["0", "QkJC"]\n'
 
 
+ARM = {"kind": "llvm", "keys": ["arm_cpu", "cpu"], "tag": "", "mtriple": "aarch64-linux-gnu"}
+T4 = {"kind": "cuda", "keys": ["cuda", "gpu"], "tag": "", "model": "t4"}
+
+
+@pytest.mark.parametrize(
+    ("selection", "best_lines", "exported"),
+    [
+        # cpu's records alone: arm's 25 us wins (the whole database's winner is cuda's).
+        (["--target-key", "cpu"], [4], [3, 0]),
+        (["--target-key", "arm_cpu"], [4], [3]),
+        (["--target-key", "cuda"], [2], [1, 2, 5]),
+        (["--model", "t4"], [6], [5]),
+        (["--target-key", "gpu", "--model", "t4"], [6], [5]),
+        ([], [2], [1, 2, 3, 5]),  # record 0 has record 1's trace: the faster stays
+    ],
+)
+def test_target_filters_answer_as_a_database_of_the_selected_records(
+    tmp_path: Path, selection: list[str], best_lines: list[int], exported: list[int]
+) -> None:
+    """MetaSchedule's one slot per workload is every target's: `--target-key` and `--model`
+    answer with what the selected records decide (as TVM loading only them does), not with the
+    whole database's winner when it is theirs (a cpu filter found "no valid measurement")."""
+    records = [
+        _record(0, [3e-5]),
+        _record(0, [2e-5], target=CUDA),
+        _record(0, [4e-5], target=CUDA, trace=[[["GetSBlock", [], ["D", "main"], ["b0"]]], []]),
+        _record(0, [2.5e-5], target=ARM, trace=[[["GetSBlock", [], ["E", "main"], ["b0"]]], []]),
+        _record(0, [1e10]),
+        _record(0, [9e-5], target=T4, trace=[[["GetSBlock", [], ["F", "main"], ["b0"]]], []]),
+    ]
+    database = _database(tmp_path / "db", ["QUFB"], records)
+    db = str(tmp_path / "ms.db")
+    assert runner.invoke(app, ["--db", db, "import", str(database)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "best", "--json", *selection])
+    assert result.exit_code == 0, result.stderr
+    assert [row["line"] for row in json.loads(result.stdout)] == best_lines
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["--db", db, "export-metaschedule", "--top-k", "5", *selection, str(out)]
+    )
+    assert result.exit_code == 0, result.stderr
+    written = (out / "database_tuning_record.json").read_text().splitlines()
+    assert sorted(written) == sorted(records[i] for i in exported)
+
+
 def test_databases_of_two_tvm_releases_warn_on_import_and_refuse_to_export(tmp_path: Path) -> None:
     db = str(tmp_path / "ms.db")
     old = _database(tmp_path / "old", [_graph("0.26.0")], [_record(0, [0.002])])

@@ -108,9 +108,10 @@ class Filters:
 
     @property
     def selects_database(self) -> bool:
-        """True when `best` and `export` answer from a database of some records only: the
-        sources' (`--source`, `--label`) or a target's (`--target`, see `Store.selected`)."""
-        return self.selects_sources or (self.target is not None and not self.target_settled)
+        """True when `best` and `export` may answer from a database of some records only:
+        the sources' (`--source`, `--label`) or the targets' (`--target`; `--target-key` and
+        `--model` where they select MetaSchedule records: see `Store.selected`)."""
+        return self.selects_sources or (self.selects_targets and not self.target_settled)
 
     def with_target_settled(self) -> Filters:
         """These filters, their `target` now keeping this database's slot winners (see

@@ -137,9 +137,9 @@ class Sources(Connection):
         filters unchanged. UnknownSourceError when no source matches.
         """
         filters = filters or Filters()
-        targets = self.selected_targets(filters) if target_records else None
+        targets = self._answering_targets(filters) if target_records else None
         if not filters.selects_sources and targets is None:
-            yield self, filters
+            yield self, filters.with_target_settled() if target_records else filters
             return
         import tempfile
 
@@ -154,7 +154,7 @@ class Sources(Connection):
             if len(targets) == known:
                 targets = None  # every target's records: no record to leave out
         if sorted(ids) == sorted(every) and targets is None:  # this database is the answer
-            yield self, rest
+            yield self, rest.with_target_settled() if target_records else rest
             return
         if sorted(ids) == sorted(every) and targets and self._stand_alone(targets):
             # Its records hold every slot they compete for: this database's, filtered.
@@ -168,7 +168,41 @@ class Sources(Connection):
         ):
             copy_sources(self, chosen, ids, None if targets is None else set(targets))
             chosen.fill_workload_facts()
-            yield chosen, rest
+            # Of only the selected targets' records, the target filters keep every winner.
+            yield chosen, rest if targets is None else rest.with_target_settled()
+
+    def _answering_targets(self, filters: Filters) -> dict[int, str] | None:
+        """The targets whose records alone answer `best` and `export` (`selected`'s
+        `target_records`): `--target`'s; `--target-key`'s and `--model`'s when their records
+        hold a MetaSchedule workload, whose one slot every target competes for (the whole
+        database's winner there may be another target's: filtering it out would say the
+        selected records decide nothing). None: the filters keep this database's winners."""
+        if filters.target_settled:
+            return None
+        if filters.target is not None:
+            return self.selected_targets(filters)
+        if filters.target_key is None and filters.model is None:
+            return None
+        from tunelog.targets import parse_target
+
+        matched = {
+            int(i): str(target)
+            for i, target in self.conn.execute("SELECT id, target FROM targets")
+            if filters.matches_target(parse_target(str(target)))
+        }
+        return matched if matched and self._holds_metaschedule(matched) else None
+
+    def _holds_metaschedule(self, targets: Mapping[int, str]) -> bool:
+        """Whether these targets' records hold a MetaSchedule workload."""
+        from tunelog.versions import METASCHEDULE_VERSION
+
+        mine = ",".join(str(int(i)) for i in targets)
+        found = self.conn.execute(
+            f"""SELECT 1 FROM tallies a JOIN workloads w ON w.id = a.workload_id
+                WHERE a.target_id IN ({mine}) AND w.version = ? LIMIT 1""",
+            (METASCHEDULE_VERSION,),
+        ).fetchone()
+        return found is not None
 
     def _stand_alone(self, targets: Mapping[int, str]) -> bool:
         """Whether these targets' records decide here as in a database of only them: no other
@@ -178,7 +212,6 @@ class Sources(Connection):
         filters this database's slot winners, without building one of its records."""
         from tunelog.rules.slots import slots_of, target_group
         from tunelog.targets import parse_target
-        from tunelog.versions import METASCHEDULE_VERSION
 
         parsed = {int(i): parse_target(str(t)) for i, t in self.conn.execute(
             "SELECT id, target FROM targets"
@@ -193,14 +226,9 @@ class Sources(Connection):
                 return False
             if pairs & {(s.kind, s.name) for s in slots_of(target, "")}:
                 rivals.append(i)
-        mine = ",".join(str(int(i)) for i in targets)
-        ms = self.conn.execute(
-            f"""SELECT 1 FROM tallies a JOIN workloads w ON w.id = a.workload_id
-                WHERE a.target_id IN ({mine}) AND w.version = ? LIMIT 1""",
-            (METASCHEDULE_VERSION,),
-        ).fetchone()
-        if ms is not None:
+        if self._holds_metaschedule(targets):
             return False
+        mine = ",".join(str(int(i)) for i in targets)
         if not rivals:
             return True
         shared = self.conn.execute(
