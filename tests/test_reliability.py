@@ -691,8 +691,7 @@ def test_hostile_file_reports_each_bad_line_on_stderr(
         assert lines.pop() == (
             f"warning: {path} is damaged, reading stopped early (unreadable after line "
             f"{case.lines - 1}: Compressed file ended before the end-of-stream marker was "
-            "reached): the lines before were imported; those a damaged stream garbled are "
-            "among the rejected ones"
+            "reached): the lines before were imported"
         )
     for line in lines:
         match = pattern.fullmatch(line)
@@ -811,24 +810,63 @@ def test_unreadable_input_is_one_error_line_and_database_stays_usable(
     assert_sound(db)
 
 
-def test_a_gzip_damaged_inside_says_so_after_its_garbled_lines(tmp_path: Path) -> None:
-    """Bytes zeroed inside a gzip decompress to garbage until its CRC fails at the end: the
-    import says the file is damaged last (a note, a warning), not only as its last reject."""
+def test_a_gzip_damaged_inside_keeps_nothing_and_says_so_last(tmp_path: Path) -> None:
+    """Bytes zeroed inside a gzip decompress to garbage until its CRC fails at the end: no
+    line read can be trusted, so the file is rolled back (exit 1), and the import says the
+    file is damaged last (a note, a warning, an error), not only as its last reject."""
     packed = bytearray(gzip.compress(b"".join(X86.read_bytes() for _ in range(20))))
     packed[len(packed) // 2 : len(packed) // 2 + 40] = bytes(40)
     path = tmp_path / "damaged.log.gz"
     path.write_bytes(bytes(packed))
     code, out, err = run_cli(tmp_path / "d.db", "import", str(path), "--json")
-    assert code == 0  # its records before the damage are imported
+    assert code == 1
     (report,) = json.loads(out)["files"]
     assert report["damaged"].startswith("unreadable after line ")
-    assert err.splitlines()[-1].startswith(f"warning: {path} is damaged, reading stopped early")
+    assert (report["garbled"], report["rolled_back"], report["new"]) == (True, True, 0)
+    assert report["discarded"] > 0
+    assert err.splitlines()[-2].startswith(f"warning: {path} is damaged (unreadable after line")
+    assert err.splitlines()[-1] == (
+        f"Error: {path} is damaged: nothing of it was imported (see the warning above)"
+    )
     code, out, err = run_cli(tmp_path / "e.db", "import", str(path))
-    assert code == 0 and "damaged: unreadable after line " in out
-    # Imported again (known bytes), it is damaged again (the retrial: the note was gone).
+    assert code == 1 and "rolled back (damaged): " in out
+    assert cli_json(tmp_path / "e.db", "stats")["records"] == 0
+    # Imported again, it is damaged again (nothing of it was kept to be known).
     code, out, err = run_cli(tmp_path / "e.db", "import", str(path))
-    assert code == 0 and "already imported as #1; damaged: unreadable after line " in out
-    assert err.splitlines()[-1].startswith(f"warning: {path} is damaged, reading stopped early")
+    assert code == 1 and "rolled back (damaged): " in out
+
+
+def _digit_flipped(packed: bytes, line: bytes) -> bytes:
+    """`packed` (a gzip of stored blocks) with the first digit of `line`'s cost changed: a
+    well-formed record that was never measured, which only the CRC tells."""
+    at = packed.index(line) + line.index(b'"result": [[') + len(b'"result": [[')
+    flipped = bytearray(packed)
+    flipped[at] = ord("1") if flipped[at] != ord("1") else ord("2")
+    return bytes(flipped)
+
+
+def test_a_record_a_failed_crc_garbled_never_decides_best(tmp_path: Path) -> None:
+    """A gzip stored without compression, one cost digit flipped: the line still reads as a
+    record (a faster one), and only the CRC says so; it won `best` and was exported."""
+    path = tmp_path / "rot.log.gz"
+    path.write_bytes(_digit_flipped(gzip.compress(X86.read_bytes(), compresslevel=0), _LINES[1]))
+    code, _, _ = run_cli(tmp_path / "r.db", "import", str(path))
+    assert code == 1
+    assert cli_json(tmp_path / "r.db", "stats")["records"] == 0
+
+
+@pytest.mark.parametrize("suffix", ["xz", "bz2"])
+def test_an_xz_or_bz2_stream_corrupt_after_giving_lines_keeps_nothing(
+    tmp_path: Path, suffix: str
+) -> None:
+    data = b"".join(X86.read_bytes() for _ in range(40))
+    packed = bytearray(_PACK[suffix](data))
+    packed[len(packed) * 3 // 4] ^= 0xFF
+    path = tmp_path / f"rot.log.{suffix}"
+    path.write_bytes(bytes(packed))
+    code, out, _ = run_cli(tmp_path / "r.db", "import", str(path), "--json")
+    (report,) = json.loads(out)["files"]
+    assert (code, report["garbled"], report["new"]) == (1, True, 0)
 
 
 def test_a_compressed_file_damaged_before_its_first_line_says_it_is_damaged(

@@ -21,6 +21,11 @@ _CHUNK = 1 << 16  # compressed bytes read at a time
 _CUT_SHORT = "Compressed file ended before the end-of-stream marker was reached"
 
 
+class GarbledStreamError(OSError):
+    """A stream found corrupt (its check failed, its data invalid) after it gave decompressed
+    bytes: those bytes may be wrong (`inputs.garbled`)."""
+
+
 class _Streams(io.RawIOBase):
     """The decompressed bytes of every stream of `raw`, one after another (module docstring)."""
 
@@ -30,6 +35,7 @@ class _Streams(io.RawIOBase):
         self._decompressor = self._new()
         self._input = b""  # compressed bytes read and not yet given to the decompressor
         self._ended = False
+        self._gave = False  # the current stream gave decompressed bytes
 
     def _new(self) -> lzma.LZMADecompressor | bz2.BZ2Decompressor:
         return lzma.LZMADecompressor() if self._xz else bz2.BZ2Decompressor()
@@ -49,8 +55,14 @@ class _Streams(io.RawIOBase):
                 if not self._input:
                     raise EOFError(_CUT_SHORT)
             data, self._input = self._input, b""
-            out = self._decompressor.decompress(data, size)
+            try:
+                out = self._decompressor.decompress(data, size)
+            except (OSError, lzma.LZMAError) as exc:
+                if self._gave:
+                    raise GarbledStreamError(str(exc)) from exc
+                raise  # nothing of this stream given: junk after a stream, or no stream
             if out:
+                self._gave = True
                 buffer[: len(out)] = out
                 return len(out)
         self._ended = True
@@ -74,6 +86,7 @@ class _Streams(io.RawIOBase):
             raise lzma.LZMAError(f"{padding} NUL bytes after a stream: not xz padding")
         self._decompressor = self._new()
         self._input = stripped
+        self._gave = False
         return True
 
 

@@ -75,6 +75,9 @@ class FileReport(_Dumpable):
     # Why reading stopped early: a compressed stream found damaged (a CRC error, truncated)
     # after some lines were read. Those lines count; the lines before may be garbled.
     damaged: str | None = None
+    # The damage was found after the stream gave the lines read (a failed CRC, invalid data):
+    # any of them may be garbled, so nothing of the file is kept (`rolled_back`).
+    garbled: bool = False
     # Sources of the same bytes imported before without --repair that held only rejected
     # lines: this --repair import read them, so they were removed (`#id`).
     superseded: list[int] = field(default_factory=list)

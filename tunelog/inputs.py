@@ -97,6 +97,20 @@ class LineEnd:
 
 # What a truncated or corrupt compressed stream raises while it is read.
 STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
+# gzip's words for a member whose data failed its check (after giving its bytes).
+_GZIP_CHECKS = ("CRC check failed", "Incorrect length of data produced")
+
+
+def garbled(exc: BaseException) -> bool:
+    """Whether a stream error (`STREAM_ERRORS`) means lines already read may be wrong: a
+    compressed stream's check failed, or its data turned out invalid, after it gave bytes.
+    A file cut short (EOFError) or junk after complete streams leaves them as written."""
+    from tunelog.compressed import GarbledStreamError
+
+    if isinstance(exc, GarbledStreamError | zlib.error):
+        return True
+    return isinstance(exc, gzip.BadGzipFile) and str(exc).startswith(_GZIP_CHECKS)
+
 
 _CHUNK = 1 << 20
 # Bytes handed to the hashing thread at a time (see `Sha256Beside`): each hand-over costs a
@@ -359,12 +373,14 @@ class OpenedLog:
 
 def _regular_file_size(raw: BinaryIO) -> int | None:
     """A regular file's size now: the bytes an import reads. A tuner appending meanwhile must
-    not make a line read half before the end and half after it (two broken lines)."""
+    not make a line read half before the end and half after it (two broken lines). None (read
+    to the end): not a regular file, or one whose size says 0 (an empty file reads nothing
+    either way; /proc's and /sys's files say 0 whatever they hold)."""
     try:
         info = os.fstat(raw.fileno())
     except (OSError, ValueError, io.UnsupportedOperation):
         return None  # not a file descriptor (tests pass streams)
-    return info.st_size if stat.S_ISREG(info.st_mode) else None
+    return info.st_size if stat.S_ISREG(info.st_mode) and info.st_size else None
 
 
 def detect_compression(head: bytes) -> str | None:

@@ -44,7 +44,7 @@ def import_command(
             metavar="PATH",
             help="Log files, directories (recursive; only files that look like tuning logs, "
             "no dot-directories) or - for stdin.",
-            callback=checked(optionvalues.stdin_once),
+            callback=checked(optionvalues.log_paths),
         ),
     ],
     include: Annotated[
@@ -127,8 +127,12 @@ def _report_imports(
         _err(f"Error: {not_a_log(report)}")
     if missing or not_logs:
         raise typer.Exit(1)
-    if any(r.rolled_back for r in reports):
+    garbled = [r.path for r in reports if r.garbled]
+    for path in garbled:
+        _err(f"Error: {path} is damaged: nothing of it was imported (see the warning above)")
+    if any(r.rolled_back and not r.garbled for r in reports):
         _err("Error: --strict: files with rejected lines were rolled back; fix or drop --strict")
+    if garbled or any(r.rolled_back for r in reports):
         raise typer.Exit(1)
 
 
@@ -149,6 +153,7 @@ _REPORT_FIELDS = {
     "skipped_lines",
     "held_back_bytes",
     "damaged",
+    "garbled",
     "prefix_changed",
     "unreadable",
     "superseded",
@@ -280,7 +285,14 @@ def _print_import(
             _err(f"{report.path}:{reject.line}: {reject.reason}")
         if report.rejected > len(shown):
             _err(f"{report.path}: ... and {report.rejected - len(shown)} more rejected line(s)")
-        if report.damaged:  # said last, whatever the rejected lines before it
+        if report.garbled:  # said last, whatever the rejected lines before it
+            _err(
+                f"warning: {report.path} is damaged ({report.damaged}): its compressed data "
+                "failed its check after giving lines, any of which may be garbled, so nothing "
+                "of it was kept; decompress what is left (e.g. `gzip -dc`) and import that "
+                "if you trust it"
+            )
+        elif report.damaged:
             kept = (
                 "nothing of it was kept (--strict)"
                 if report.rolled_back
@@ -288,7 +300,7 @@ def _print_import(
             )
             _err(
                 f"warning: {report.path} is damaged, reading stopped early ({report.damaged}): "
-                f"{kept}; those a damaged stream garbled are among the rejected ones"
+                f"{kept}"
             )
 
 
@@ -299,7 +311,8 @@ def _import_note(report: FileReport) -> str:
     if report.unreadable:
         notes.append(f"skipped: {report.unreadable}")
     if report.rolled_back:
-        notes.append(f"rolled back (--strict): {report.discarded} new record(s) not stored")
+        why = "damaged" if report.garbled else "--strict"
+        notes.append(f"rolled back ({why}): {report.discarded} new record(s) not stored")
     if report.already_imported_as:
         number, _, path = report.already_imported_as.partition(" ")
         if display_path(path) == display_path(report.path):  # the row shows the path already

@@ -19,7 +19,7 @@ from typing import Any, Self
 
 from tunelog.collecting import young_collected_less
 from tunelog.importreport import DAMAGED_REJECT, damaged_text
-from tunelog.inputs import STREAM_ERRORS, OpenedLog, stored_path
+from tunelog.inputs import STREAM_ERRORS, OpenedLog, garbled, stored_path
 from tunelog.linesplit import OverlongLine, is_terminated
 from tunelog.linetext import strip_line
 from tunelog.models import REJECTS_KEPT_IN_REPORT, FileReport, RejectedLine
@@ -168,6 +168,7 @@ class ImportWriter:
                 where = f"after line {line_no}" if line_no else "from its start"
                 self._reject(line_no + 1, f"{DAMAGED_REJECT} {where}: {exc}")
                 report.damaged = damaged_text(f"{DAMAGED_REJECT} {where}: {exc}")
+                report.garbled = garbled(exc)
                 line_no += 1
                 raw = b""  # that line has no line end
                 break

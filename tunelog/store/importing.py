@@ -290,9 +290,11 @@ class Importing(KnownFiles):
         report.source_id = point.source_id
 
     def _rolled_back_for_strict(self, report: FileReport, strict: bool) -> bool:
-        """With --strict, a file with a rejected line keeps nothing: its new records are
-        counted as discarded, so the report still accounts for every line."""
-        if not (strict and report.rejected):
+        """With --strict, a file with a rejected line keeps nothing, nor does a file whose
+        compressed data failed its check (`garbled`: any line read may be wrong, and would
+        decide `best`): its new records are counted as discarded, so the report still
+        accounts for every line."""
+        if not ((strict and report.rejected) or report.garbled):
             return False
         self.conn.execute("ROLLBACK")
         report.rolled_back = True
