@@ -212,6 +212,11 @@ def test_listing_commands_print_json_arrays(db: str) -> None:
         (0.01240, "12.40 ms"),
         (0.0006716, "671.6 us"),
         (2.9e-5, "29.0 us"),
+        (1e-7, "0.1 us"),
+        (1e-9, "1.0 ns"),  # a MetaSchedule run_secs: "0.0 us" said it took no time
+        (4.2e-11, "0.0 ns"),
+        (0.0, "0.0 us"),
+        (-1e-6, "-1.0 us"),
     ],
 )
 def test_format_seconds(seconds: float, text: str) -> None:

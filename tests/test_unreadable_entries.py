@@ -16,6 +16,7 @@ import tunelog
 from tests.conftest import EDGE, X86, runner
 from tunelog.api import importing
 from tunelog.cli import app
+from tunelog.exceptions import InvalidValueError
 from tunelog.inputs import LogInput
 from tunelog.store import Store
 
@@ -187,3 +188,58 @@ def test_a_log_that_fails_while_it_is_opened_leaves_no_file_open(
             inputs.OpenedLog(inputs.LogInput(str(log)))
         gc.collect()
     assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+NOT_UTF8 = os.fsdecode(b"b\xff.log")  # a name of bytes, legal on Linux: a lone surrogate here
+
+
+def test_a_file_whose_name_is_not_utf8_is_skipped_and_the_rest_imported(logs: Path) -> None:
+    """SQLite keeps paths as UTF-8 text: such a name failed with a traceback, and the files
+    after it were never read."""
+    (logs / "b.log").rename(logs / NOT_UTF8)
+    result = runner.invoke(app, ["--db", "t.db", "import", "logs"])
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "logs/b\\udcff.log has a name that is not UTF-8 text, which the database cannot keep: "
+        "rename it to import it: skipped"
+    ) in result.stderr
+    with Store("t.db") as store:
+        assert [Path(s.path).name for s in store.sources()] == ["a.log", "c.log"]
+    named = runner.invoke(app, ["--db", "t.db", "import", str(Path("logs") / NOT_UTF8)])
+    assert named.exit_code == 1
+    assert named.stderr.startswith("Error: logs/b\\udcff.log has a name that is not UTF-8")
+
+
+def test_a_label_that_is_not_utf8_is_refused_before_anything_is_imported(logs: Path) -> None:
+    result = runner.invoke(app, ["--db", "t.db", "import", "--label", NOT_UTF8, "logs"])
+    assert result.exit_code == 1
+    assert result.stderr == "Error: label 'b\\udcff.log' is not UTF-8 text: give one that is\n"
+    with Store("t.db") as store:
+        assert store.sources() == []
+
+
+EMPTY_PATH = (
+    "an empty path names no file (an unset shell variable?): give a log or a directory "
+    "(. for this one)"
+)
+
+
+@pytest.mark.parametrize("command", [["import"], ["watch", "--refreshes", "1"]])
+def test_an_empty_path_is_a_usage_error_not_the_working_directory(
+    logs: Path, command: list[str]
+) -> None:
+    """`tunelog import "$LOG"` with LOG unset imported every log under the working directory."""
+    result = runner.invoke(app, ["--db", "t.db", *command, "", "logs/a.log"])
+    assert result.exit_code == 2
+    assert EMPTY_PATH in " ".join(result.stderr.split())
+    assert not Path("t.db").exists()
+    with Store(Path("api.db")) as store, pytest.raises(InvalidValueError, match="unset"):
+        tunelog.import_paths(store, [""])
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="no /proc here")
+def test_a_file_whose_size_says_zero_is_read_to_its_end(tmp_path: Path) -> None:
+    """/proc's files say 0 bytes whatever they hold: they were read as empty (exit 0)."""
+    with Store(tmp_path / "t.db") as store:
+        (report,) = tunelog.import_paths(store, ["/proc/self/status"])
+    assert report.lines > 5 and report.rejected + report.blank == report.lines

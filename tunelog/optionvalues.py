@@ -63,6 +63,28 @@ def text(value: object, name: str) -> str:
     return value
 
 
+def stored_text(value: object, name: str) -> str:
+    """Text the database keeps (a --label): a `str` that is UTF-8 text (a shell's bytes that
+    are not came in as lone surrogates, which SQLite cannot store)."""
+    text(value, name)
+    assert isinstance(value, str)
+    if not is_utf8(value):
+        from tunelog.escaping import shown
+
+        raise InvalidValueError(f"{name} '{shown(value)}' is not UTF-8 text: give one that is")
+    return value
+
+
+def is_utf8(value: str) -> bool:
+    """Whether `value` can be written as UTF-8 (no lone surrogate, as an undecodable byte of a
+    file name or argument becomes)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def flag(value: object, name: str) -> bool:
     """A yes/no the API takes: a `bool` (the string "no" is true)."""
     if not isinstance(value, bool):
@@ -89,9 +111,15 @@ def paths(value: object, name: str) -> None:
         raise InvalidValueError(f"{name} is a list of paths: give [{value!r}], not {value!r}")
 
 
-def stdin_once(paths: list[str]) -> None:
-    """Standard input (`-`) named at most once: a second `-` would read nothing (an empty
-    source)."""
+def log_paths(paths: list[str]) -> None:
+    """The logs an import reads: no empty path (an unset shell variable, `import "$LOG"`,
+    named the working directory, whose every log was imported) and standard input (`-`) at
+    most once (a second `-` would read nothing: an empty source)."""
+    if "" in paths:
+        raise InvalidValueError(
+            "an empty path names no file (an unset shell variable?): give a log or a "
+            "directory (. for this one)"
+        )
     if paths.count("-") > 1:
         raise InvalidValueError("- (standard input) is given twice: it can be read once")
 

@@ -51,9 +51,9 @@ def import_paths(
     from tunelog.importreport import FileReport
 
     optionvalues.paths(paths, "paths")
-    optionvalues.stdin_once(list(paths))
+    optionvalues.log_paths(list(paths))
     if label is not None:
-        optionvalues.text(label, "label")
+        optionvalues.stored_text(label, "label")
     for name, value in (("strict", strict), ("repair", repair), ("follow", follow)):
         optionvalues.flag(value, name)
     found = discover(paths, include=include, exclude=exclude)
@@ -64,6 +64,10 @@ def import_paths(
     for source in found.inputs:
         if not source.is_stdin and os.path.realpath(source.path) in own_files:
             continue  # `tunelog import .` next to tunelog.db: never read the database itself
+        if not optionvalues.is_utf8(source.path):
+            # The database keeps the path as text: the next files are still imported.
+            reports.append(FileReport(path=source.path, unreadable=NAME_NOT_UTF8))
+            continue
         callback = None
         if progress is not None:
             total = None if source.is_stdin else _size(source.path)
@@ -88,6 +92,11 @@ def import_paths(
                 report.superseded = _supersede_unrepaired(store, report)
             reports.append(report)
     return reports
+
+
+NAME_NOT_UTF8 = (
+    "has a name that is not UTF-8 text, which the database cannot keep: rename it to import it"
+)
 
 
 def _supersede_unrepaired(store: Store, report: FileReport) -> list[int]:

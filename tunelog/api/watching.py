@@ -42,6 +42,7 @@ def watch(
     from tunelog import optionvalues
 
     optionvalues.paths(paths, "paths")
+    optionvalues.log_paths(list(paths))
     optionvalues.interval(interval)
     if refreshes is not None:
         optionvalues.at_least_one(refreshes, "refreshes")

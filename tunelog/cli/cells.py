@@ -43,6 +43,8 @@ def format_seconds(seconds: float) -> str:
         return f"{seconds:.2f} s"
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.2f} ms"
+    if 0 < seconds < 5e-8:  # would read "0.0 us", as if it took no time
+        return f"{seconds * 1e9:.1f} ns"
     return f"{seconds * 1e6:.1f} us"
 
 

@@ -22,7 +22,11 @@ from tunelog.cli.running import checked, handles_errors, opened_store
 @handles_errors
 def watch(
     paths: Annotated[
-        list[str], typer.Argument(help="Log files or directories a tuner is writing to.")
+        list[str],
+        typer.Argument(
+            help="Log files or directories a tuner is writing to.",
+            callback=checked(optionvalues.log_paths),
+        ),
     ],
     interval: Annotated[
         float,
