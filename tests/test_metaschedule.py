@@ -631,3 +631,25 @@ def test_two_databases_in_one_directory_are_paired_by_name(
     with Store(tmp_path / "alone.db") as store:  # its workload file named alone: the database
         (report,) = tunelog.import_paths(store, [named[1]])
         assert (report.path, report.new, report.rejected) == (named[0], 1, 0)
+
+
+def test_a_database_with_a_line_tvm_cannot_read_is_said_to_load_in_no_tvm(
+    tmp_path: Path,
+) -> None:
+    """TVM's JSONDatabase refuses the whole database over a cut-off last line, where tunelog
+    keeps the other records: the import says so (it said only the line was rejected)."""
+    records = [_record(0, [0.004]), _record(0, [0.002])]
+    database = _database(tmp_path / "db", ["QUFB"], records)
+    record_file = database / "database_tuning_record.json"
+    record_file.write_text(record_file.read_text() + records[0][:30])
+    result = runner.invoke(app, ["--db", str(tmp_path / "ms.db"), "import", str(database)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        f"warning: TVM's JSONDatabase cannot load {record_file} as it is: it refuses the whole "
+        "database over a line it cannot read (1 here, which tunelog left out); `tunelog "
+        "export-metaschedule DIR` writes one it loads"
+    )
+    whole = _database(tmp_path / "whole", ["QUFB"], records)
+    result = runner.invoke(app, ["--db", str(tmp_path / "b.db"), "import", "--json", str(whole)])
+    assert "JSONDatabase" not in result.stderr
+    assert [f["metaschedule"] for f in json.loads(result.stdout)["files"]] == [True]

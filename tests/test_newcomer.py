@@ -728,6 +728,23 @@ def test_a_repair_import_replaces_the_rejects_of_the_same_bytes(
     assert again["files"][0]["superseded"] == []  # nothing stale left
 
 
+def test_a_plain_import_after_a_repair_import_says_its_rejects_are_held_as_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read again without --repair, the paste rejects each line ("use --repair"), which the
+    source read with --repair holds as records: the import said "rejected 3" and listed them,
+    while `sources` and `rejects` had none."""
+    _paste_here(tmp_path, monkeypatch)
+    assert run("p.db", "import", "--repair", "paste.log")[0] == 0
+    code, out, err = run("p.db", "import", "paste.log")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[2].endswith(
+        "already imported as #1, which holds 3 record(s) of these bytes read with the other "
+        "--repair setting"
+    )
+    assert run("p.db", "rejects") == (0, "", "no rejected lines\n")
+
+
 def test_a_merged_repair_import_replaces_the_rejects_of_the_same_bytes_as_importing_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -841,9 +858,13 @@ def test_a_paste_imported_with_repair_then_without_is_already_imported_with_its_
     assert run("p.db", "import", "--repair", "--label", "a", "paste.log")[0] == 0
     code, out, err = run("p.db", "import", "--label", "b", "paste.log")
     assert code == 0, err
-    # This read's counts and rejects (without --repair), the source's records kept.
-    assert all(line.endswith("use --repair") for line in err.splitlines()), err
-    assert out.splitlines()[2].endswith("already imported as #1; label set by this --label")
+    # This read's counts (without --repair), the source's records kept; its rejects ("use
+    # --repair") are not listed: the source holds those lines as records.
+    assert err == ""
+    assert out.splitlines()[2].endswith(
+        "already imported as #1, which holds 3 record(s) of these bytes read with the other "
+        "--repair setting; label set by this --label"
+    )
     assert [s["label"] for s in json.loads(run("p.db", "sources", "--json")[1])] == ["b"]
 
 

@@ -210,12 +210,23 @@ def test_a_file_whose_name_is_not_utf8_is_skipped_and_the_rest_imported(logs: Pa
     assert named.stderr.startswith("Error: logs/b\\udcff.log has a name that is not UTF-8")
 
 
-def test_a_label_that_is_not_utf8_is_refused_before_anything_is_imported(logs: Path) -> None:
-    result = runner.invoke(app, ["--db", "t.db", "import", "--label", NOT_UTF8, "logs"])
-    assert result.exit_code == 1
-    assert result.stderr == "Error: label 'b\\udcff.log' is not UTF-8 text: give one that is\n"
-    with Store("t.db") as store:
-        assert store.sources() == []
+@pytest.mark.parametrize(
+    ("label", "why"),
+    [
+        (NOT_UTF8, "--label 'b\\udcff.log' is not UTF-8 text: give one that is"),
+        ("", "--label is empty: give a value, or leave the option out"),  # never choosable
+        (" ", "--label is empty: give a value, or leave the option out"),
+    ],
+)
+def test_a_label_the_database_cannot_keep_or_choose_is_a_usage_error(
+    logs: Path, label: str, why: str
+) -> None:
+    result = runner.invoke(app, ["--db", "t.db", "import", "--label", label, "logs"])
+    assert result.exit_code == 2
+    assert why in result.stderr
+    assert not Path("t.db").exists()
+    with Store(Path("api.db")) as store, pytest.raises(InvalidValueError):
+        tunelog.import_paths(store, ["logs"], label=label)
 
 
 EMPTY_PATH = (

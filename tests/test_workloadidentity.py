@@ -59,8 +59,10 @@ CASES: list[tuple[list[Any], str, str]] = [
         "[18446744073709551616,-9223372036854775809]",
         "[18446744073709551616,-9223372036854775809]",
     ),
-    # not JSON (a lenient reader's NaN): null vs json.dumps' NaN
-    ([NAN, INF, -INF], "[null,null,null]", "[NaN,Infinity,-Infinity]"),
+    # not JSON (a lenient reader's NaN; 1e400 reads as inf): Python's spellings in both (orjson
+    # writes null for each, which made strides 1e400 and -1e400 one workload)
+    ([NAN, INF, -INF], "[NaN,Infinity,-Infinity]", "[NaN,Infinity,-Infinity]"),
+    ([[INF, 1], None], "[[Infinity,1],null]", "[[Infinity,1],null]"),
 ]
 IDS = [f"case{i}" for i in range(len(CASES))]
 
@@ -131,3 +133,17 @@ def test_identity_fields_are_a_measurements_first_fields() -> None:
     assert isinstance(fast, Measurement)
     assert fast[:IDENTITY_LENGTH] == ("0.2", "llvm -keys=cpu", "my_template", "", "[1]")
     assert workload_key(fast) == ("my_template", "", "[1]", "0.2")
+
+
+def test_strides_beyond_every_float_of_either_sign_are_two_workloads() -> None:
+    """1e400 and -1e400 read as inf and -inf (as TVM's json.loads reads them): two workloads
+    to TVM, one to tunelog while their canonical JSON was orjson's (null for both)."""
+    texts = ['[[1e400, 1], "NCHW"]', '[[-1e400, 1], "NCHW"]']
+    fast = [scan_line(_line(text)) for text in texts]
+    assert all(isinstance(m, Measurement) for m in fast)
+    assert [m.args_json for m in fast] == [  # type: ignore[union-attr]
+        '[[Infinity,1],"NCHW"]',
+        '[[-Infinity,1],"NCHW"]',
+    ]
+    model = [parse_line(_line(text)).measurement() for text in texts]  # type: ignore[union-attr]
+    assert [m.args_json for m in model] == [m.args_json for m in fast]  # type: ignore[union-attr]

@@ -86,6 +86,11 @@ class FileReport(_Dumpable):
     # Bytes imported before (`already_imported_as`): the records their source holds (a read
     # with the other --repair setting, counted above, may find none: a log all the same).
     held_before: int = 0
+    # The records file of a MetaSchedule database (read with its workload file).
+    metaschedule: bool = False
+    # Bytes a source holds as read with the other --repair setting (`already_imported_as`):
+    # this read's rejects ("use --repair") are no fault of the database's.
+    other_repair: bool = False
 
     @property
     def repair_hint(self) -> str | None:

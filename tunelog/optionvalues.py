@@ -64,9 +64,10 @@ def text(value: object, name: str) -> str:
 
 
 def stored_text(value: object, name: str) -> str:
-    """Text the database keeps (a --label): a `str` that is UTF-8 text (a shell's bytes that
-    are not came in as lone surrogates, which SQLite cannot store)."""
-    text(value, name)
+    """Text the database keeps (a --label): a `str` that says something (an empty label could
+    never be chosen: `--label ''` is refused) and is UTF-8 text (a shell's bytes that are not
+    came in as lone surrogates, which SQLite cannot store)."""
+    not_empty(text(value, name), name)
     assert isinstance(value, str)
     if not is_utf8(value):
         from tunelog.escaping import shown

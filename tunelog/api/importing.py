@@ -157,7 +157,7 @@ def _import_one(
             return _orphan_records_report(source.path)
         scanner = _metaschedule_scanner(records, workloads)
     with OpenedLog(source) as opened:
-        return store.import_log(
+        report = store.import_log(
             opened,
             label=label,
             strict=strict,
@@ -166,6 +166,8 @@ def _import_one(
             scanner=scanner,
             follow=follow,
         )
+    report.metaschedule = scanner is not None
+    return report
 
 
 def _metaschedule_files(source: LogInput) -> tuple[Path, Path | None] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -57,7 +58,13 @@ def import_command(
         list[str] | None,
         typer.Option(metavar="GLOB", help="In directories, skip files matching this (repeatable)."),
     ] = None,
-    label: Annotated[str | None, typer.Option(help="A label stored with each source.")] = None,
+    label: Annotated[
+        str | None,
+        typer.Option(
+            help="A label stored with each source.",
+            callback=checked(functools.partial(optionvalues.stored_text, name="--label")),
+        ),
+    ] = None,
     strict: Annotated[
         bool, typer.Option(help="Roll back any file with a rejected line and exit 1.")
     ] = False,
@@ -95,9 +102,20 @@ def import_command(
 
 def _added_metaschedule(reports: Sequence[FileReport]) -> bool:
     """Whether an import added records of a MetaSchedule database (its records file)."""
-    from tunelog.discovery import METASCHEDULE_RECORD_FILE
+    return any(r.new and r.metaschedule for r in reports)
 
-    return any(r.new and Path(r.path).name == METASCHEDULE_RECORD_FILE for r in reports)
+
+def _tvm_refuses(report: FileReport) -> str | None:
+    """The warning for a MetaSchedule records file with a line that could not be read: TVM's
+    JSONDatabase loads such a database not at all (a cut-off last line, a record of a
+    workload line it cannot read or that is not there), where tunelog keeps the rest."""
+    if not (report.metaschedule and report.rejected) or report.rolled_back:
+        return None
+    return (
+        f"warning: TVM's JSONDatabase cannot load {report.path} as it is: it refuses the whole "
+        f"database over a line it cannot read ({report.rejected} here, which tunelog left "
+        "out); `tunelog export-metaschedule DIR` writes one it loads"
+    )
 
 
 def _report_imports(
@@ -121,6 +139,10 @@ def _report_imports(
         _print_import(shown_reports, as_json, skipped=skipped, quiet={r.path for r in not_logs})
     if version_warning:
         _err(f"warning: {version_warning}")
+    for report in reports:
+        refused = _tvm_refuses(report)
+        if refused is not None:
+            _err(refused)
     for report in missing:
         _err(f"Error: {report.path} {report.unreadable}")
     for report in not_logs:
@@ -158,6 +180,8 @@ _REPORT_FIELDS = {
     "unreadable",
     "superseded",
     "relabelled",
+    "metaschedule",
+    "other_repair",
 }
 
 
@@ -273,8 +297,8 @@ def _print_import(
     for report in reports:
         if report.unreadable:
             _err(f"{report.path} {report.unreadable}: skipped")
-        if report.path in quiet:
-            continue
+        if report.path in quiet or _read_otherwise(report):
+            continue  # (the other reading's source holds them as records: nothing to fix)
         shown = report.rejects[:REJECTS_SHOWN]
         from tunelog.importreport import WHOLE_FILE
 
@@ -304,6 +328,13 @@ def _print_import(
             )
 
 
+def _read_otherwise(report: FileReport) -> bool:
+    """Whether this read of known bytes rejected lines that their source, read with the other
+    --repair setting, holds as records (a page paste imported with --repair, then without):
+    its rejects ("use --repair") are no fault of the database's."""
+    return report.other_repair and bool(report.rejected and report.held_before)
+
+
 def _import_note(report: FileReport) -> str:
     from tunelog.rules.lineaccounting import repaired_text
 
@@ -316,9 +347,15 @@ def _import_note(report: FileReport) -> str:
     if report.already_imported_as:
         number, _, path = report.already_imported_as.partition(" ")
         if display_path(path) == display_path(report.path):  # the row shows the path already
-            notes.append(f"already imported as {number}")
+            note = f"already imported as {number}"
         else:
-            notes.append(f"already imported as {_source_ref(report.already_imported_as)}")
+            note = f"already imported as {_source_ref(report.already_imported_as)}"
+        if _read_otherwise(report):
+            note += (
+                f", which holds {report.held_before} record(s) of these bytes read with the "
+                "other --repair setting"
+            )
+        notes.append(note)
     if report.relabelled:
         notes.append("label set by this --label")
     if report.repaired:

@@ -71,9 +71,24 @@ def canonical_json(value: Any) -> str:
     import orjson
 
     try:
-        return orjson.dumps(value).decode()
+        text = orjson.dumps(value).decode()
     except TypeError:  # an integer beyond 64 bits, which Python's json (and TVM) accept
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if "null" in text and _holds_non_finite(value):
+        # orjson writes inf, -inf and nan as null: strides 1e400 and -1e400 (two workloads to
+        # TVM) were one. Python's json keeps them apart (Infinity, -Infinity, NaN).
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text
+
+
+def _holds_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return any(_holds_non_finite(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_non_finite(item) for item in value.values())
+    return False
 
 
 def workload_json(task_name: str, args_json: str) -> str:

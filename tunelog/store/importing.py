@@ -341,6 +341,10 @@ class Importing(KnownFiles):
             # source holds say it is a log all the same (`held_before`).
             conn.execute("ROLLBACK")
             self._note_reimport(report, earlier[0], opened.source.path, label)
+            (earlier_repair,) = conn.execute(
+                "SELECT repair FROM sources WHERE id = ?", (earlier[0],)
+            ).fetchone()
+            report.other_repair = bool(earlier_repair) != writer.repair
             return
         conn.execute(
             """UPDATE sources SET label = ?, sha256 = ?, size = ?, lines = ?, records = ?,
