@@ -61,6 +61,25 @@ def _verdicts(tmp_path: Path, *logs: Path) -> list[str]:
         return [convergence.of_layer(layer).verdict for layer in found]
 
 
+@pytest.mark.parametrize(
+    ("logs", "expected"),
+    [((PICK_BEST,), BEST_ONLY), ((SAMPLE_LOGS / "x86_mini_llvm.log", PICK_BEST), TOO_FEW)],
+    ids=["picks", "picks-beside-run"],
+)
+def test_curve_gives_the_verdict_the_listings_give(
+    tmp_path: Path, logs: tuple[Path, ...], expected: str
+) -> None:
+    """`curve` said "too few valid trials" of a TopHub layer that `workloads` and the report
+    call a best-only log (its summary was made without the sources' kind)."""
+    with Store(tmp_path / "c.db") as store:
+        api.import_paths(store, [str(log) for log in logs])
+        found = api.layers(store)
+        convergence = api.layer_convergence(store, found)
+        for layer in found:
+            picked = [c for c in api.curves(store, layer) if c.template is layer.templates[0]]
+            assert picked[0].summary.verdict == convergence.of_layer(layer).verdict == expected
+
+
 def test_a_real_pick_best_output_is_best_only(tmp_path: Path) -> None:
     assert _verdicts(tmp_path, PICK_BEST) == [BEST_ONLY] * 4  # 5 records, dense has two
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import tunelog
-from tests.conftest import CORPUS, SAMPLE_LOGS, autotvm_history, require_shared
+from tests.conftest import CORPUS, SAMPLE_LOGS, autotvm_history, require_shared, runner
+from tunelog.cli import app
 from tunelog.exceptions import TargetParseError
 from tunelog.filters import Filters
 from tunelog.records import Measurement, scan_line
@@ -60,7 +61,9 @@ def test_task_filters(filters: Filters, task: str, selected: bool) -> None:
     assert filters.matches_task(task) is selected
 
 
-@pytest.mark.parametrize("name", ["target_key", "model", "template", "task", "target"])
+@pytest.mark.parametrize(
+    "name", ["target_key", "model", "template", "task", "target", "source", "label"]
+)
 @pytest.mark.parametrize("value", ["", "  "])
 def test_an_empty_filter_is_refused(name: str, value: str) -> None:
     from tunelog.exceptions import InvalidValueError
@@ -68,6 +71,21 @@ def test_an_empty_filter_is_refused(name: str, value: str) -> None:
     option = "--" + name.replace("_", "-")
     with pytest.raises(InvalidValueError, match=f"^{option} is empty: give a value"):
         Filters(**{name: value})
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["best", "--source", ""],  # said "no imported source matches source ''" (exit 1)
+        ["best", "--label", " "],
+        ["curve", "x", "--source", ""],
+        ["knobs", "x", "--knob", ""],  # said the template "has no knob ''" (exit 0)
+    ],
+)
+def test_an_empty_option_is_a_usage_error(tmp_path: Path, command: list[str]) -> None:
+    result = runner.invoke(app, ["--db", str(tmp_path / "none.db"), *command])
+    assert result.exit_code == 2
+    assert "is empty: give a value, or leave the option out" in result.stderr
 
 
 def test_an_unparsable_for_target_is_a_target_parse_error() -> None:

@@ -174,6 +174,20 @@ def test_network_totals_command_says_occurrences_are_unknown(
     )
 
 
+def test_a_group_of_only_untuned_layers_has_no_total(tmp_path: Path) -> None:
+    """Every trial failed: 'total 0.0 us over 0 layer(s)' read as a network taking no time."""
+    line = json.loads((SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[0])
+    line["result"] = [[1e9], 6, 10.0, 1.6e9]
+    log = tmp_path / "failed.log"
+    log.write_text(json.dumps(line) + "\n")
+    db = str(tmp_path / "f.db")
+    runner.invoke(app, ["--db", db, "import", str(log)])
+    result = runner.invoke(app, ["--db", db, "network"])
+    assert result.stdout.splitlines()[-1].startswith(
+        "cpu: no total over 0 layer(s), 1 untuned layer(s) not counted; "
+    )
+
+
 def test_the_report_shows_totals_per_target_group(tmp_path: Path) -> None:
     pytest.importorskip("plotly")
     out = tmp_path / "r.html"

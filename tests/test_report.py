@@ -170,6 +170,27 @@ def test_the_totals_say_a_layer_answered_by_another_machine_is_summed(tmp_path: 
     assert "answered only by another machine's record (an untuned layer above) is" in text
 
 
+def test_a_for_target_curve_holds_only_the_trials_its_layer_counts(tmp_path: Path) -> None:
+    """--for-target: the curve took every target sharing a key, so model a's layer (1 trial at
+    40 us) drew model b's faster trial as reached; a layer of no trial of its own drew one."""
+    from tunelog.api.reporting import _report_data
+
+    line = json.loads((SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[0])
+    lines = []
+    for model, cost in (("b", 1e-5), ("a", 4e-5)):
+        line["input"][0] = f"llvm -keys=cpu -model={model}"
+        line["result"] = [[cost], 0, 1.0, 1.6e9]
+        lines.append(json.dumps(line))
+    log = tmp_path / "models.log"
+    log.write_text("\n".join(lines) + "\n")
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        for query, curve in (("llvm -model=a", [(1, 4e-5)]), ("llvm -model=c", [])):
+            data = _report_data(store, tunelog.Filters(for_target=query))
+            assert [lay.trials for lay in data.layers] == [len(curve)]
+            assert data.curves == [curve]
+
+
 def test_untuned_layers_are_listed(tmp_path: Path) -> None:
     line = json.loads((SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[0])
     line["result"] = [[1e9], 6, 10.0, 1.6e9]
@@ -181,6 +202,8 @@ def test_untuned_layers_are_listed(tmp_path: Path) -> None:
     untuned = out.read_text().split("<h2>Untuned layers</h2>")[1]
     assert '<td>conv2d_NCHWc.x86</td><td data-v="1">1</td>' in untuned
     assert "No tuned layer." in out.read_text()
+    # Its group sums no layer: no total (it said 0.0 us, a network that takes no time).
+    assert '<tr><td>cpu</td><td data-v="-1">-</td><td data-v="0">0</td>' in out.read_text()
 
 
 def test_control_characters_of_log_text_are_shown_escaped_in_the_page(tmp_path: Path) -> None:

@@ -250,12 +250,13 @@ def verdict(trials: int, valid: int, last_significant: int | None) -> str:
     return CONVERGED
 
 
-def summarize(trials: Iterable[Trial]) -> Convergence:
-    """The summary of trials given in any order (sorted by their `order` here)."""
+def summarize(trials: Iterable[Trial], *, best_only: bool = False) -> Convergence:
+    """The summary of trials given in any order (sorted by their `order` here); `best_only`:
+    every trial comes from best-only sources (verdict BEST_ONLY)."""
     progress = Progress()
     for trial in sorted(trials, key=lambda t: t.order):
         progress.add(trial.mean_cost, trial.error_no)
-    return progress.summary()
+    return run_summary(progress.trials, progress.valid, progress.improvements, best_only=best_only)
 
 
 @dataclass(slots=True)

@@ -63,7 +63,7 @@ class Filters:
             value = getattr(self, name)
             if value is not None:
                 text(value, f"--{name.replace('_', '-')}")
-                if name in TEXT_FILTERS:
+                if name in (*TEXT_FILTERS, "source", "label"):  # '' would name no file
                     not_empty(value, f"--{name.replace('_', '-')}")
         if self.for_target is not None:
             problem = query_target_problem(self.for_target)

@@ -213,7 +213,8 @@ def _totals_table(layers: list[Layer]) -> str:
         rows.append(
             "<tr>"
             + _td(total.group.label)
-            + _td(_latency(total.total), total.total)
+            # No layer summed (every one untuned): no total, not a network of 0.0 us.
+            + (_td(_latency(total.total), total.total) if total.layers else _td("-", -1))
             + _td(str(len(total.layers)), len(total.layers))
             + _td(str(total.untuned), total.untuned)
             + _td(

@@ -130,6 +130,11 @@ def is_ascii_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
+def source_ref(ref: str) -> int | None:
+    """`source_id`, of a reference that says something (`--source ''` names no file)."""
+    return source_id(not_empty(ref, "--source"))
+
+
 def source_id(ref: str) -> int | None:
     """The source id `ref` names (`3` or `#3`), or None when it names none (a label or path).
 

@@ -68,6 +68,7 @@ def _report_data(store: Store, filters: Filters) -> htmlreport.ReportData:
 
     from tunelog import htmlreport as page
     from tunelog.reportfigures import best_so_far_curves
+    from tunelog.rules.slots import target_group
 
     found = layers(store, filters)
     stats = store.stats()
@@ -89,9 +90,12 @@ def _report_data(store: Store, filters: Filters) -> htmlreport.ReportData:
     if query is None:
         targets_of = [frozenset(lay.group.targets) for lay in found]
     else:
-        # --for-target: the answering records may come from any target sharing a key.
-        sharing = frozenset(t for t in all_targets if set(parse_target(t).keys) & set(query.keys))
-        targets_of = [sharing for _ in found]
+        # --for-target: the trials its layers count, those of the database's targets in its
+        # group (same keys and -model): another model's trials (which may answer through a
+        # key slot) are no history of the target asked about.
+        asked = target_group(query)
+        members = frozenset(t for t in all_targets if target_group(parse_target(t)) == asked)
+        targets_of = [members for _ in found]
     curves = best_so_far_curves(store.trials_in_import_order(), found, targets_of)
     return page.ReportData(
         database=store.path,

@@ -139,11 +139,12 @@ def curves(store: Store, layer: Layer | str) -> list[TemplateCurve]:
             return curves(answering, replace(layer, selection=None))
     from tunelog.convergence import Trial, best_so_far, summarize
     from tunelog.results import CurveRow, TemplateCurve
-    from tunelog.store.trials import layer_trials
+    from tunelog.store.trials import best_only_sources, layer_trials
 
     rows = layer_trials(
         store, [t.workload.id for t in layer.templates], _group_target_ids(store, layer)
     )
+    picks = best_only_sources(store)  # files of picks: their layers have no trial history
     found: list[TemplateCurve] = []
     for template in layer.templates:
         ordered = _ordered([r for r in rows if r.workload_id == template.workload.id])
@@ -166,7 +167,11 @@ def curves(store: Store, layer: Layer | str) -> list[TemplateCurve]:
                     for p, r in zip(points, ordered, strict=True)
                 ],
                 summarize(
-                    Trial((float(i), 0, 0), r.mean_cost, r.error_no) for i, r in enumerate(ordered)
+                    (
+                        Trial((float(i), 0, 0), r.mean_cost, r.error_no)
+                        for i, r in enumerate(ordered)
+                    ),
+                    best_only=bool(ordered) and all(r.source_id in picks for r in ordered),
                 ),
             )
         )
@@ -190,6 +195,7 @@ def knobs(store: Store, layer: Layer | str, knob: str | None = None) -> list[Tem
     from tunelog.records import parse_line
     from tunelog.results import TemplateKnobs
     from tunelog.store.trials import layer_trials
+    from tunelog.versions import ANSOR_VERSION
     from tunelog.versions import METASCHEDULE_TASK as MS_TASK
 
     chosen_ids = [t.chosen.record_id for t in layer.templates if t.chosen is not None]
@@ -201,12 +207,16 @@ def knobs(store: Store, layer: Layer | str, knob: str | None = None) -> list[Tem
         extra_ids=chosen_ids,
     )
     metaschedule = {t.workload.id for t in layer.templates if t.workload.task_name == MS_TASK}
+    # auto_scheduler records: steps, no knobs; their trials still count (`coverage`).
+    ansor = {t.workload.id for t in layer.templates if t.workload.version == ANSOR_VERSION}
     parsed: dict[int, KnobTrial | None] = {}
     for row in rows:
         assert row.raw is not None
         knob_values_of: dict[str, tuple[str, object]] | None = None
         if row.workload_id in metaschedule:  # the trace's sampling decisions
             knob_values_of = trace_knobs(row.raw)
+        elif row.workload_id in ansor:
+            knob_values_of = {}
         elif isinstance(record := parse_line(row.raw), TuningRecord):
             knob_values_of = {name: (kind, value) for name, kind, value in record.entity}
         parsed[row.record_id] = (

@@ -130,10 +130,9 @@ def _network_totals(filters: Filters, as_json: bool) -> None:
     )
     for t in totals:
         untuned = f", {t.untuned} untuned layer(s) not counted" if t.untuned else ""
-        echo(
-            f"{t.group.label}: total {format_seconds(t.total)} over {len(t.layers)} "
-            f"layer(s){untuned}; {_ONCE_NOTE}"
-        )
+        # No layer summed: no total (not a network of 0.0 us).
+        total = f"total {format_seconds(t.total)}" if t.layers else "no total"
+        echo(f"{t.group.label}: {total} over {len(t.layers)} layer(s){untuned}; {_ONCE_NOTE}")
 
 
 def _network_json(graph: GraphLog) -> dict[str, object]:

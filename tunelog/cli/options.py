@@ -69,11 +69,16 @@ FilterSource = Annotated[
         "--source",
         help="Only what this imported file held: its id (`3`, `#3`) or a path it was "
         "imported from (`tunelog sources`).",
-        callback=checked(optionvalues.source_id),
+        callback=checked(optionvalues.source_ref),
     ),
 ]
 FilterLabel = Annotated[
-    str | None, typer.Option("--label", help="Only what the files imported with this --label held.")
+    str | None,
+    typer.Option(
+        "--label",
+        help="Only what the files imported with this --label held.",
+        callback=checked(functools.partial(optionvalues.not_empty, name="--label")),
+    ),
 ]
 FilterTarget = Annotated[
     str | None,

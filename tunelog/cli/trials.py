@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Protocol, TypeVar
 
@@ -264,7 +265,11 @@ def knobs(
     layer: LayerArgument,
     knob: Annotated[
         str | None,
-        typer.Option("--knob", help="Only this knob (`layout`: the x86 NCHWc layouts)."),
+        typer.Option(
+            "--knob",
+            help="Only this knob (`layout`: the x86 NCHWc layouts).",
+            callback=checked(functools.partial(optionvalues.not_empty, name="--knob")),
+        ),
     ] = None,
     filters: Filters = NO_FILTERS,
     as_json: JsonOption = False,

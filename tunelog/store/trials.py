@@ -48,7 +48,7 @@ def each_trial_run(
 ) -> Iterator[tuple[tuple[K, int], list[SourceRun]]]:
     """`trial_runs`' entries one workload at a time (only one workload's rows held)."""
     with store.snapshot():
-        best_only = _best_only_sources(store)
+        best_only = best_only_sources(store)
         rows = store.conn.execute(_RUNS_BY_WORKLOAD)
         for workload_id, same in itertools.groupby(_with_steps(rows), _workload_of):
             yield from _runs_of(store, workload_id, list(same), group_of, best_only)
@@ -59,8 +59,9 @@ _RUNS_BY_WORKLOAD = """SELECT source_id, target_id, workload_id, trials, valid, 
                        ORDER BY workload_id, source_id, target_id"""
 
 
-def _best_only_sources(store: Store) -> set[int]:
-    """The sources that are best-only files (`convergence.is_best_only`)."""
+def best_only_sources(store: Store) -> set[int]:
+    """The sources that are best-only files (`convergence.is_best_only`): the listings' and
+    `curve`'s verdicts say BEST_ONLY of a sequence whose every trial is theirs."""
     return {
         source_id
         for source_id, trials, sequences in store.conn.execute(
@@ -88,7 +89,7 @@ def convergence_by_group(
     joined: set[int] = set()  # the workloads of a (group, workload) of several runs
     workloads: set[int] = set()
     with store.snapshot():
-        best_only = _best_only_sources(store)
+        best_only = best_only_sources(store)
         for (
             source_id,
             target_id,
