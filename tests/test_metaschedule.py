@@ -653,3 +653,21 @@ def test_a_database_with_a_line_tvm_cannot_read_is_said_to_load_in_no_tvm(
     result = runner.invoke(app, ["--db", str(tmp_path / "b.db"), "import", "--json", str(whole)])
     assert "JSONDatabase" not in result.stderr
     assert [f["metaschedule"] for f in json.loads(result.stdout)["files"]] == [True]
+
+
+def test_workloads_no_record_names_are_said_to_run_untuned(tmp_path: Path) -> None:
+    """TVM answers a workload of the database without a record with nothing (no tuned
+    schedule); tunelog, which stores workloads through their records, said nothing of them
+    and `untuned --check` passed. Module A's two lines are one workload (names aside)."""
+    database = _database(tmp_path / "db", ["QUFB", "QkJC", "QUFB", "Q0ND"], [_record(0, [0.004])])
+    db = str(tmp_path / "ms.db")
+    result = runner.invoke(app, ["--db", db, "import", "--json", str(database)])
+    assert result.exit_code == 0, result.stderr
+    assert [f["workloads_without_records"] for f in json.loads(result.stdout)["files"]] == [2]
+    assert result.stderr == (
+        f"warning: 2 workload(s) of the database of {database / 'database_tuning_record.json'} "
+        "have no record: TVM compiles them with no tuned schedule (`tunelog untuned` lists only "
+        "layers with records)\n"
+    )
+    again = runner.invoke(app, ["--db", db, "import", "--json", str(database)])  # known bytes
+    assert [f["workloads_without_records"] for f in json.loads(again.stdout)["files"]] == [None]

@@ -88,6 +88,9 @@ class FileReport(_Dumpable):
     held_before: int = 0
     # The records file of a MetaSchedule database (read with its workload file).
     metaschedule: bool = False
+    # Its database's workloads that no record names (TVM compiles them with no tuned
+    # schedule); None when not known: not such a file, or not read whole.
+    workloads_without_records: int | None = None
     # Bytes a source holds as read with the other --repair setting (`already_imported_as`):
     # this read's rejects ("use --repair") are no fault of the database's.
     other_repair: bool = False

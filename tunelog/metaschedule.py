@@ -15,7 +15,6 @@ log version "metaschedule", whose single slot ignores the target (rules.slots.sl
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,13 +121,30 @@ def target_text(target: object) -> str:
     return " ".join(parts)
 
 
-def record_scanner(workloads: list[Workload | str]) -> Callable[[bytes], ScannedLine]:
+class RecordScanner:
+    """The line scanner of a records file whose workload file gave `workloads` (`scan_record`),
+    noting the workloads its records name: the others have no record, and TVM compiles them
+    with no tuned schedule."""
+
+    def __init__(self, workloads: list[Workload | str]) -> None:
+        self.workloads = workloads
+        self._named: set[str] = set()  # the named workloads' identities (`args_json`)
+
+    def __call__(self, line: bytes) -> ScannedLine:
+        found = scan_record(line, self.workloads)
+        if type(found) is Measurement:
+            self._named.add(found.args_json)
+        return found
+
+    def unrecorded(self) -> int:
+        """How many workloads (one per structural identity) no record read so far names."""
+        every = {w.args_json for w in self.workloads if isinstance(w, Workload)}
+        return len(every - self._named)
+
+
+def record_scanner(workloads: list[Workload | str]) -> RecordScanner:
     """A line scanner for the record file whose workload file gave `workloads`."""
-
-    def scan(line: bytes) -> ScannedLine:
-        return scan_record(line, workloads)
-
-    return scan
+    return RecordScanner(workloads)
 
 
 def scan_record(line: bytes, workloads: list[Workload | str]) -> ScannedLine:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tunelog.discovery import Discovery
     from tunelog.importreport import FileReport
     from tunelog.inputs import LogInput
-    from tunelog.records import ScannedLine
+    from tunelog.metaschedule import RecordScanner
 
 
 class ImportProgress(Protocol):
@@ -167,6 +167,10 @@ def _import_one(
             follow=follow,
         )
     report.metaschedule = scanner is not None
+    if scanner is not None and not (
+        report.skipped_lines or report.already_imported_as or report.rolled_back
+    ):  # read whole: every record it holds was scanned
+        report.workloads_without_records = scanner.unrecorded()
     return report
 
 
@@ -177,7 +181,7 @@ def _metaschedule_files(source: LogInput) -> tuple[Path, Path | None] | None:
     return None if source.is_stdin else metaschedule_files(Path(source.path))
 
 
-def _metaschedule_scanner(records: Path, workloads: Path) -> Callable[[bytes], ScannedLine]:
+def _metaschedule_scanner(records: Path, workloads: Path) -> RecordScanner:
     """The line scanner of a MetaSchedule records file whose workload file is WORKLOADS."""
     from tunelog import metaschedule
 

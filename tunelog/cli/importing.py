@@ -143,6 +143,12 @@ def _report_imports(
         refused = _tvm_refuses(report)
         if refused is not None:
             _err(refused)
+        if report.workloads_without_records:
+            _err(
+                f"warning: {report.workloads_without_records} workload(s) of the database of "
+                f"{report.path} have no record: TVM compiles them with no tuned schedule "
+                "(`tunelog untuned` lists only layers with records)"
+            )
     for report in missing:
         _err(f"Error: {report.path} {report.unreadable}")
     for report in not_logs:
@@ -182,6 +188,7 @@ _REPORT_FIELDS = {
     "relabelled",
     "metaschedule",
     "other_repair",
+    "workloads_without_records",
 }
 
 
