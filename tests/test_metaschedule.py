@@ -671,3 +671,23 @@ def test_workloads_no_record_names_are_said_to_run_untuned(tmp_path: Path) -> No
     )
     again = runner.invoke(app, ["--db", db, "import", "--json", str(database)])  # known bytes
     assert [f["workloads_without_records"] for f in json.loads(again.stdout)["files"]] == [None]
+
+
+def test_a_workload_file_whose_first_line_is_unreadable_is_still_its_records_partner(
+    tmp_path: Path,
+) -> None:
+    """Not known by its content, it was taken for missing: "records without their workload
+    file ... put it beside it" of a database that has it, and no record was read."""
+    database = _database(
+        tmp_path / "db", ["QUFB", "QkJC"], [_record(0, [0.004]), _record(1, [0.002])]
+    )
+    workloads = database / "database_workload.json"
+    workloads.write_text("garbage\n" + workloads.read_text().splitlines()[1] + "\n")
+    result = runner.invoke(
+        app, ["--db", str(tmp_path / "ms.db"), "import", "--json", str(database)]
+    )
+    (report,) = json.loads(result.stdout)["files"]
+    assert (report["new"], report["rejected"]) == (1, 1)
+    assert report["rejects"][0]["reason"] == (
+        "MetaSchedule record: workload line 1 unreadable (invalid JSON)"
+    )

@@ -125,6 +125,12 @@ def test_line_kinds(raw: bytes, kind: type) -> None:
             "a lone UTF-16 surrogate escape (half a character) at column 18",
         ),
         (V02[:12] + b"\\u12" + V02[12:], "invalid JSON at column 18"),
+        # Valid JSON, which Python's int() limit refuses: "invalid JSON at column" said nothing.
+        (
+            V02.replace(b'"index": 42', b'"index": ' + b"7" * 5001, 1),
+            "an integer of 5001 digits: Python's json (TVM's reader) refuses integers of more "
+            "than 4300 digits",
+        ),
         (
             b"No: 1\tGFLOPS: 0.00\tresult: MeasureResult(costs=...)",
             "tab-separated text, not a JSON record",

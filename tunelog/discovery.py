@@ -278,7 +278,23 @@ def _partner(path: Path, kind: str, default_name: str) -> Path | None:
             return names[path.name.replace(mine, theirs)]
     if default_name in names:
         return names[default_name]
-    return found[0] if len(found) == 1 else None
+    if len(found) == 1:
+        return found[0]
+    if not found and kind == METASCHEDULE_WORKLOADS:
+        # A workload file whose first line is unreadable is not known by its content: by its
+        # name, then (its lines that cannot be read are the records' rejects, one by one, not
+        # "no workload file beside it" of a database that has one).
+        for named in (*_swapped_names(path.name), default_name):
+            if (path.parent / named).is_file() and named != path.name:
+                return path.parent / named
+    return None
+
+
+def _swapped_names(name: str) -> list[str]:
+    """The workload file names a records file called `name` pairs with (`_KIND_WORDS`)."""
+    return [
+        name.replace(records, workloads) for records, workloads in _KIND_WORDS if records in name
+    ]
 
 
 def sniff(path: Path) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Annotated, Any, TypeAlias
 
 import orjson
@@ -350,9 +351,20 @@ def _non_json_reason(line: bytes, detail: str) -> str:
     match = _JSON_COLUMN.search(detail)
     if match and b"\\u" in line and _lone_surrogate(line):
         return f"a lone UTF-16 surrogate escape (half a character) at column {match.group(1)}"
+    if match and _DIGIT_LIMIT and (digits := _TOO_MANY_DIGITS.search(line)) is not None:
+        return (
+            f"an integer of {len(digits.group())} digits: Python's json (TVM's reader) refuses "
+            f"integers of more than {_DIGIT_LIMIT} digits"
+        )
     if match:
         return f"invalid JSON at column {match.group(1)}"
     return f"invalid JSON ({detail})" if detail else "invalid JSON"
+
+
+# A run of digits past Python's limit on int() of text (4300 by default; 0: none): valid JSON
+# that Python's json refuses, with an error that only names a column.
+_DIGIT_LIMIT = sys.get_int_max_str_digits()
+_TOO_MANY_DIGITS = re.compile(rb"\d{%d,}" % (_DIGIT_LIMIT + 1))
 
 
 def _lone_surrogate(line: bytes) -> bool:
