@@ -102,15 +102,20 @@ def test_best_shows_the_task_name_with_its_escapes_visible(hostile_db: str) -> N
         (CLEAR + CSI, False, "\\x1b[2J\\x9b"),
         ("a\tb\r\nc\x7f", False, "a\\tb\\r\\nc\\x7f"),
         ("line 1\nline\x1b 2", True, "line 1\nline\\x1b 2"),
-        # Not printable either: a bidi override (shows what follows reversed), a line
-        # separator, a file name's undecodable byte (a lone surrogate: unwritable as UTF-8).
+        # Acting too: a bidi override (shows what follows reversed), a line separator, a
+        # file name's undecodable byte (a lone surrogate: unwritable as UTF-8).
         ("conv\u202e2d", False, "conv\\u202e2d"),
-        ("a\u2028b\xa0c", False, "a\\u2028b\\xa0c"),
+        ("a\u2028b\u2066c", False, "a\\u2028b\\u2066c"),
         ("b\udcff.log", False, "b\\udcff.log"),
-        ("tag\U000e0041", False, "tag\\U000e0041"),
+        # Text, though Python does not call it printable: spaces, joiners, tags stay as they
+        # are (a Japanese file name's ideographic space must still read as its name).
+        ("新しい\u3000フォルダ\xa0x\u202fPM", False, "新しい\u3000フォルダ\xa0x\u202fPM"),
+        ("\U0001f468\u200d\U0001f4bb\U000e0041", False, "\U0001f468\u200d\U0001f4bb\U000e0041"),
     ],
 )
-def test_shown_escapes_what_is_not_printable(text: str, keep_newlines: bool, expected: str) -> None:
+def test_shown_escapes_what_acts_on_a_terminal(
+    text: str, keep_newlines: bool, expected: str
+) -> None:
     assert shown(text, keep_newlines=keep_newlines) == expected
 
 

@@ -691,3 +691,43 @@ def test_a_workload_file_whose_first_line_is_unreadable_is_still_its_records_par
     assert report["rejects"][0]["reason"] == (
         "MetaSchedule record: workload line 1 unreadable (invalid JSON)"
     )
+
+
+def _autotvm_line(target: str, index: int, cost: float) -> str:
+    args = [["TENSOR", [1, 3, 32, 32], "float32"], ["TENSOR", [16, 3, 3, 3], "float32"]]
+    return json.dumps(
+        {
+            "input": [target, "conv2d_NCHWc.x86", args, {}],
+            "config": {"index": index, "code_hash": None, "entity": [["tile_ic", "sp", [-1, 3]]]},
+            "result": [[cost], 0, 0.1, 1700000000.0],
+            "version": 0.2,
+            "tvm_version": "0.16.dev0",
+        }
+    )
+
+
+def test_metaschedule_records_leave_autotvm_answers_to_target_filters_alone(
+    tmp_path: Path,
+) -> None:
+    """The MetaSchedule records of --target-key's targets answer alone; AutoTVM's still compete
+    with every target's (review: a MetaSchedule database made `best --target-key cpu` answer
+    slot model=a with the cpu record, which the arm_cpu record holds when TVM loads the log)."""
+    log = tmp_path / "autotvm.log"
+    log.write_text(
+        _autotvm_line("llvm -keys=cpu -model=a", 1, 3e-5)
+        + "\n"
+        + _autotvm_line("llvm -keys=arm_cpu -model=a", 2, 1e-5)
+        + "\n"
+    )
+    db = str(tmp_path / "mix.db")
+
+    def rows() -> list[tuple[str, str, float]]:
+        result = runner.invoke(app, ["--db", db, "best", "--json", "--target-key", "cpu"])
+        return [(r["slots"][0], r["task_name"], r["mean_cost"]) for r in json.loads(result.stdout)]
+
+    runner.invoke(app, ["--db", db, "import", str(log)])
+    autotvm_alone = rows()
+    assert autotvm_alone == [("cpu", "conv2d_NCHWc.x86", 3e-5)]
+    database = _database(tmp_path / "ms", ["QUFB"], [_record(0, [2e-5])])
+    runner.invoke(app, ["--db", db, "import", str(database)])
+    assert rows() == [*autotvm_alone, ("*", "metaschedule", 2e-5)]

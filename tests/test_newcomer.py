@@ -745,6 +745,17 @@ def test_a_plain_import_after_a_repair_import_says_its_rejects_are_held_as_recor
     assert run("p.db", "rejects") == (0, "", "no rejected lines\n")
 
 
+def test_a_plain_import_after_a_repair_import_still_says_the_lines_both_reject(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _paste_here(tmp_path, monkeypatch)
+    with Path("paste.log").open("a", encoding="utf-8") as file:
+        file.write("not a record at all\n")
+    run("p.db", "import", "--repair", "paste.log")
+    code, _, err = run("p.db", "import", "paste.log")
+    assert (code, err) == (0, "paste.log:4: not JSON (text line)\n")
+
+
 def test_a_merged_repair_import_replaces_the_rejects_of_the_same_bytes_as_importing_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -30,6 +30,7 @@ import pytest
 from tests.conftest import REPO, X86, assert_tallies_match_records, run
 from tunelog.api import import_paths
 from tunelog.exceptions import NewerSchemaError
+from tunelog.records import Measurement, scan_line
 from tunelog.store import MIGRATIONS, LineReader, Store
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals and FIFOs")
@@ -849,10 +850,45 @@ def test_a_record_a_failed_crc_garbled_never_decides_best(tmp_path: Path) -> Non
     """A gzip stored without compression, one cost digit flipped: the line still reads as a
     record (a faster one), and only the CRC says so; it won `best` and was exported."""
     path = tmp_path / "rot.log.gz"
-    path.write_bytes(_digit_flipped(gzip.compress(X86.read_bytes(), compresslevel=0), _LINES[1]))
+    stored = gzip.compress(X86.read_bytes(), compresslevel=0)
+    flipped = _digit_flipped(stored, _LINES[1])
+    path.write_bytes(flipped)
+    # Stored blocks: the garbled line is in the file as it decompresses, a faster record.
+    start = stored.index(_LINES[1])
+    garbled, original = scan_line(flipped[start : start + len(_LINES[1]) - 1]), scan_line(_LINES[1])
+    assert isinstance(garbled, Measurement) and isinstance(original, Measurement)
+    assert garbled.mean_cost < original.mean_cost
     code, _, _ = run_cli(tmp_path / "r.db", "import", str(path))
     assert code == 1
     assert cli_json(tmp_path / "r.db", "stats")["records"] == 0
+
+
+def test_junk_with_gzips_magic_after_a_complete_member_keeps_the_member(tmp_path: Path) -> None:
+    """A sound member, then bytes that start like a member and are none: the member's lines
+    were checked by its CRC and stay (review: any deflate error rolled the file back)."""
+    path = tmp_path / "junk.log.gz"
+    path.write_bytes(gzip.compress(X86.read_bytes()) + b"\x1f\x8b\x08\0\0\0\0\0\0\x03garbage")
+    code, out, _ = run_cli(tmp_path / "j.db", "import", str(path), "--json")
+    (report,) = json.loads(out)["files"]
+    assert (code, report["new"], report["garbled"]) == (0, X86_LINES, False)
+    assert report["damaged"].startswith(f"unreadable after line {X86_LINES}: ")
+
+
+def test_watch_says_a_garbled_file_kept_nothing(tmp_path: Path) -> None:
+    """watch said every complete line read was in the database, and named only the last
+    reject ("unreadable input after line 200"), of a file it had rolled back."""
+    watched = tmp_path / "wd"
+    watched.mkdir()
+    packed = bytearray(gzip.compress(X86.read_bytes()))
+    packed[-8] ^= 0xFF  # the CRC
+    (watched / "crc.log.gz").write_bytes(bytes(packed))
+    code, out, err = run_cli(tmp_path / "w.db", "watch", "--refreshes", "1", str(watched))
+    assert code == 0
+    assert f"warning: {watched / 'crc.log.gz'} is damaged (unreadable after line" in err
+    assert out.splitlines()[-1].endswith(
+        "every complete line read is in the database, but those of 1 damaged file(s) "
+        "(rolled back, above)"
+    )
 
 
 @pytest.mark.parametrize("suffix", ["xz", "bz2"])

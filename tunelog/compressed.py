@@ -12,8 +12,10 @@ line read, as it does for a .gz file.
 from __future__ import annotations
 
 import bz2
+import gzip
 import io
 import lzma
+import zlib
 from typing import BinaryIO
 
 _CHUNK = 1 << 16  # compressed bytes read at a time
@@ -24,6 +26,31 @@ _CUT_SHORT = "Compressed file ended before the end-of-stream marker was reached"
 class GarbledStreamError(OSError):
     """A stream found corrupt (its check failed, its data invalid) after it gave decompressed
     bytes: those bytes may be wrong (`inputs.garbled`)."""
+
+
+class GzipMembers(gzip.GzipFile):
+    """A .gz file, read member after member as Python's GzipFile reads it, its errors told
+    apart as `_Streams` tells them: one raised inside a member that gave bytes (a failed CRC
+    or length, invalid deflate data) is GarbledStreamError; one before the member gave any
+    (junk after complete members, even junk that starts with gzip's magic) stays gzip's own
+    (the lines of the members before are sound)."""
+
+    def read1(self, size: int = -1) -> bytes:
+        try:
+            return super().read1(size)
+        except (OSError, zlib.error) as exc:  # BadGzipFile is an OSError; EOFError: cut short
+            if _member_gave_bytes(self):
+                raise GarbledStreamError(str(exc)) from exc
+            raise
+
+
+def _member_gave_bytes(file: gzip.GzipFile) -> bool:
+    """Whether the member being read gave bytes. Python's reader counts them (its private
+    `_stream_size`, reset as each member starts); where it does not, a failure is taken to
+    come after bytes (a file rolled back, not a garbled line kept)."""
+    reader = getattr(getattr(file, "_buffer", None), "raw", None)
+    given = getattr(reader, "_stream_size", None)
+    return not isinstance(given, int) or given > 0
 
 
 class _Streams(io.RawIOBase):

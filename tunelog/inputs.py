@@ -6,7 +6,6 @@ and the SHA-256 and size are those of the bytes as stored (compressed if the fil
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import lzma
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import xxhash
 
-from tunelog.compressed import read_streams
+from tunelog.compressed import GarbledStreamError, GzipMembers, read_streams
 from tunelog.exceptions import InputNotFoundError
 from tunelog.linesplit import reader_keeping_data, split_lines
 
@@ -97,19 +96,14 @@ class LineEnd:
 
 # What a truncated or corrupt compressed stream raises while it is read.
 STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
-# gzip's words for a member whose data failed its check (after giving its bytes).
-_GZIP_CHECKS = ("CRC check failed", "Incorrect length of data produced")
 
 
 def garbled(exc: BaseException) -> bool:
     """Whether a stream error (`STREAM_ERRORS`) means lines already read may be wrong: a
-    compressed stream's check failed, or its data turned out invalid, after it gave bytes.
-    A file cut short (EOFError) or junk after complete streams leaves them as written."""
-    from tunelog.compressed import GarbledStreamError
-
-    if isinstance(exc, GarbledStreamError | zlib.error):
-        return True
-    return isinstance(exc, gzip.BadGzipFile) and str(exc).startswith(_GZIP_CHECKS)
+    compressed stream's check failed, or its data turned out invalid, after it gave bytes
+    (`compressed.GarbledStreamError`, which the .gz, .xz and .bz2 readers raise then). A file
+    cut short (EOFError) or junk after complete streams leaves them as written."""
+    return isinstance(exc, GarbledStreamError)
 
 
 _CHUNK = 1 << 20
@@ -395,7 +389,7 @@ def detect_compression(head: bytes) -> str | None:
 def _decompressor(compression: str | None, stream: io.BufferedIOBase) -> io.BufferedIOBase:
     """The decompressed stream (each has `read1`, which the line splitter reads with)."""
     if compression == "gzip":
-        return gzip.GzipFile(fileobj=stream, mode="rb")
+        return GzipMembers(fileobj=stream, mode="rb")
     if compression in ("bzip2", "xz"):  # every stream, strictly (see tunelog.compressed)
         return read_streams(compression, cast(BinaryIO, stream))
     return stream

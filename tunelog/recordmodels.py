@@ -351,10 +351,11 @@ def _non_json_reason(line: bytes, detail: str) -> str:
     match = _JSON_COLUMN.search(detail)
     if match and b"\\u" in line and _lone_surrogate(line):
         return f"a lone UTF-16 surrogate escape (half a character) at column {match.group(1)}"
-    if match and _DIGIT_LIMIT and (digits := _TOO_MANY_DIGITS.search(line)) is not None:
+    digits = _integer_at(line, int(match.group(1))) if match and _DIGIT_LIMIT else None
+    if digits is not None:
         return (
-            f"an integer of {len(digits.group())} digits: Python's json (TVM's reader) refuses "
-            f"integers of more than {_DIGIT_LIMIT} digits"
+            f"an integer of {digits} digits: Python's json (TVM's reader) refuses integers of "
+            f"more than {_DIGIT_LIMIT} digits"
         )
     if match:
         return f"invalid JSON at column {match.group(1)}"
@@ -364,7 +365,16 @@ def _non_json_reason(line: bytes, detail: str) -> str:
 # A run of digits past Python's limit on int() of text (4300 by default; 0: none): valid JSON
 # that Python's json refuses, with an error that only names a column.
 _DIGIT_LIMIT = sys.get_int_max_str_digits()
-_TOO_MANY_DIGITS = re.compile(rb"\d{%d,}" % (_DIGIT_LIMIT + 1))
+_TOO_MANY_DIGITS = re.compile(rb"\d{%d,}(?![.eE\d])" % (_DIGIT_LIMIT + 1))
+
+
+def _integer_at(line: bytes, column: int) -> int | None:
+    """The digit count of an integer past `_DIGIT_LIMIT` where the error points (a column
+    counted from 1, in or just after it), if there is one: not a float's digits."""
+    for run in _TOO_MANY_DIGITS.finditer(line):
+        if run.start() <= column <= run.end() + 1 and line[run.start() - 1 : run.start()] != b".":
+            return run.end() - run.start()
+    return None
 
 
 def _lone_surrogate(line: bytes) -> bool:

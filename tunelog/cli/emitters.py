@@ -12,8 +12,10 @@ from typing import Any
 from tunelog.cli.output import _err, echo, echo_shown, shown, terminal_width
 from tunelog.tables import Column
 
-# DEL and the C1 controls: JSON escapes the C0 ones only, orjson writes these raw.
-_RAW_IN_JSON = re.compile("[\x7f-\x9f]")
+# DEL and the C1 controls: JSON escapes the C0 ones only, orjson writes these raw. And lone
+# surrogates (a file name's byte that is not UTF-8, as Python decodes it): written raw, they
+# are no UTF-8 (a strict stdout refuses them); escaped, Python's json reads the name back.
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\ud800-\udfff]")
 
 
 def emit_json(value: Any, *, empty: str | None = None) -> None:
@@ -64,7 +66,8 @@ def _json_items(items: list[Any]) -> str:
 
 
 def _escaped(text: str) -> str:
-    """`text` with DEL and the C1 controls as JSON escapes (orjson writes them raw)."""
+    """`text` with DEL, the C1 controls and lone surrogates as JSON escapes (orjson writes
+    the controls raw)."""
     if "\x7f" in text or not text.isascii():
         return _RAW_IN_JSON.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
     return text

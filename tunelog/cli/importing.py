@@ -24,7 +24,7 @@ from tunelog.tables import Column
 if TYPE_CHECKING:
     from tunelog import api
     from tunelog.inputs import LogInput
-    from tunelog.models import FileReport
+    from tunelog.models import FileReport, RejectedLine
 
 
 REJECTS_SHOWN = 20
@@ -149,18 +149,18 @@ def _report_imports(
                 f"{report.path} have no record: TVM compiles them with no tuned schedule "
                 "(`tunelog untuned` lists only layers with records)"
             )
+    # One `Error:` line per file that failed, then the exit (1).
     for report in missing:
         _err(f"Error: {report.path} {report.unreadable}")
     for report in not_logs:
         _err(f"Error: {not_a_log(report)}")
-    if missing or not_logs:
-        raise typer.Exit(1)
-    garbled = [r.path for r in reports if r.garbled]
+    garbled = [r.path for r in reports if r.garbled and r.path not in {r.path for r in not_logs}]
     for path in garbled:
         _err(f"Error: {path} is damaged: nothing of it was imported (see the warning above)")
-    if any(r.rolled_back and not r.garbled for r in reports):
+    if missing or not_logs or garbled:
+        raise typer.Exit(1)
+    if any(r.rolled_back for r in reports):
         _err("Error: --strict: files with rejected lines were rolled back; fix or drop --strict")
-    if garbled or any(r.rolled_back for r in reports):
         raise typer.Exit(1)
 
 
@@ -213,6 +213,15 @@ def holds_no_record(report: FileReport) -> bool:
         and not report.skipped_lines  # a grown file: its earlier lines held its records
         and report.rejected > 0
         and report.new + report.duplicates + report.discarded + report.held_before == 0
+    )
+
+
+def garbled_warning(report: FileReport) -> str:
+    """The warning for a compressed file rolled back because its data failed its check."""
+    return (
+        f"warning: {report.path} is damaged ({report.damaged}): its compressed data failed its "
+        "check after giving lines, any of which may be garbled, so nothing of it was kept; "
+        "decompress what is left (e.g. `gzip -dc`) and import that if you trust it"
     )
 
 
@@ -304,9 +313,16 @@ def _print_import(
     for report in reports:
         if report.unreadable:
             _err(f"{report.path} {report.unreadable}: skipped")
-        if report.path in quiet or _read_otherwise(report):
-            continue  # (the other reading's source holds them as records: nothing to fix)
+        if report.path in quiet:
+            continue
         shown = report.rejects[:REJECTS_SHOWN]
+        if _read_otherwise(report):
+            from tunelog.recordvalues import REPAIR_HINT
+
+            # Its "use --repair" lines are records of the other reading's source: only the
+            # lines rejected either way are said (their count, the source's, in `sources`).
+            _said_rejects(report.path, [r for r in shown if not r.reason.endswith(REPAIR_HINT)])
+            continue
         from tunelog.importreport import WHOLE_FILE
 
         if [r.line for r in shown] == [WHOLE_FILE]:  # one reason for every line of the file
@@ -317,12 +333,7 @@ def _print_import(
         if report.rejected > len(shown):
             _err(f"{report.path}: ... and {report.rejected - len(shown)} more rejected line(s)")
         if report.garbled:  # said last, whatever the rejected lines before it
-            _err(
-                f"warning: {report.path} is damaged ({report.damaged}): its compressed data "
-                "failed its check after giving lines, any of which may be garbled, so nothing "
-                "of it was kept; decompress what is left (e.g. `gzip -dc`) and import that "
-                "if you trust it"
-            )
+            _err(garbled_warning(report))
         elif report.damaged:
             kept = (
                 "nothing of it was kept (--strict)"
@@ -333,6 +344,11 @@ def _print_import(
                 f"warning: {report.path} is damaged, reading stopped early ({report.damaged}): "
                 f"{kept}"
             )
+
+
+def _said_rejects(path: str, rejects: Sequence[RejectedLine]) -> None:
+    for reject in rejects:
+        _err(f"{path}:{reject.line}: {reject.reason}")
 
 
 def _read_otherwise(report: FileReport) -> bool:

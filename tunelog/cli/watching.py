@@ -11,7 +11,7 @@ import typer
 from tunelog import optionvalues
 from tunelog.cli.app import app, example
 from tunelog.cli.cells import format_seconds
-from tunelog.cli.importing import REJECTS_SHOWN, holds_no_record, not_a_log
+from tunelog.cli.importing import REJECTS_SHOWN, garbled_warning, holds_no_record, not_a_log
 from tunelog.cli.output import _err, echo, shown
 from tunelog.cli.running import checked, handles_errors, opened_store
 
@@ -91,6 +91,7 @@ class _WatchView:
         self.live: Any = None
         self.named = named or set()  # the paths named to watch (not found in a directory)
         self.not_logs: set[str] = set()  # named files said to hold no record
+        self.garbled: set[str] = set()  # compressed files rolled back: their check failed
         self.stops_itself = stops_itself  # one refresh: no Ctrl-C to ask for
         self.use_live = live
         self.last: Any = None
@@ -136,6 +137,9 @@ class _WatchView:
                 continue
             for reject in report.rejects[:REJECTS_SHOWN]:
                 _err(f"{report.path}:{reject.line}: {reject.reason}")
+            if report.garbled:  # rolled back: none of its lines is in the database
+                self.garbled.add(report.path)
+                _err(garbled_warning(report))
         self.skipped = skipped
         for path in refresh.waiting_for:
             if path not in self.waiting:  # said once per path
@@ -171,9 +175,12 @@ class _WatchView:
             if held
             else ""
         )
+        kept = "every complete line read is in the database"
+        if self.garbled:
+            kept += f", but those of {len(self.garbled)} damaged file(s) (rolled back, above)"
         echo(
             f"{how} after {self.last.number} refresh(es): {_watch_totals(self.last)}{shown}; "
-            f"every complete line read is in the database{left}"
+            f"{kept}{left}"
         )
 
 

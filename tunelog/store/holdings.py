@@ -17,6 +17,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Sequence
 
+from tunelog.versions import METASCHEDULE_VERSION
+
 # A run: (seq, line, record_id, count).
 Run = tuple[int, int, int, int]
 
@@ -86,14 +88,25 @@ _HELD = """SELECT h.seq + (r.id - h.record_id), h.line + (r.id - h.record_id), r
 
 
 def held_records(
-    conn: sqlite3.Connection, source_id: int, target_ids: Collection[int] | None = None
+    conn: sqlite3.Connection,
+    source_id: int,
+    target_ids: Collection[int] | None = None,
+    *,
+    metaschedule_only: bool = False,
 ) -> Iterator[tuple[int, ...]]:
     """(seq, line, record id, target id, workload id, config index, error number, mean cost,
     all cost, timestamp, own spelling id or None (`record_spellings`)) of every record line
-    the source held, in its file's order (`target_ids`: only the records of these targets)."""
+    the source held, in its file's order (`target_ids`: only the records of these targets;
+    `metaschedule_only`: of MetaSchedule workloads only, the others' records all kept)."""
     targets = ""
     if target_ids is not None:  # ints only: nothing to quote
-        targets = f"AND r.target_id IN ({','.join(str(int(i)) for i in target_ids) or 'NULL'})"
+        targets = f"r.target_id IN ({','.join(str(int(i)) for i in target_ids) or 'NULL'})"
+        if metaschedule_only:
+            targets = (
+                f"({targets} OR r.workload_id NOT IN "
+                f"(SELECT id FROM workloads WHERE version = '{METASCHEDULE_VERSION}'))"
+            )
+        targets = "AND " + targets
     return conn.execute(_HELD.format(targets=targets), (source_id,))
 
 

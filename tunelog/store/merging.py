@@ -138,17 +138,20 @@ def copy_sources(
     into: Connection,
     source_ids: Collection[int],
     target_ids: Collection[int] | None = None,
+    *,
+    metaschedule_only: bool = False,
 ) -> None:
     """Import the sources of `store` with these ids into the empty store `into`, as `merge`
     does: `into` then holds what importing only those files gives (see Store.selected); with
-    `target_ids`, only their lines of records of these targets."""
+    `target_ids`, only their lines of records of these targets (`metaschedule_only`: of
+    MetaSchedule workloads only, every other record kept)."""
     origin = store.path if store.path == ":memory:" else os.path.realpath(store.path)
     with store.snapshot():
         other = _Other(store.path, origin, store.conn, len(MIGRATIONS))
         into.conn.execute("BEGIN IMMEDIATE")
         try:
             merged_at = datetime.now(UTC).isoformat(timespec="seconds")
-            _Merger(into.conn, other, merged_at, source_ids, target_ids).run()
+            _Merger(into.conn, other, merged_at, source_ids, target_ids, metaschedule_only).run()
             into.conn.execute("COMMIT")
         except BaseException:
             if into.conn.in_transaction:
@@ -198,12 +201,14 @@ class _Merger:
         merged_at: str,
         only: Collection[int] | None,
         targets: Collection[int] | None = None,
+        metaschedule_only: bool = False,
     ) -> None:
         self.conn = conn
         self.other = other
         self.merged_at = merged_at
         self.only = only
         self.only_targets = targets  # None: the records of every target
+        self.metaschedule_only = metaschedule_only  # `targets` choose MetaSchedule's only
 
     def run(self) -> MergeReport:
         """Merge every (selected) source; sources the target holds the same bytes of are skipped."""
@@ -320,6 +325,7 @@ class _Merger:
             self.workloads,
             self.spellings,
             self.only_targets,
+            metaschedule_only=self.metaschedule_only,
         )
 
 
@@ -331,9 +337,12 @@ def feed_held_records(
     workloads: dict[int, tuple[str, str, str, str]],
     spellings: dict[int, str | None],
     only_targets: Collection[int] | None = None,
+    *,
+    metaschedule_only: bool = False,
 ) -> None:
     """Hand every record line a source of `conn` held to the writer, in its file's order
-    (`only_targets`: only the lines of records of these target ids).
+    (`only_targets`: only the lines of records of these target ids; `metaschedule_only`:
+    that choice for MetaSchedule workloads only).
 
     `targets`, `workloads` (version first) and `spellings` are `conn`'s, by id. The lines are
     not parsed again: the stored rows hold what the writer needs."""
@@ -344,7 +353,7 @@ def feed_held_records(
     first = end = 0  # the block read last: a file's lines are mostly consecutive records
     lines: list[bytes] = []
     add = writer.add
-    rows = held_records(conn, source_id, only_targets)
+    rows = held_records(conn, source_id, only_targets, metaschedule_only=metaschedule_only)
     own = _OwnSpellingTexts(conn)
     for (
         _seq, line, rid, target_id, workload_id, index, error_no, mean, all_cost, stamp,

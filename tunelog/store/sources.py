@@ -133,11 +133,17 @@ class Sources(Connection):
         numbers are theirs). `target_records` (the slot winners `best` and `export` list):
         `--target` selects too, a database of only its target's records, so that its records
         compete among themselves, as TVM given only them decides (in the whole database they
-        may lose a key slot to another target's). Without those filters: this store and the
-        filters unchanged. UnknownSourceError when no source matches.
+        may lose a key slot to another target's); so do `--target-key` and `--model` over
+        MetaSchedule records (`_answering_targets`), the other records all kept. Without those
+        filters: this store and the filters unchanged. UnknownSourceError when no source
+        matches.
         """
         filters = filters or Filters()
         targets = self._answering_targets(filters) if target_records else None
+        # --target-key/--model: their targets' records alone answer MetaSchedule's one slot
+        # per workload; AutoTVM's and auto_scheduler's slots are answered from every record
+        # (as TVM loading the whole log does), the filters then choosing among the winners.
+        metaschedule_only = targets is not None and filters.target is None
         if not filters.selects_sources and targets is None:
             yield self, filters.with_target_settled() if target_records else filters
             return
@@ -166,7 +172,13 @@ class Sources(Connection):
             tempfile.TemporaryDirectory(prefix="tunelog-selection-") as tmp,
             type(self)(os.path.join(tmp, "selection.db")) as chosen,
         ):
-            copy_sources(self, chosen, ids, None if targets is None else set(targets))
+            copy_sources(
+                self,
+                chosen,
+                ids,
+                None if targets is None else set(targets),
+                metaschedule_only=metaschedule_only,
+            )
             chosen.fill_workload_facts()
             # Of only the selected targets' records, the target filters keep every winner.
             yield chosen, rest if targets is None else rest.with_target_settled()
