@@ -205,6 +205,14 @@ def test_a_file_whose_name_is_not_utf8_is_skipped_and_the_rest_imported(logs: Pa
     ) in result.stderr
     with Store("t.db") as store:
         assert [Path(s.path).name for s in store.sources()] == ["a.log", "c.log"]
+    # As JSON, the name is an escape Python's json reads back (raw, it is no UTF-8).
+    listed = runner.invoke(app, ["--db", "j.db", "import", "--json", "logs"])
+    assert "\\udcff" in listed.stdout
+    assert [Path(f["path"]).name for f in json.loads(listed.stdout)["files"]] == [
+        "a.log",
+        NOT_UTF8,
+        "c.log",
+    ]
     named = runner.invoke(app, ["--db", "t.db", "import", str(Path("logs") / NOT_UTF8)])
     assert named.exit_code == 1
     assert named.stderr.startswith("Error: logs/b\\udcff.log has a name that is not UTF-8")
