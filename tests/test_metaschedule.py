@@ -731,3 +731,23 @@ def test_metaschedule_records_leave_autotvm_answers_to_target_filters_alone(
     database = _database(tmp_path / "ms", ["QUFB"], [_record(0, [2e-5])])
     runner.invoke(app, ["--db", db, "import", str(database)])
     assert rows() == [*autotvm_alone, ("*", "metaschedule", 2e-5)]
+
+
+def test_a_grown_records_file_stays_one_source(tmp_path: Path) -> None:
+    """It is read in full again (its lines mean what its workload file says): the second read
+    was a second source of the same path, where a grown log stays one."""
+    records = [_record(0, [0.004]), _record(1, [0.002]), _record(0, [0.003])]
+    database = _database(tmp_path / "db", ["QUFB", "QkJC"], records[:2])
+    db = str(tmp_path / "ms.db")
+    runner.invoke(app, ["--db", db, "import", "--label", "run1", str(database)])
+    with (database / "database_tuning_record.json").open("a") as file:
+        file.write(records[2] + "\n")
+    result = runner.invoke(app, ["--db", db, "import", "--json", str(database)])
+    (report,) = json.loads(result.stdout)["files"]
+    assert (report["new"], report["duplicates"], report["replaced"]) == (1, 2, [1])
+    sources = json.loads(runner.invoke(app, ["--db", db, "sources", "--json"]).stdout)
+    assert [(s["id"], s["label"], s["lines"], s["records"]) for s in sources] == [(2, "run1", 3, 3)]
+    # A file rewritten with other lines is another read: both stay.
+    (database / "database_tuning_record.json").write_text(_record(1, [0.009]) + "\n")
+    runner.invoke(app, ["--db", db, "import", str(database)])
+    assert len(json.loads(runner.invoke(app, ["--db", db, "sources", "--json"]).stdout)) == 2

@@ -171,7 +171,19 @@ def _import_one(
         report.skipped_lines or report.already_imported_as or report.rolled_back
     ):  # read whole: every record it holds was scanned
         report.workloads_without_records = scanner.unrecorded()
+        if report.source_id is not None:
+            report.replaced = _replace_earlier_reads(store, report.source_id, source.path)
     return report
+
+
+def _replace_earlier_reads(store: Store, source_id: int, path: str) -> list[int]:
+    """Remove the earlier reads of a file this read holds every line of (its label kept)."""
+    earlier = store.earlier_reads(source_id, path)
+    if earlier:
+        store.keep_label(source_id, earlier)
+        for old in earlier:
+            store.remove_sources(str(old))
+    return earlier
 
 
 def _metaschedule_files(source: LogInput) -> tuple[Path, Path | None] | None:

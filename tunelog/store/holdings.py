@@ -263,6 +263,27 @@ def held_only_by(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[tu
     return found
 
 
+def holds_all(conn: sqlite3.Connection, holder: int, source_id: int) -> bool:
+    """Whether `holder` holds every record line `source_id` holds (as record id ranges)."""
+    spans: dict[int, list[tuple[int, int]]] = {holder: [], source_id: []}
+    for owner, first, count in conn.execute(
+        "SELECT source_id, record_id, count FROM holdings WHERE source_id IN (?, ?)",
+        (holder, source_id),
+    ):
+        spans[int(owner)].append((int(first), int(first) + int(count)))
+    held = sorted(spans[holder])
+    for first, end in sorted(spans[source_id]):
+        point = first
+        for start, stop in held:  # the holder's ranges, in order, cover [first, end)?
+            if start <= point < stop:
+                point = stop
+            if point >= end:
+                break
+        if point < end:
+            return False
+    return True
+
+
 def holds_more_lines(new: int, duplicates: int, conn: sqlite3.Connection, source_id: int) -> bool:
     """Whether a read of a file's bytes held more record lines (`new` + `duplicates`) than
     the source already holding those bytes: a --repair read of a file whose pasted records the

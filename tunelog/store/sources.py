@@ -250,6 +250,22 @@ class Sources(Connection):
         ).fetchone()
         return shared is None
 
+    def earlier_reads(self, source_id: int, path: str) -> list[int]:
+        """The other sources imported from the file at `path` whose every record line this
+        source holds: earlier reads of a file that grew (a MetaSchedule records file is read
+        in full again, not on from where its import stopped)."""
+        from tunelog.store.holdings import holds_all
+
+        wanted = os.path.realpath(path)
+        earlier = {
+            int(i)
+            for i, imported in self.conn.execute(
+                "SELECT source_id, path FROM source_imports WHERE source_id != ?", (source_id,)
+            )
+            if os.path.realpath(imported) == wanted
+        }
+        return sorted(i for i in earlier if holds_all(self.conn, source_id, i))
+
     def keep_label(self, source_id: int, replaced: Sequence[int]) -> None:
         """Give a source without a label the first label of the sources it replaces (a
         --repair read of bytes an earlier import rejected keeps that import's --label)."""
