@@ -258,6 +258,23 @@ def test_a_label_of_a_file_imported_here_too_is_given_to_its_source(tmp_path: Pa
         assert store.best(tunelog.Filters(label="gpu1")) == store.best()
 
 
+def test_a_labelled_source_here_keeps_its_label_when_another_box_merges_its_bytes(
+    tmp_path: Path,
+) -> None:
+    """Two boxes imported one shared file under their own labels: merging the second took its
+    label from the first, unsaid, and `label:box1` then matched nothing of box1's."""
+    box1 = make_db(tmp_path / "box1.db", X86, label="box1")
+    box2 = make_db(tmp_path / "box2.db", X86, SHORT, label="box2")
+    db = tmp_path / "all.db"
+    run_cli(db, "merge", str(box1))
+    code, out, err = run_cli(db, "merge", str(box2))
+    assert code == 0, err
+    assert ", which keeps its label box1" in out
+    with Store(db) as store, Store(box1) as first:
+        assert [s.label for s in store.sources()] == ["box1", "box2"]
+        assert store.best(tunelog.Filters(label="box1")) == first.best()
+
+
 def test_the_same_records_in_other_bytes_are_merged_as_a_new_source(tmp_path: Path) -> None:
     """A file with other bytes whose every record is here adds a source and no record."""
     a = make_db(tmp_path / "a.db", X86)

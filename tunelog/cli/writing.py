@@ -28,7 +28,7 @@ from tunelog.tables import Column
 if TYPE_CHECKING:
     from tunelog import api
     from tunelog.diffing import LayerDiff
-    from tunelog.store.merging import MergeReport
+    from tunelog.store.merging import MergedSource, MergeReport
 
 
 # -- export -----------------------------------------------------------------------------------
@@ -225,6 +225,14 @@ def _replaces(superseded: Sequence[int]) -> str:
     return f"replaces {earlier} (the same bytes, rejected without --repair)"
 
 
+def _already_here_note(merged: MergedSource) -> str:
+    assert merged.already_merged_as is not None
+    note = f"already here as {_source_ref(merged.already_merged_as)}"
+    if merged.label_here is not None:  # one label per source: the one here stays
+        note += f", which keeps its label {merged.label_here}"
+    return note
+
+
 def _print_merged(reports: Sequence[MergeReport]) -> None:
     """`merge`'s table: a row per source of each merged database, with what it added."""
     emit_table(
@@ -235,9 +243,7 @@ def _print_merged(reports: Sequence[MergeReport]) -> None:
                 s.label or "",
                 s.new,
                 s.duplicates,
-                f"already here as {_source_ref(s.already_merged_as)}"
-                if s.already_merged_as
-                else _replaces(s.superseded),
+                _already_here_note(s) if s.already_merged_as else _replaces(s.superseded),
             )
             for r in reports
             for s in r.sources

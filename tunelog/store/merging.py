@@ -61,6 +61,8 @@ class MergedSource(_Dumpable):
     duplicates: int = 0
     already_merged_as: str | None = None
     """`#id path` of the source here with the same bytes, when the merge added nothing."""
+    label_here: str | None = None
+    """That source's own label, kept where it differs from this one's `label`."""
     repair: bool = False
     """Its file was imported with --repair."""
     superseded: list[int] = field(default_factory=list)
@@ -243,7 +245,7 @@ class _Merger:
             )
             if same is not None:
                 result.duplicates = duplicates_when_moved(records, duplicates, 0)
-                result.already_merged_as = self._already_here(same, label)
+                result.already_merged_as = self._already_here(same, result)
                 return result
         conn = self.conn
         conn.execute("SAVEPOINT merge_source")
@@ -263,7 +265,7 @@ class _Merger:
             conn.execute("ROLLBACK TO merge_source")
             conn.execute("RELEASE merge_source")
             result.duplicates = duplicates_when_moved(records, duplicates, 0)
-            result.already_merged_as = self._already_here(same, label)
+            result.already_merged_as = self._already_here(same, result)
             return result
         conn.execute(
             """UPDATE sources SET label = ?, sha256 = ?, size = ?, lines = ?, records = ?,
@@ -308,11 +310,16 @@ class _Merger:
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
-    def _already_here(self, same: tuple[int, str], label: str | None) -> str:
-        """`#id path` of the source here that holds the merged one's bytes, given its label
-        if it has one, as `import --label` of the same bytes gives it."""
-        if label is not None:
-            self.conn.execute("UPDATE sources SET label = ? WHERE id = ?", (label, same[0]))
+    def _already_here(self, same: tuple[int, str], result: MergedSource) -> str:
+        """`#id path` of the source here that holds the merged one's bytes. It takes the
+        merged one's label when it has none; its own label stays (`label_here`): two
+        machines that both imported a shared file (TopHub, a baseline) keep `label:box1`
+        answering for the first (the second's label replaced it, unsaid)."""
+        (here,) = self.conn.execute("SELECT label FROM sources WHERE id = ?", (same[0],)).fetchone()
+        if here is None and result.label is not None:
+            self.conn.execute("UPDATE sources SET label = ? WHERE id = ?", (result.label, same[0]))
+        elif here is not None and result.label is not None and here != result.label:
+            result.label_here = str(here)
         return f"#{same[0]} {same[1]}"
 
     def _feed(self, writer: ImportWriter, source_id: int) -> None:
