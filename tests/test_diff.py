@@ -143,6 +143,22 @@ def test_layers_only_in_one_run_and_untuned_layers(tmp_path: Path) -> None:
     assert len(report.regressions(1000.0)) == 4
 
 
+def test_a_layer_another_machine_answers_is_warned_of(tmp_path: Path) -> None:
+    """B's dense trials all failed on its machine and one record of another -model answers
+    the layer: `diff` showed it faster, unsaid, where `workloads` warns."""
+    lines = X86.read_bytes().splitlines(keepends=True)
+    dense = [line for line in lines if b"dense" in line]
+    failed = [re.sub(rb'("result": \[\[[^\]]*\]), 0,', rb"\1, 4,", line) for line in dense]
+    elsewhere = re.sub(rb'"llvm -keys=cpu[^"]*"', b'"llvm -keys=cpu -model=foo"', dense[0])
+    b = tmp_path / "b.log"
+    b.write_bytes(b"".join(failed) + elsewhere)
+    report = tunelog.diff(str(X86), str(b))
+    assert report.notes == [
+        "B: 1 layer(s) answered by a record measured on another machine than their target's "
+        "(their latency is that machine's): `tunelog workloads` on B lists them under warnings"
+    ]
+
+
 def test_labels_sources_and_databases_name_the_same_runs(in_repo: None, tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     with tunelog.open_store(db) as store:
@@ -210,6 +226,9 @@ def test_rejected_lines_of_a_compared_log_are_a_warning(in_repo: None) -> None:
     assert err == (
         "warning: A: sample_logs/edge_cases.log: 3 line(s) rejected (`tunelog import` it to see "
         "why)\n"
+        "warning: A: 2 layer(s) answered by a record measured on another machine than their "
+        "target's (their latency is that machine's): `tunelog workloads` on A lists them under "
+        "warnings\n"
         "7 layer(s): 3 only in A, 4 only in B; 0 winning template change(s) (threshold 5%)\n"
     )
 

@@ -111,6 +111,21 @@ def failing(line: bytes, error_no: int) -> bytes:
     return json.dumps(record).encode() + b"\n"
 
 
+def test_watch_says_a_file_rewritten_since_it_was_read_is_read_again(db: str) -> None:
+    """A file truncated or rewritten under watch was read in full again, unsaid, and what its
+    earlier read held stayed: the database no longer was one import of the final files."""
+    Path("tuning.log").write_bytes(b"".join(X86_LINES[:40]))
+    assert run("--db", db, "import", "tuning.log")[0] == 0
+    Path("tuning.log").write_bytes(b"".join(X86_LINES[40:45]))
+    code, _, err = run("--db", db, "watch", "tuning.log", "--refreshes", "1", "--interval", "0")
+    assert code == 0
+    assert err == (
+        "tuning.log changed since it was read (rewritten, truncated or rotated): read in full "
+        "again as another source; its earlier reads' records stay (`tunelog sources remove` "
+        "them to drop them)\n"
+    )
+
+
 def test_watch_without_a_terminal_prints_one_line_per_refresh(db: str) -> None:
     # Layer 1 (40 trials): only failures; layer 3: 30 of 40 BUILD_TIMEOUT.
     lines = [failing(line, 1) if i < 40 else line for i, line in enumerate(X86_LINES[:120])]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +21,7 @@ from tunelog.store.readonly import SIDE_SUFFIXES
 
 if TYPE_CHECKING:
     from tunelog.importreport import FileReport
+    from tunelog.layers import Layer
     from tunelog.results import (
         DiffReport,
     )
@@ -113,9 +114,29 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
         young_collected_less(),
     ):
         # B's layers kept only as what the diff compares, then A's read one at a time (memory).
-        in_b = run_layers(each_layer(right, None))
-        report.layers = diff_layers(each_layer(left, None), in_b, threshold_pct)
+        foreign = {"A": 0, "B": 0}  # layers answered by another machine's record, per run
+        in_b = run_layers(_counting_foreign(each_layer(right, None), foreign, "B"))
+        report.layers = diff_layers(
+            _counting_foreign(each_layer(left, None), foreign, "A"), in_b, threshold_pct
+        )
+    for side, count in foreign.items():
+        if count:  # its latency is another machine's: as `workloads` warns of it
+            report.notes.append(
+                f"{side}: {count} layer(s) answered by a record measured on another machine "
+                f"than their target's (their latency is that machine's): `tunelog workloads` "
+                f"on {side} lists them under warnings"
+            )
     return report
+
+
+def _counting_foreign(
+    layers: Iterable[Layer], counts: dict[str, int], side: str
+) -> Iterator[Layer]:
+    """`layers`, counting into `counts[side]` those with a machine warning (`Layer.warnings`)."""
+    for layer in layers:
+        if layer.warnings:
+            counts[side] += 1
+        yield layer
 
 
 @contextmanager

@@ -137,6 +137,12 @@ class _WatchView:
                 continue
             for reject in report.rejects[:REJECTS_SHOWN]:
                 _err(f"{report.path}:{reject.line}: {reject.reason}")
+            if report.prefix_changed:  # what the earlier reads held stays in the database
+                _err(
+                    f"{report.path} changed since it was read (rewritten, truncated or "
+                    "rotated): read in full again as another source; its earlier reads' "
+                    "records stay (`tunelog sources remove` them to drop them)"
+                )
             if report.garbled:  # rolled back: none of its lines is in the database
                 self.garbled.add(report.path)
                 _err(garbled_warning(report))
