@@ -263,6 +263,19 @@ def held_only_by(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[tu
     return found
 
 
+def same_lines(conn: sqlite3.Connection, source_id: int, other: int) -> bool:
+    """Whether two sources hold the same record lines: the same records at the same line
+    numbers, in the same order (read side by side, never held whole)."""
+    from itertools import zip_longest
+
+    mine, theirs = held_records(conn, source_id), held_records(conn, other)
+    done = object()
+    return all(
+        a is not done and b is not done and a[1:3] == b[1:3]  # type: ignore[index]
+        for a, b in zip_longest(mine, theirs, fillvalue=done)
+    )
+
+
 def holds_all(conn: sqlite3.Connection, holder: int, source_id: int) -> bool:
     """Whether `holder` holds every record line `source_id` holds (as record id ranges)."""
     spans: dict[int, list[tuple[int, int]]] = {holder: [], source_id: []}

@@ -238,7 +238,7 @@ class _Merger:
         (comments, blank, rejected, split, repaired, repair, imported_at) = src[8:]
         result = MergedSource(path, label, sha256, repair=bool(repair))
         here = stored_path(path)  # as the writer stores it; a copy elsewhere is its own source
-        if repair is not None:
+        if repair is not None and sha256:  # ('': bytes unknown, a file that grew)
             # The same bytes imported the same way: every record is here already.
             same = self._same_bytes(
                 sha256, "AND size = ? AND repair = ? AND path = ?", (size, repair, here)
@@ -255,7 +255,11 @@ class _Merger:
         with ImportWriter(conn, report, repair=bool(repair)) as writer:
             self._feed(writer, source_id)
             writer.finish()
-        same = self._same_bytes(sha256, "AND id != ? AND path = ?", (writer.source_id, here))
+        same = (
+            self._same_bytes(sha256, "AND id != ? AND path = ?", (writer.source_id, here))
+            if sha256
+            else self._same_lines_here(writer.source_id, here)
+        )
         if (
             report.new == 0
             and same is not None
@@ -309,6 +313,20 @@ class _Merger:
             (sha256, *params),
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
+
+    def _same_lines_here(self, source_id: int, path: str) -> tuple[int, str] | None:
+        """(id, path) of a source here from `path` whose bytes are unknown too (a file that
+        grew keeps no SHA-256) holding the same lines as `source_id`: an empty SHA-256 names
+        no bytes (two reads of one path that grew apart are two sources)."""
+        from tunelog.store.holdings import same_lines
+
+        for other_id, other_path in self.conn.execute(
+            "SELECT id, path FROM sources WHERE sha256 = '' AND id != ? AND path = ? ORDER BY id",
+            (source_id, path),
+        ).fetchall():
+            if same_lines(self.conn, int(other_id), source_id):
+                return (int(other_id), str(other_path))
+        return None
 
     def _already_here(self, same: tuple[int, str], result: MergedSource) -> str:
         """`#id path` of the source here that holds the merged one's bytes. It takes the
