@@ -88,6 +88,14 @@ def test_an_empty_option_is_a_usage_error(tmp_path: Path, command: list[str]) ->
     assert "is empty: give a value, or leave the option out" in result.stderr
 
 
+def test_an_empty_source_to_remove_is_a_usage_error(tmp_path: Path) -> None:
+    """It said "no imported source has id, label or path ''" (exit 1), where --label '' is a
+    usage error."""
+    result = runner.invoke(app, ["--db", str(tmp_path / "none.db"), "sources", "remove", " "])
+    assert result.exit_code == 2
+    assert "REF is empty: give a source's id, label or path" in result.stderr
+
+
 def test_an_unparsable_for_target_is_a_target_parse_error() -> None:
     with pytest.raises(TargetParseError):
         Filters(for_target="")

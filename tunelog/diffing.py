@@ -138,8 +138,15 @@ def regressions(diffs: Sequence[LayerDiff], pct: float) -> list[LayerDiff]:
         for d in diffs
         if d.status == UNTUNED_B
         or (d.status == ONLY_A and d.a_latency is not None)
-        or (d.change_pct is not None and d.change_pct > pct)
+        or (d.change_pct is not None and beyond(d.change_pct, pct))
     ]
+
+
+def beyond(change_pct: float, pct: float) -> bool:
+    """Whether a change is more than `pct` percent: compared at 9 decimals, so that a
+    latency 5 % above another (1.05e-4 against 1e-4: 5.000000000000004 % in floats) is not
+    "beyond 5 %"."""
+    return round(change_pct, 9) > pct
 
 
 def _diff(a: RunLayer | None, b: RunLayer | None, threshold_pct: float) -> LayerDiff:
@@ -158,7 +165,13 @@ def _diff(a: RunLayer | None, b: RunLayer | None, threshold_pct: float) -> Layer
         # A zero latency (a broken measurement) is a ratio of 1 to another zero, else infinite.
         ratio = b_cost / a_cost if a_cost else 1.0 if not b_cost else math.inf
         change = (ratio - 1.0) * 100.0
-        status = SLOWER if change > threshold_pct else FASTER if change < -threshold_pct else SAME
+        status = (
+            SLOWER
+            if beyond(change, threshold_pct)
+            else FASTER
+            if beyond(-change, threshold_pct)
+            else SAME
+        )
     return LayerDiff(
         target=shown.label,
         target_keys=list(shown.keys),

@@ -130,9 +130,13 @@ def is_ascii_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def source_ref(ref: str) -> int | None:
+def source_ref(ref: str, name: str = "--source") -> int | None:
     """`source_id`, of a reference that says something (`--source ''` names no file)."""
-    return source_id(not_empty(ref, "--source"))
+    if not name.startswith("-") and not text(ref, name).strip():  # an argument, not an option
+        raise InvalidValueError(
+            f"{name} is empty: give a source's id, label or path (`tunelog sources` lists them)"
+        )
+    return source_id(not_empty(ref, name))
 
 
 def source_id(ref: str) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
@@ -143,7 +144,7 @@ def sources_remove(
         str,
         typer.Argument(
             help="The source's id (`3`, `#3`), else its label, else a path it was imported from.",
-            callback=checked(optionvalues.source_id),
+            callback=checked(functools.partial(optionvalues.source_ref, name="REF")),
         ),
     ],
     dry_run: Annotated[
