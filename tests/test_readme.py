@@ -15,7 +15,7 @@ def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     readme = (REPO / "README.md").read_text()
     match = re.search(r"## Python API.*?```python\n(.*?)```", readme, re.S)
     assert match is not None
-    shutil.copytree(SAMPLE_LOGS, tmp_path / "logs")
+    shutil.copytree(SAMPLE_LOGS, tmp_path / "sample_logs")  # as the README names them
     monkeypatch.chdir(tmp_path)
     exec(compile(match.group(1), "README.md", "exec"), {})  # our own README
     assert (tmp_path / "best.log").read_bytes().count(b"\n") == 9

@@ -107,7 +107,8 @@ def test_without_plotly_one_error_line_says_what_to_install(
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == (
         "Error: tunelog report draws its charts with plotly.js from the plotly package, which "
-        "is not installed: pip install 'tunelog[report]'\n"
+        "is not installed: pip install 'tunelog[report]' (in a checkout: pip install -e "
+        "'.[report]')\n"
     )
     assert not (tmp_path / "r").exists()
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from tunelog.lazyexports import exported, listed
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Public name -> the module that defines it.
 _EXPORTS = {

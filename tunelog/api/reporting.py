@@ -59,7 +59,8 @@ def _plotly_js() -> str:
     except (ImportError, OSError):
         raise MissingExtraError(
             "tunelog report draws its charts with plotly.js from the plotly package, which is "
-            "not installed: pip install 'tunelog[report]'"
+            "not installed: pip install 'tunelog[report]' (in a checkout: "
+            "pip install -e '.[report]')"
         ) from None
 
 
