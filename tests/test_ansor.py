@@ -353,6 +353,8 @@ def test_knobs_of_an_auto_scheduler_layer_says_it_has_none(tmp_path: Path) -> No
         "auto_scheduler records have no knobs (a config is a list of transform steps): "
         "`tunelog curve` shows its trials"
     )
+    # Relay picks among AutoTVM templates, not auto_scheduler tasks: TVM uses its record.
+    assert result.stdout.splitlines()[0].endswith("h1 (auto_scheduler)  (TVM uses it)")
     # Its trials count all the same (--json said 0 trials of a layer `curve` shows 1 of).
     (entry,) = json.loads(runner.invoke(app, ["--db", db, "knobs", "h1", "--json"]).stdout)
     assert (entry["coverage"]["trials"], entry["coverage"]["distinct_configs"]) == (1, 1)

@@ -269,6 +269,10 @@ def test_explain_unknown_code_is_one_error_line(db: str) -> None:
     code, out, err = run("--db", db, "explain", "nine")
     assert (code, out) == (1, "")
     assert err.startswith("Error: unknown error code 'nine': use 0-8")
+    # `explain` takes fields and record lines too: the message says so (it named codes only).
+    assert err.endswith(
+        "; or a record field (`tunelog explain fields` lists them), or a whole record line\n"
+    )
     assert err.count("\n") == 1
 
 

@@ -300,6 +300,16 @@ def test_curve_names_a_layer_or_says_what_to_do(
     assert result.stderr.count("\n") == lines
 
 
+@pytest.mark.parametrize("name", ["1x8192*10x8192", "1x8192 *10x8192", "1x8192  *  10x8192"])
+def test_a_layer_name_is_found_whatever_its_spaces(tmp_path: Path, name: str) -> None:
+    """`curve "128x768*2304x768"` matched nothing; with the table's spaces it worked."""
+    db = str(tmp_path / "t.db")
+    runner.invoke(app, ["--db", db, "import", str(SAMPLE_LOGS / "x86_mini_llvm.log")])
+    result = runner.invoke(app, ["--db", db, "curve", name])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[0].startswith("cpu  1x8192 * 10x8192  dense_")
+
+
 def test_forum_paste_gets_a_verdict_per_layer(store: Store) -> None:
     paste = CORPUS / "forum" / "centernet_forum_paste.log"
     if not paste.is_file():

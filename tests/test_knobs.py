@@ -148,3 +148,10 @@ def test_median_and_chosen_of_a_knob_value() -> None:
         False,
     )
     assert coverage(trials).configs == 1  # every trial above has config index 0
+
+
+def test_values_without_a_valid_trial_sort_by_their_numbers() -> None:
+    """They sorted as text: [-1,16] before [-1,2]."""
+    trials = [_trial(ic, 8, 1.0, error_no=6) for ic in (16, 2, 4)]
+    rows = [r.value for r in knob_values("mm", trials, chosen=None) if r.knob == "tile_ic"]
+    assert rows == ["[-1,2]", "[-1,4]", "[-1,16]"]

@@ -22,6 +22,7 @@ knobs. These derived values are shown as extra knobs `layout:data`, `layout:kern
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -135,8 +136,19 @@ def knob_values(
         )
         for name, kind, value in counts
     ]
-    rows.sort(key=lambda r: (order[r.knob], r.best is None, r.best or 0.0, r.value))
+    rows.sort(key=lambda r: (order[r.knob], r.best is None, r.best or 0.0, _natural(r.value)))
     return rows
+
+
+_NUMBERS = re.compile(r"(-?\d+)")
+
+
+def _natural(text: str) -> list[tuple[int, int, str]]:
+    """`text` as it sorts for a reader: its numbers by value (`[-1,1,1,1]` before
+    `[-1,1,1,16]`, which text order puts after)."""
+    return [
+        (0, int(part), "") if i % 2 else (1, 0, part) for i, part in enumerate(_NUMBERS.split(text))
+    ]
 
 
 def coverage(trials: Sequence[KnobTrial]) -> Coverage:

@@ -179,9 +179,17 @@ def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer
 
 def layers_named(found: Sequence[Layer], name: str) -> list[Layer]:
     """The layers `name` names: those whose layer_key or shapes text it is exactly, else
-    those whose layer_key or shapes text contains it (`find_layer`, `workloads LAYER`)."""
+    those whose layer_key or shapes text contains it, else those whose shapes text contains
+    it with the spaces of both left out (`128x768*2304x768` for `128x768 * 2304x768`)
+    (`find_layer`, `workloads LAYER`)."""
     exact = [lay for lay in found if name in (lay.key, lay.shapes)]
-    return exact or [lay for lay in found if name in lay.key or name in lay.shapes]
+    if exact:
+        return exact
+    within = [lay for lay in found if name in lay.key or name in lay.shapes]
+    squeezed = "".join(name.split())
+    if within or not squeezed:
+        return within
+    return [lay for lay in found if squeezed in "".join(lay.shapes.split())]
 
 
 def left_out(store: Store, name: str, filters: Filters | None) -> str | None:

@@ -62,8 +62,15 @@ def explain(
 
 def _explain_error(code: str, as_json: bool) -> None:
     from tunelog.errorcodes import lookup_error_code
+    from tunelog.exceptions import UnknownErrorCodeError
 
-    entry = lookup_error_code(code)
+    try:
+        entry = lookup_error_code(code)
+    except UnknownErrorCodeError as exc:  # `explain` also takes a field or a record line
+        raise UnknownErrorCodeError(
+            f"{exc}; or a record field (`tunelog explain fields` lists them), or a whole "
+            "record line"
+        ) from None
     if as_json:
         emit_json(
             {
@@ -141,13 +148,15 @@ def _layer_entries(
 def _layer_template_title(layer: Layer, template: TemplateResult) -> str:
     """`curve`'s and `knobs`' heading of one template of a layer."""
     from tunelog.rules.untuned import answered_only_by_v01
-    from tunelog.versions import METASCHEDULE_TASK
+    from tunelog.versions import ANSOR_VERSION, METASCHEDULE_TASK
 
     picked = "  (relay picks it)" if layer.winner is template else ""
     if picked and answered_only_by_v01(layer):  # an old TVM would; TVM >= 0.7 skips v0.1
         picked = "  (only an old TVM picks it: TVM >= 0.7 skips v0.1 records)"
     if template.workload.task_name == METASCHEDULE_TASK:
         picked = ""  # one MetaSchedule workload: no templates for relay to choose among
+    elif picked and template.workload.version == ANSOR_VERSION:
+        picked = "  (TVM uses it)"  # relay picks no auto_scheduler task: its key answers
     return f"{layer.group.label}  {layer.shapes}  {template.name}{picked}"
 
 
