@@ -164,7 +164,8 @@ def test_a_layer_another_machine_answers_is_warned_of(tmp_path: Path) -> None:
     report = tunelog.diff(str(X86), str(b))
     assert report.notes == [
         "B: 1 layer(s) answered by a record measured on another machine than their target's "
-        "(their latency is that machine's): `tunelog workloads` on B lists them under warnings"
+        "(their latency is that machine's): `tunelog workloads` on a database of B's files lists "
+        "them under warnings"
     ]
 
 
@@ -236,8 +237,8 @@ def test_rejected_lines_of_a_compared_log_are_a_warning(in_repo: None) -> None:
         "warning: A: sample_logs/edge_cases.log: 3 line(s) rejected (`tunelog import` it to see "
         "why)\n"
         "warning: A: 2 layer(s) answered by a record measured on another machine than their "
-        "target's (their latency is that machine's): `tunelog workloads` on A lists them under "
-        "warnings\n"
+        "target's (their latency is that machine's): `tunelog workloads` on a database of A's "
+        "files lists them under warnings\n"
         "7 layer(s): 3 only in A, 4 only in B; 0 winning template change(s) (threshold 5%)\n"
     )
 

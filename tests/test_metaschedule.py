@@ -751,3 +751,22 @@ def test_a_grown_records_file_stays_one_source(tmp_path: Path) -> None:
     (database / "database_tuning_record.json").write_text(_record(1, [0.009]) + "\n")
     runner.invoke(app, ["--db", db, "import", str(database)])
     assert len(json.loads(runner.invoke(app, ["--db", db, "sources", "--json"]).stdout)) == 2
+
+
+def test_a_grown_records_file_never_replaces_another_databases_read(tmp_path: Path) -> None:
+    """A source merged from another box, imported there from the same path, is that box's
+    read: it was removed (with its label) as an earlier read of the file (review)."""
+    records = [_record(0, [0.004]), _record(1, [0.002]), _record(0, [0.003])]
+    database = _database(tmp_path / "db", ["QUFB", "QkJC"], records[:1])
+    box2, here = str(tmp_path / "box2.db"), str(tmp_path / "here.db")
+    runner.invoke(app, ["--db", box2, "import", "--label", "box2", str(database)])
+    with (database / "database_tuning_record.json").open("a") as file:
+        file.write(records[1] + "\n")
+    runner.invoke(app, ["--db", here, "import", "--label", "box1", str(database)])
+    runner.invoke(app, ["--db", here, "merge", box2])
+    with (database / "database_tuning_record.json").open("a") as file:
+        file.write(records[2] + "\n")
+    result = runner.invoke(app, ["--db", here, "import", "--json", str(database)])
+    assert [f["replaced"] for f in json.loads(result.stdout)["files"]] == [[1]]
+    sources = json.loads(runner.invoke(app, ["--db", here, "sources", "--json"]).stdout)
+    assert sorted(s["label"] for s in sources) == ["box1", "box2"]

@@ -120,9 +120,9 @@ def test_watch_says_a_file_rewritten_since_it_was_read_is_read_again(db: str) ->
     code, _, err = run("--db", db, "watch", "tuning.log", "--refreshes", "1", "--interval", "0")
     assert code == 0
     assert err == (
-        "tuning.log changed since it was read (rewritten, truncated or rotated): read in full "
-        "again as another source; its earlier reads' records stay (`tunelog sources remove` "
-        "them to drop them)\n"
+        "tuning.log was read in full again, as another source (it changed since it was read: "
+        "rewritten, truncated or rotated; or its last line then had no line end): its earlier "
+        "reads' records stay (`tunelog sources remove` them to drop them)\n"
     )
 
 

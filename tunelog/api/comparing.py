@@ -124,7 +124,7 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
             report.notes.append(
                 f"{side}: {count} layer(s) answered by a record measured on another machine "
                 f"than their target's (their latency is that machine's): `tunelog workloads` "
-                f"on {side} lists them under warnings"
+                f"on a database of {side}'s files lists them under warnings"
             )
     return report
 

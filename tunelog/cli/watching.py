@@ -139,13 +139,16 @@ class _WatchView:
                 _err(f"{report.path}:{reject.line}: {reject.reason}")
             if report.prefix_changed:  # what the earlier reads held stays in the database
                 _err(
-                    f"{report.path} changed since it was read (rewritten, truncated or "
-                    "rotated): read in full again as another source; its earlier reads' "
-                    "records stay (`tunelog sources remove` them to drop them)"
+                    f"{report.path} was read in full again, as another source (it changed "
+                    "since it was read: rewritten, truncated or rotated; or its last line "
+                    "then had no line end): its earlier reads' records stay (`tunelog "
+                    "sources remove` them to drop them)"
                 )
             if report.garbled:  # rolled back: none of its lines is in the database
                 self.garbled.add(report.path)
                 _err(garbled_warning(report))
+            elif report.lines:  # read again whole (replaced by a sound file): none lost now
+                self.garbled.discard(report.path)
         self.skipped = skipped
         for path in refresh.waiting_for:
             if path not in self.waiting:  # said once per path

@@ -258,7 +258,9 @@ class _Merger:
         same = (
             self._same_bytes(sha256, "AND id != ? AND path = ?", (writer.source_id, here))
             if sha256
-            else self._same_lines_here(writer.source_id, here)
+            else self._same_lines_here(
+                writer.source_id, here, (lines, comments, blank, rejected, imported_at, label)
+            )
         )
         if (
             report.new == 0
@@ -314,15 +316,21 @@ class _Merger:
         ).fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
-    def _same_lines_here(self, source_id: int, path: str) -> tuple[int, str] | None:
-        """(id, path) of a source here from `path` whose bytes are unknown too (a file that
-        grew keeps no SHA-256) holding the same lines as `source_id`: an empty SHA-256 names
-        no bytes (two reads of one path that grew apart are two sources)."""
+    def _same_lines_here(
+        self, source_id: int, path: str, read: tuple[Any, ...]
+    ) -> tuple[int, str] | None:
+        """(id, path) of the source here that is the same read as the merged one, whose bytes
+        are unknown (a file that grew keeps no SHA-256): from `path`, unknown bytes too, the
+        same `read` (lines, comments, blank, rejected, the time it was imported and its label,
+        which a merge keeps) and the same record lines as `source_id`. An empty SHA-256 names
+        no bytes: two reads of one path that grew apart are two sources."""
         from tunelog.store.holdings import same_lines
 
         for other_id, other_path in self.conn.execute(
-            "SELECT id, path FROM sources WHERE sha256 = '' AND id != ? AND path = ? ORDER BY id",
-            (source_id, path),
+            """SELECT id, path FROM sources WHERE sha256 = '' AND id != ? AND path = ?
+               AND lines = ? AND comments = ? AND blank = ? AND rejected = ?
+               AND imported_at IS ? AND label IS ? ORDER BY id""",
+            (source_id, path, *read),
         ).fetchall():
             if same_lines(self.conn, int(other_id), source_id):
                 return (int(other_id), str(other_path))
