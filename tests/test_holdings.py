@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import itertools
-import sqlite3
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from tunelog.store import Store, holdings
 
@@ -66,31 +63,3 @@ def test_dropped_records_become_segments_and_holdings_point_at_holders(
     remapped = conn.execute("SELECT seq, line, record_id, count FROM holdings ORDER BY seq")
     expected = [(seq, line, dropped.get(rid, rid)) for seq, line, rid in _positions(runs)]
     assert _positions(remapped.fetchall()) == expected
-
-
-def _holdings_conn(spans: dict[int, list[tuple[int, int]]]) -> sqlite3.Connection:
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE holdings (source_id, seq, line, record_id, count)")
-    for source_id, ranges in spans.items():
-        conn.executemany(
-            "INSERT INTO holdings VALUES (?, ?, 0, ?, ?)",
-            [(source_id, seq, first, count) for seq, (first, count) in enumerate(ranges)],
-        )
-    return conn
-
-
-@given(
-    st.lists(st.tuples(st.integers(1, 60), st.integers(1, 5)), max_size=12),
-    st.lists(st.tuples(st.integers(1, 60), st.integers(1, 5)), max_size=12),
-)
-def test_holds_all_is_every_record_of_the_source_among_the_holders(
-    holder: list[tuple[int, int]], source: list[tuple[int, int]]
-) -> None:
-    """Against sets of record ids: ranges in any order, overlapping or adjacent (it scanned
-    the holder's ranges again for each of the source's, quadratic on a reordered copy)."""
-    conn = _holdings_conn({1: holder, 2: source})
-    ids = {
-        rid: {f + k for f, n in ranges for k in range(n)}
-        for rid, ranges in ((1, holder), (2, source))
-    }
-    assert holdings.holds_all(conn, 1, 2) == (ids[2] <= ids[1])

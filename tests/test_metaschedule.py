@@ -733,40 +733,30 @@ def test_metaschedule_records_leave_autotvm_answers_to_target_filters_alone(
     assert rows() == [*autotvm_alone, ("*", "metaschedule", 2e-5)]
 
 
-def test_a_grown_records_file_stays_one_source(tmp_path: Path) -> None:
-    """It is read in full again (its lines mean what its workload file says): the second read
-    was a second source of the same path, where a grown log stays one."""
-    records = [_record(0, [0.004]), _record(1, [0.002]), _record(0, [0.003])]
-    database = _database(tmp_path / "db", ["QUFB", "QkJC"], records[:2])
+def test_a_grown_records_file_read_again_keeps_its_records_place_among_ties(
+    tmp_path: Path,
+) -> None:
+    """Read in full again, it is another source, the earlier read kept: a version that
+    replaced the earlier read replayed its records after a later database's, and a tie went
+    to the later one (TVM keeps the earlier record)."""
+    a = _database(tmp_path / "a", ["QUFB"], [_record(0, [0.003])])
+    b = _database(
+        tmp_path / "b",
+        ["QUFB"],
+        [_record(0, [0.003], trace=[[["GetSBlock", [], ["D", "main"], ["b0"]]], []])],
+    )
     db = str(tmp_path / "ms.db")
-    runner.invoke(app, ["--db", db, "import", "--label", "run1", str(database)])
-    with (database / "database_tuning_record.json").open("a") as file:
-        file.write(records[2] + "\n")
-    result = runner.invoke(app, ["--db", db, "import", "--json", str(database)])
-    (report,) = json.loads(result.stdout)["files"]
-    assert (report["new"], report["duplicates"], report["replaced"]) == (1, 2, [1])
+
+    def best_source() -> str:
+        (row,) = json.loads(runner.invoke(app, ["--db", db, "best", "--json"]).stdout)
+        return str(Path(row["source"]).parent.name)
+
+    runner.invoke(app, ["--db", db, "import", str(a)])
+    runner.invoke(app, ["--db", db, "import", str(b)])
+    assert best_source() == "a"
+    with (a / "database_tuning_record.json").open("a") as file:
+        file.write(_record(0, [0.005]) + "\n")
+    runner.invoke(app, ["--db", db, "import", str(a)])
+    assert best_source() == "a"
     sources = json.loads(runner.invoke(app, ["--db", db, "sources", "--json"]).stdout)
-    assert [(s["id"], s["label"], s["lines"], s["records"]) for s in sources] == [(2, "run1", 3, 3)]
-    # A file rewritten with other lines is another read: both stay.
-    (database / "database_tuning_record.json").write_text(_record(1, [0.009]) + "\n")
-    runner.invoke(app, ["--db", db, "import", str(database)])
-    assert len(json.loads(runner.invoke(app, ["--db", db, "sources", "--json"]).stdout)) == 2
-
-
-def test_a_grown_records_file_never_replaces_another_databases_read(tmp_path: Path) -> None:
-    """A source merged from another box, imported there from the same path, is that box's
-    read: it was removed (with its label) as an earlier read of the file (review)."""
-    records = [_record(0, [0.004]), _record(1, [0.002]), _record(0, [0.003])]
-    database = _database(tmp_path / "db", ["QUFB", "QkJC"], records[:1])
-    box2, here = str(tmp_path / "box2.db"), str(tmp_path / "here.db")
-    runner.invoke(app, ["--db", box2, "import", "--label", "box2", str(database)])
-    with (database / "database_tuning_record.json").open("a") as file:
-        file.write(records[1] + "\n")
-    runner.invoke(app, ["--db", here, "import", "--label", "box1", str(database)])
-    runner.invoke(app, ["--db", here, "merge", box2])
-    with (database / "database_tuning_record.json").open("a") as file:
-        file.write(records[2] + "\n")
-    result = runner.invoke(app, ["--db", here, "import", "--json", str(database)])
-    assert [f["replaced"] for f in json.loads(result.stdout)["files"]] == [[1]]
-    sources = json.loads(runner.invoke(app, ["--db", here, "sources", "--json"]).stdout)
-    assert sorted(s["label"] for s in sources) == ["box1", "box2"]
+    assert [s["lines"] for s in sources] == [1, 1, 2]

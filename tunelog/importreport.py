@@ -88,9 +88,6 @@ class FileReport(_Dumpable):
     held_before: int = 0
     # The records file of a MetaSchedule database (read with its workload file).
     metaschedule: bool = False
-    # Earlier reads of this MetaSchedule records file (it grew: read in full again) whose every
-    # line this one holds: removed, so that the file is one source, as a grown log is.
-    replaced: list[int] = field(default_factory=list)
     # Its database's workloads that no record names (TVM compiles them with no tuned
     # schedule); None when not known: not such a file, or not read whole.
     workloads_without_records: int | None = None

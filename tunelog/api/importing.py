@@ -171,28 +171,7 @@ def _import_one(
         report.skipped_lines or report.already_imported_as or report.rolled_back
     ):  # read whole: every record it holds was scanned
         report.workloads_without_records = scanner.unrecorded()
-        if report.source_id is not None:
-            report.replaced = _replace_earlier_reads(store, report.source_id, source.path)
     return report
-
-
-def _replace_earlier_reads(store: Store, source_id: int, path: str) -> list[int]:
-    """Remove the earlier reads of a file this read holds every line of (their label kept);
-    those removed. One that cannot be removed now (the database busy) stays, a source of its
-    own as before: the read, committed, is not undone, and the next files are imported."""
-    from tunelog.exceptions import TunelogError
-
-    removed: list[int] = []
-    earlier = store.earlier_reads(source_id, path)
-    if earlier:
-        store.keep_label(source_id, earlier)
-    for old in earlier:
-        try:
-            store.remove_sources(str(old))
-        except TunelogError:
-            break
-        removed.append(old)
-    return removed
 
 
 def _metaschedule_files(source: LogInput) -> tuple[Path, Path | None] | None:

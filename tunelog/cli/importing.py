@@ -185,7 +185,6 @@ _REPORT_FIELDS = {
     "prefix_changed",
     "unreadable",
     "superseded",
-    "replaced",
     "relabelled",
     "metaschedule",
     "other_repair",
@@ -387,9 +386,6 @@ def _import_note(report: FileReport) -> str:
     if report.superseded:
         earlier = ", ".join(f"#{i}" for i in report.superseded)
         notes.append(f"replaces {earlier} (the same bytes, rejected without --repair)")
-    if report.replaced:
-        earlier = ", ".join(f"#{i}" for i in report.replaced)
-        notes.append(f"replaces {earlier} (an earlier read of this file: it holds all its lines)")
     if report.skipped_lines and not report.already_imported_as:
         notes.append(f"grown: {report.skipped_lines} earlier line(s) skipped as already imported")
     if report.prefix_changed:

@@ -276,31 +276,6 @@ def same_lines(conn: sqlite3.Connection, source_id: int, other: int) -> bool:
     )
 
 
-def holds_all(conn: sqlite3.Connection, holder: int, source_id: int) -> bool:
-    """Whether `holder` holds every record line `source_id` holds (as record id ranges): each
-    of the source's ranges looked up among the holder's, merged and sorted (n log m)."""
-    import bisect
-
-    spans: dict[int, list[tuple[int, int]]] = {holder: [], source_id: []}
-    for owner, first, count in conn.execute(
-        "SELECT source_id, record_id, count FROM holdings WHERE source_id IN (?, ?)",
-        (holder, source_id),
-    ):
-        spans[int(owner)].append((int(first), int(first) + int(count)))
-    held: list[tuple[int, int]] = []  # the holder's ranges, disjoint and in order
-    for first, end in sorted(spans[holder]):
-        if held and first <= held[-1][1]:
-            held[-1] = (held[-1][0], max(held[-1][1], end))
-        else:
-            held.append((first, end))
-    starts = [first for first, _ in held]
-    for first, end in spans[source_id]:
-        at = bisect.bisect_right(starts, first) - 1
-        if at < 0 or held[at][1] < end:
-            return False
-    return True
-
-
 def holds_more_lines(new: int, duplicates: int, conn: sqlite3.Connection, source_id: int) -> bool:
     """Whether a read of a file's bytes held more record lines (`new` + `duplicates`) than
     the source already holding those bytes: a --repair read of a file whose pasted records the

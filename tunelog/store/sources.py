@@ -250,27 +250,6 @@ class Sources(Connection):
         ).fetchone()
         return shared is None
 
-    def earlier_reads(self, source_id: int, path: str) -> list[int]:
-        """The other sources this database imported from the file at `path` (as it was
-        named then: no link followed again) whose every record line
-        this source holds: earlier reads of a file that grew (a MetaSchedule records file is
-        read in full again, not on from where its import stopped). A source merged from
-        another database is another machine's read, never one of them."""
-        from tunelog.store.holdings import holds_all
-
-        wanted = os.path.abspath(path)
-        earlier = {
-            int(i)
-            for i, imported in self.conn.execute(
-                """SELECT i.source_id, i.path FROM source_imports i
-                   JOIN sources s ON s.id = i.source_id
-                   WHERE i.source_id != ? AND s.merged_from IS NULL""",
-                (source_id,),
-            )
-            if os.path.abspath(imported) == wanted
-        }
-        return sorted(i for i in earlier if holds_all(self.conn, source_id, i))
-
     def keep_label(self, source_id: int, replaced: Sequence[int]) -> None:
         """Give a source without a label the first label of the sources it replaces (a
         --repair read of bytes an earlier import rejected keeps that import's --label)."""
