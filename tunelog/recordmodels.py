@@ -10,10 +10,7 @@ every such command a tenth of a second of start-up. The msgspec structs of
 
 from __future__ import annotations
 
-import json
-import re
-import sys
-from typing import Annotated, Any, TypeAlias
+from typing import Annotated, TypeAlias
 
 import orjson
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -23,9 +20,9 @@ from tunelog.recordvalues import (
     KnobType,
     Measurement,
     Rejected,
-    non_json_shape,
     numpy_mean,
 )
+from tunelog.rejectreasons import foreign_format, non_json_reason, pydantic_reason
 from tunelog.rules.layout import MARKED_V01, has_input_key, marked_v01
 from tunelog.rules.recordvalidity import check_values
 from tunelog.rules.workloadidentity import canonical_json, workload_json
@@ -33,8 +30,6 @@ from tunelog.versions import V01, V02
 
 # defer_build: the models are built on first use, not when this module is imported.
 _STRICT = ConfigDict(strict=True, frozen=True, extra="ignore", defer_build=True)
-
-_JSON_COLUMN = re.compile(r"column (\d+)")
 
 # Under strict mode a float field takes JSON ints and floats, never strings or booleans.
 Number: TypeAlias = float
@@ -287,25 +282,25 @@ def _explain_rejection(line: bytes, tried: type[TuningRecord], exc: ValidationEr
     """Turn a failed validation into the most specific reason we can give."""
     errors = exc.errors(include_url=False, include_context=True, include_input=False)
     if errors and errors[0]["type"] == "json_invalid":
-        return Rejected(_non_json_reason(line, str(errors[0].get("ctx", {}).get("error", ""))))
+        return Rejected(non_json_reason(line, str(errors[0].get("ctx", {}).get("error", ""))))
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
         # pydantic accepted the JSON but orjson did not (e.g. NaN, huge integers).
-        return Rejected(_pydantic_reason(errors))
-    fmt = _foreign_format(value)
+        return Rejected(pydantic_reason(errors))
+    fmt = foreign_format(value)
     if fmt is not None:
         return Rejected(fmt)
     if isinstance(value, dict) and tried is RecordV02 and "v" in value and "i" in value:
         try:
             return _check_values_or_reject(RecordV01.model_validate(value))
         except ValidationError as exc01:
-            return Rejected(_pydantic_reason(exc01.errors(include_url=False)))
+            return Rejected(pydantic_reason(exc01.errors(include_url=False)))
     if not isinstance(value, dict):
         return Rejected(f"JSON {type(value).__name__} is not an AutoTVM record")
     if "input" not in value and "i" not in value:
         return Rejected("JSON object is not an AutoTVM record (no input/i field)")
-    return Rejected(_pydantic_reason(errors))
+    return Rejected(pydantic_reason(errors))
 
 
 def _check_values_or_reject(record: TuningRecord) -> Rejected:
@@ -314,105 +309,3 @@ def _check_values_or_reject(record: TuningRecord) -> Rejected:
     if isinstance(checked, Rejected):
         return checked
     return Rejected("record layout mixes v0.1 and v0.2 fields")
-
-
-def _foreign_format(value: JsonValue) -> str | None:
-    """Name a known non-AutoTVM format, or None."""
-    if isinstance(value, dict):
-        version = value.get("v")
-        i = value.get("i")
-        if isinstance(version, str) and isinstance(i, list) and i and isinstance(i[0], list):
-            # Reached only when the line is not plain JSON (see _ansor).
-            return f"auto_scheduler record {version} that is not plain JSON"
-        return None
-    if isinstance(value, list):
-        if len(value) == 2 and isinstance(value[0], int) and isinstance(value[1], list):
-            return (
-                "a MetaSchedule tuning record, read only from its database: import the file "
-                "with its workload file beside it"
-            )
-        if (
-            len(value) == 2
-            and isinstance(value[0], str)
-            and value[0].isdigit()
-            and isinstance(value[1], str)
-        ):
-            return (
-                "a MetaSchedule workload line, read with its database's records file: import "
-                "that file"
-            )
-    return None
-
-
-def _non_json_reason(line: bytes, detail: str) -> str:
-    shape = non_json_shape(line)
-    if shape is not None:
-        return shape
-    match = _JSON_COLUMN.search(detail)
-    if match and b"\\u" in line and _lone_surrogate(line):
-        return f"a lone UTF-16 surrogate escape (half a character) at column {match.group(1)}"
-    digits = _integer_at(line, int(match.group(1))) if match and _DIGIT_LIMIT else None
-    if digits is not None:
-        return (
-            f"an integer of {digits} digits: Python's json (TVM's reader) refuses integers of "
-            f"more than {_DIGIT_LIMIT} digits"
-        )
-    if match:
-        return f"invalid JSON at column {match.group(1)}"
-    return f"invalid JSON ({detail})" if detail else "invalid JSON"
-
-
-# A run of digits past Python's limit on int() of text (4300 by default; 0: none): valid JSON
-# that Python's json refuses, with an error that only names a column.
-_DIGIT_LIMIT = sys.get_int_max_str_digits()
-_TOO_MANY_DIGITS = re.compile(rb"\d{%d,}(?![.eE\d])" % (_DIGIT_LIMIT + 1))
-
-
-def _integer_at(line: bytes, column: int) -> int | None:
-    """The digit count of an integer past `_DIGIT_LIMIT` where the error points (a column
-    counted from 1, in or just after it), if there is one: not a float's digits."""
-    for run in _TOO_MANY_DIGITS.finditer(line):
-        if run.start() <= column <= run.end() + 1 and line[run.start() - 1 : run.start()] != b".":
-            return run.end() - run.start()
-    return None
-
-
-def _lone_surrogate(line: bytes) -> bool:
-    """Whether Python's json (TVM's reader) reads the line, into a string holding half a
-    character ("\\ud800" alone): JSON that is not text, which no stricter parser takes."""
-    try:
-        value = json.loads(line)
-    except (ValueError, RecursionError):
-        return False
-    try:
-        json.dumps(value, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _loc(loc: tuple[str | int, ...]) -> str:
-    parts: list[str] = []
-    for item in loc:
-        if isinstance(item, int):
-            parts.append(f"[{item}]")
-        else:
-            parts.append(("." if parts else "") + item)
-    return "".join(parts)
-
-
-def _pydantic_reason(errors: Any) -> str:
-    if not errors:
-        return "not an AutoTVM record"
-    err = errors[0]
-    where = _loc(tuple(err["loc"]))
-    kind = err["type"]
-    if kind == "missing" and err["loc"] and isinstance(err["loc"][-1], int):
-        return f"wrong number of items in {_loc(tuple(err['loc'][:-1]))}"
-    if kind == "missing":
-        return f"missing field {where}"
-    if kind in ("too_short", "too_long"):
-        return f"wrong number of items in {where}"
-    if kind == "literal_error":
-        return f"unexpected value in {where}: {err['msg']}"
-    return f"bad field {where}: {err['msg']}"

@@ -6,15 +6,23 @@ import functools
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from tunelog import optionvalues
 from tunelog.cli.app import app, example
-from tunelog.cli.cells import _source_ref, display_path
+from tunelog.cli.cells import display_path
 from tunelog.cli.emitters import emit_json, emit_table
+from tunelog.cli.importnotes import (
+    REJECTS_SHOWN,
+    damage_warning,
+    holds_no_record,
+    import_note,
+    metaschedule_warnings,
+    not_a_log,
+    read_otherwise,
+)
 from tunelog.cli.notes import WARNINGS_SHOWN
 from tunelog.cli.options import JsonOption
 from tunelog.cli.output import _err, shown
@@ -25,9 +33,6 @@ if TYPE_CHECKING:
     from tunelog import api
     from tunelog.inputs import LogInput
     from tunelog.models import FileReport, RejectedLine
-
-
-REJECTS_SHOWN = 20
 
 
 # -- import -----------------------------------------------------------------------------------
@@ -105,19 +110,6 @@ def _added_metaschedule(reports: Sequence[FileReport]) -> bool:
     return any(r.new and r.metaschedule for r in reports)
 
 
-def _tvm_refuses(report: FileReport) -> str | None:
-    """The warning for a MetaSchedule records file with a line that could not be read: TVM's
-    JSONDatabase loads such a database not at all (a cut-off last line, a record of a
-    workload line it cannot read or that is not there), where tunelog keeps the rest."""
-    if not (report.metaschedule and report.rejected) or report.rolled_back:
-        return None
-    return (
-        f"warning: TVM's JSONDatabase cannot load {report.path} as it is: it refuses the whole "
-        f"database over a line it cannot read ({report.rejected} here, which tunelog left "
-        "out); `tunelog export-metaschedule DIR` writes one it loads"
-    )
-
-
 def _report_imports(
     paths: Sequence[str],
     reports: list[FileReport],
@@ -140,15 +132,8 @@ def _report_imports(
     if version_warning:
         _err(f"warning: {version_warning}")
     for report in reports:
-        refused = _tvm_refuses(report)
-        if refused is not None:
-            _err(refused)
-        if report.workloads_without_records:
-            _err(
-                f"warning: {report.workloads_without_records} workload(s) of the database of "
-                f"{report.path} have no record: TVM compiles them with no tuned schedule "
-                "(`tunelog untuned` lists only layers with records)"
-            )
+        for warning in metaschedule_warnings(report):
+            _err(warning)
     # One `Error:` line per file that failed, then the exit (1).
     for report in missing:
         _err(f"Error: {report.path} {report.unreadable}")
@@ -204,61 +189,6 @@ _IMPORT_COLUMNS = (
 )
 
 
-def holds_no_record(report: FileReport) -> bool:
-    """A file read in full where every line that is not blank or a comment was rejected
-    (the records of a file --strict rolled back are `discarded`: it holds records), also when
-    imported before: the same error every time."""
-    return (
-        not report.unreadable
-        and not report.skipped_lines  # a grown file: its earlier lines held its records
-        and report.rejected > 0
-        and report.new + report.duplicates + report.discarded + report.held_before == 0
-    )
-
-
-def garbled_warning(report: FileReport) -> str:
-    """The warning for a compressed file rolled back because its data failed its check."""
-    return (
-        f"warning: {report.path} is damaged ({report.damaged}): its compressed data failed its "
-        "check after giving lines, any of which may be garbled, so nothing of it was kept; "
-        "decompress what is left (e.g. `gzip -dc`) and import that if you trust it"
-    )
-
-
-def not_a_log(report: FileReport) -> str:
-    """Why a file named to import is no log: what it looks like, and what to do."""
-    from tunelog.discovery import looks_like
-    from tunelog.rules.sourcenames import STDIN
-
-    path = display_path(report.path)
-    if report.damaged:  # a compressed file damaged before its first record
-        return (
-            f"{path} is damaged ({report.damaged}): no tuning record could be read from it; "
-            "give an undamaged copy"
-        )
-    from tunelog.importreport import WHOLE_FILE
-
-    if [r.line for r in report.rejects] == [WHOLE_FILE]:  # one reason for the whole file
-        # (MetaSchedule records without their workload file: nothing stored, so that the
-        # same bytes are read in full once the workload file is beside them)
-        return f"{path}: {report.rejects[0].reason}"
-    hint = report.repair_hint
-    if hint is not None:  # records pasted from a web page: a log once repaired
-        return f"{path} holds no tuning record as it is: {hint}"
-    if report.path == STDIN:  # read once: what it looked like is its first rejected line
-        first = report.rejects[0] if report.rejects else None
-        what = f"line {first.line}: {first.reason}" if first is not None else "no record"
-        return (
-            f"standard input holds no tuning record ({what}; {report.rejected} line(s) "
-            "rejected: `tunelog rejects -`); pipe a tuning log into `tunelog import -`"
-        )
-    return (
-        f"{path} holds no tuning record: it looks like {looks_like(Path(report.path))} "
-        f"({report.rejected} line(s) rejected: `tunelog rejects {path}`); "
-        "name log files, or a directory to import the logs in it"
-    )
-
-
 def _print_skipped(skipped: Sequence[tuple[str, str]]) -> None:
     """The files a directory import left out, by name (the first WARNINGS_SHOWN)."""
     for path, reason in skipped[:WARNINGS_SHOWN]:
@@ -293,7 +223,7 @@ def _print_import(
                 r.comments,
                 r.blank,
                 r.rejected,
-                _import_note(r),
+                import_note(r),
             )
             for r in reports
         ]
@@ -316,7 +246,7 @@ def _print_import(
         if report.path in quiet:
             continue
         shown = report.rejects[:REJECTS_SHOWN]
-        if _read_otherwise(report):
+        if read_otherwise(report):
             from tunelog.recordvalues import REPAIR_HINT
 
             # Its "use --repair" lines are records of the other reading's source: only the
@@ -328,73 +258,17 @@ def _print_import(
         if [r.line for r in shown] == [WHOLE_FILE]:  # one reason for every line of the file
             _err(f"{report.path}: {shown[0].reason}")
             continue
-        for reject in shown:
-            _err(f"{report.path}:{reject.line}: {reject.reason}")
+        _said_rejects(report.path, shown)
         if report.rejected > len(shown):
             _err(f"{report.path}: ... and {report.rejected - len(shown)} more rejected line(s)")
-        if report.garbled:  # said last, whatever the rejected lines before it
-            _err(garbled_warning(report))
-        elif report.damaged:
-            kept = (
-                "nothing of it was kept (--strict)"
-                if report.rolled_back
-                else "the lines before were imported"
-            )
-            _err(
-                f"warning: {report.path} is damaged, reading stopped early ({report.damaged}): "
-                f"{kept}"
-            )
+        damage = damage_warning(report)
+        if damage is not None:  # said last, whatever the rejected lines before it
+            _err(damage)
 
 
 def _said_rejects(path: str, rejects: Sequence[RejectedLine]) -> None:
     for reject in rejects:
         _err(f"{path}:{reject.line}: {reject.reason}")
-
-
-def _read_otherwise(report: FileReport) -> bool:
-    """Whether this read of known bytes rejected lines that their source, read with the other
-    --repair setting, holds as records (a page paste imported with --repair, then without):
-    its rejects ("use --repair") are no fault of the database's."""
-    return report.other_repair and bool(report.rejected and report.held_before)
-
-
-def _import_note(report: FileReport) -> str:
-    from tunelog.rules.lineaccounting import repaired_text
-
-    notes = []
-    if report.unreadable:
-        notes.append(f"skipped: {report.unreadable}")
-    if report.rolled_back:
-        why = "damaged" if report.garbled else "--strict"
-        notes.append(f"rolled back ({why}): {report.discarded} new record(s) not stored")
-    if report.already_imported_as:
-        number, _, path = report.already_imported_as.partition(" ")
-        if display_path(path) == display_path(report.path):  # the row shows the path already
-            note = f"already imported as {number}"
-        else:
-            note = f"already imported as {_source_ref(report.already_imported_as)}"
-        if _read_otherwise(report):
-            note += (
-                f", which holds {report.held_before} record(s) of these bytes read with the "
-                "other --repair setting"
-            )
-        notes.append(note)
-    if report.relabelled:
-        notes.append("label set by this --label")
-    if report.repaired:
-        notes.append(repaired_text(report.repaired, report.split))
-    if report.superseded:
-        earlier = ", ".join(f"#{i}" for i in report.superseded)
-        notes.append(f"replaces {earlier} (the same bytes, rejected without --repair)")
-    if report.skipped_lines and not report.already_imported_as:
-        notes.append(f"grown: {report.skipped_lines} earlier line(s) skipped as already imported")
-    if report.prefix_changed:
-        notes.append("changed since its last import: read in full")
-    if report.damaged:
-        notes.append(f"damaged: {report.damaged}")
-    if report.held_back_bytes:
-        notes.append(f"unterminated last line ({report.held_back_bytes} bytes) left for later")
-    return "; ".join(notes)
 
 
 @contextmanager

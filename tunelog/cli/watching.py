@@ -11,7 +11,7 @@ import typer
 from tunelog import optionvalues
 from tunelog.cli.app import app, example
 from tunelog.cli.cells import format_seconds
-from tunelog.cli.importing import REJECTS_SHOWN, garbled_warning, holds_no_record, not_a_log
+from tunelog.cli.importnotes import REJECTS_SHOWN, garbled_warning, holds_no_record, not_a_log
 from tunelog.cli.output import _err, echo, shown
 from tunelog.cli.running import checked, handles_errors, opened_store
 

@@ -253,7 +253,7 @@ class Importing(KnownFiles):
 
         conn = self.conn
         report.held_back_bytes = read.held_back
-        if self._rolled_back_for_strict(report, strict):
+        if self._rolled_back(report, strict):
             return
         if report.lines == 0:
             conn.execute("ROLLBACK")  # only the start of a line was appended: nothing to keep
@@ -289,7 +289,7 @@ class Importing(KnownFiles):
         self._commit(writer)
         report.source_id = point.source_id
 
-    def _rolled_back_for_strict(self, report: FileReport, strict: bool) -> bool:
+    def _rolled_back(self, report: FileReport, strict: bool) -> bool:
         """With --strict, a file with a rejected line keeps nothing, nor does a file whose
         compressed data failed its check (`garbled`: any line read may be wrong, and would
         decide `best`): its new records are counted as discarded, so the report still
@@ -316,7 +316,7 @@ class Importing(KnownFiles):
             # Bytes held back, or appended while the file was hashed: the SHA-256 is not that
             # of the bytes imported. Left empty (see _extend_source).
             report.sha256 = None
-        if self._rolled_back_for_strict(report, strict):
+        if self._rolled_back(report, strict):
             return
         # The same bytes imported before from this path (a copy elsewhere is a source of its
         # own: it keeps what it held).

@@ -40,10 +40,10 @@ from tunelog.exceptions import (
 from tunelog.inputs import stored_path
 from tunelog.models import FileReport, _Dumpable
 from tunelog.rules.lineaccounting import duplicates_when_moved
-from tunelog.store.codec import LineReader
 from tunelog.store.connection import Connection
 from tunelog.store.holdings import holds_more_lines
 from tunelog.store.otherdatabase import read_only_current, refuse_damaged
+from tunelog.store.replaying import feed_held_records
 from tunelog.store.schema import MIGRATIONS
 
 if TYPE_CHECKING:
@@ -360,71 +360,3 @@ class _Merger:
             self.only_targets,
             metaschedule_only=self.metaschedule_only,
         )
-
-
-def feed_held_records(
-    writer: ImportWriter,
-    conn: sqlite3.Connection,
-    source_id: int,
-    targets: dict[int, str],
-    workloads: dict[int, tuple[str, str, str, str]],
-    spellings: dict[int, str | None],
-    only_targets: Collection[int] | None = None,
-    *,
-    metaschedule_only: bool = False,
-) -> None:
-    """Hand every record line a source of `conn` held to the writer, in its file's order
-    (`only_targets`: only the lines of records of these target ids; `metaschedule_only`:
-    that choice for MetaSchedule workloads only).
-
-    `targets`, `workloads` (version first) and `spellings` are `conn`'s, by id. The lines are
-    not parsed again: the stored rows hold what the writer needs."""
-    from tunelog.recordvalues import stored_measurement
-    from tunelog.store.holdings import held_records
-
-    block_of = LineReader(conn).block_of
-    first = end = 0  # the block read last: a file's lines are mostly consecutive records
-    lines: list[bytes] = []
-    add = writer.add
-    rows = held_records(conn, source_id, only_targets, metaschedule_only=metaschedule_only)
-    own = _OwnSpellingTexts(conn)
-    for (
-        _seq, line, rid, target_id, workload_id, index, error_no, mean, all_cost, stamp,
-        own_id,  # the record's own spelling, where not its workload's
-    ) in rows:  # fmt: skip
-        spelling = spellings[workload_id] if own_id is None else own.text(own_id)
-        version, task, key, args = workloads[workload_id]
-        rec = stored_measurement(
-            (version, targets[target_id], task, key, args),
-            config_index=index,
-            error_no=error_no,
-            all_cost=all_cost,
-            timestamp=stamp,
-            mean_cost=mean,
-            spelling=spelling,
-        )
-        if not first <= rid < end:
-            first, end, lines = block_of(rid)
-        add(line, rec, lines[rid - first])
-
-
-class _OwnSpellingTexts:
-    """`spelling_texts` of a database, each read when first asked (the last few kept)."""
-
-    KEPT = 256
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-        self._texts: dict[int, str] = {}
-
-    def text(self, spelling_id: int) -> str:
-        """The spelling with this id."""
-        found = self._texts.get(spelling_id)
-        if found is None:
-            if len(self._texts) >= self.KEPT:
-                self._texts.clear()
-            (found,) = self._conn.execute(
-                "SELECT spelling FROM spelling_texts WHERE id = ?", (spelling_id,)
-            ).fetchone()
-            self._texts[spelling_id] = found
-        return str(found)

@@ -1,4 +1,6 @@
-"""Replaying later imports after a removal: their record lines stored again, in their order.
+"""Stored record lines handed to the importer's `ImportWriter` again, nothing parsed: a merged
+source's lines (`feed_held_records`, from the other database), and later imports replayed after
+a removal, in their order.
 
 When a removed source stored first a record that a later file also held, every import from
 the first one holding such a record is replayed (see `tunelog.store.removal`): `capture_replay`
@@ -10,8 +12,11 @@ parsed). Runs inside the caller's write transaction.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tunelog.store.importer import ImportWriter
 
 
 def capture_replay(
@@ -65,33 +70,54 @@ def capture_replay(
 def replay(conn: sqlite3.Connection) -> None:
     """Import each captured import again, in order, into its source."""
     from tunelog.models import FileReport
-    from tunelog.recordvalues import stored_measurement
-    from tunelog.store.codec import LineReader
     from tunelog.store.importer import ImportWriter
 
-    block_of = LineReader(conn).block_of
-    first = end = 0  # the block read last
-    lines: list[bytes] = []
     steps = conn.execute("SELECT step, source_id FROM temp.replay_steps ORDER BY step").fetchall()
     for step, source_id in steps:
         (path,) = conn.execute("SELECT path FROM sources WHERE id = ?", (source_id,)).fetchone()
         with ImportWriter(conn, FileReport(path=path), repair=False, source_id=source_id) as writer:
-            for row in _replayed_lines(conn, step):
-                line, rid, version, target, task, key, args, spelling, *measured = row
-                index, error_no, mean, all_cost, stamp = measured
-                rec = stored_measurement(
-                    (version, target, task, key, args),
-                    config_index=index,
-                    error_no=error_no,
-                    all_cost=all_cost,
-                    timestamp=stamp,
-                    mean_cost=mean,
-                    spelling=spelling,
-                )
-                if not first <= rid < end:
-                    first, end, lines = block_of(rid)
-                writer.add(line, rec, lines[rid - first])
+            _add_stored(
+                writer,
+                conn,
+                (
+                    (line, rid, (version, target, task, key, args), spelling, *measured)
+                    for line, rid, version, target, task, key, args, spelling, *measured in (
+                        _replayed_lines(conn, step)
+                    )
+                ),
+            )
             writer.finish()
+
+
+# (line, record id, identity, spelling, config index, error number, mean, all cost, timestamp)
+StoredLine = tuple[Any, ...]
+
+
+def _add_stored(writer: ImportWriter, conn: sqlite3.Connection, rows: Iterable[StoredLine]) -> None:
+    """Hand each stored record line to the writer: line number, record id, its identity
+    (version, target, task, template key, args), spelling, config index, error number, mean
+    and all cost, timestamp; its bytes read from its block (a file's lines are mostly
+    consecutive records: the block read last is kept)."""
+    from tunelog.recordvalues import stored_measurement
+    from tunelog.store.codec import LineReader
+
+    block_of = LineReader(conn).block_of
+    first = end = 0  # the block read last
+    lines: list[bytes] = []
+    add = writer.add
+    for line, rid, identity, spelling, index, error_no, mean, all_cost, stamp in rows:
+        rec = stored_measurement(
+            identity,
+            config_index=index,
+            error_no=error_no,
+            all_cost=all_cost,
+            timestamp=stamp,
+            mean_cost=mean,
+            spelling=spelling,
+        )
+        if not first <= rid < end:
+            first, end, lines = block_of(rid)
+        add(line, rec, lines[rid - first])
 
 
 def _replayed_lines(conn: sqlite3.Connection, step: int) -> Iterator[Any]:
@@ -103,3 +129,57 @@ def _replayed_lines(conn: sqlite3.Connection, step: int) -> Iterator[Any]:
     )
     while batch := rows.fetchmany(2048):
         yield from batch
+
+
+def feed_held_records(
+    writer: ImportWriter,
+    conn: sqlite3.Connection,
+    source_id: int,
+    targets: dict[int, str],
+    workloads: dict[int, tuple[str, str, str, str]],
+    spellings: dict[int, str | None],
+    only_targets: Collection[int] | None = None,
+    *,
+    metaschedule_only: bool = False,
+) -> None:
+    """Hand every record line a source of `conn` held to the writer, in its file's order
+    (`only_targets`: only the lines of records of these target ids; `metaschedule_only`:
+    that choice for MetaSchedule workloads only).
+
+    `targets`, `workloads` (version first) and `spellings` are `conn`'s, by id. The lines are
+    not parsed again: the stored rows hold what the writer needs."""
+    from tunelog.store.holdings import held_records
+
+    rows = held_records(conn, source_id, only_targets, metaschedule_only=metaschedule_only)
+    own = _OwnSpellingTexts(conn)
+
+    def stored() -> Iterator[StoredLine]:
+        # The row's trailing id: the record's own spelling, where not its workload's.
+        for _seq, line, rid, target_id, workload_id, *measured, own_id in rows:
+            version, task, key, args = workloads[workload_id]
+            spelling = spellings[workload_id] if own_id is None else own.text(own_id)
+            yield (line, rid, (version, targets[target_id], task, key, args), spelling, *measured)
+
+    _add_stored(writer, conn, stored())
+
+
+class _OwnSpellingTexts:
+    """`spelling_texts` of a database, each read when first asked (the last few kept)."""
+
+    KEPT = 256
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._texts: dict[int, str] = {}
+
+    def text(self, spelling_id: int) -> str:
+        """The spelling with this id."""
+        found = self._texts.get(spelling_id)
+        if found is None:
+            if len(self._texts) >= self.KEPT:
+                self._texts.clear()
+            (found,) = self._conn.execute(
+                "SELECT spelling FROM spelling_texts WHERE id = ?", (spelling_id,)
+            ).fetchone()
+            self._texts[spelling_id] = found
+        return str(found)
