@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -245,6 +246,29 @@ API_MISUSES: list[tuple[str, Any]] = [
     ('export with force="no"', lambda s, d: tunelog.export(s, str(d / "o.log"), force="no")),  # type: ignore[arg-type]
     ("a database path of None", lambda s, d: tunelog.open_store(None)),  # type: ignore[arg-type]
     ("a database path of 5", lambda s, d: tunelog.open_store(5)),  # type: ignore[arg-type]
+    # Found by a new user of the API (each was taken, or failed half-way or later).
+    ("an empty database path", lambda s, d: tunelog.open_store("")),
+    ("a merge into an empty path", lambda s, d: tunelog.merge("", [str(d / "t.db")])),
+    ("a merge of no database", lambda s, d: tunelog.merge(str(d / "new.db"), [])),
+    ("exclude as one str", lambda s, d: tunelog.import_paths(s, [str(d)], exclude="*.log")),
+    ("include as one str", lambda s, d: tunelog.api.find_logs([str(d)], include="*.log")),
+    ("a path of bytes", lambda s, d: tunelog.import_paths(s, [str(X86), b"x.log"])),  # type: ignore[list-item]
+    (
+        "watch of standard input",
+        lambda s, d: tunelog.watch(s, ["-"], on_refresh=print, refreshes=1),
+    ),
+    ("knobs of a knob named ''", lambda s, d: tunelog.api.knobs(s, tunelog.layers(s)[0], "")),
+    (
+        "tasks on a target TVM refuses",
+        lambda s, d: tunelog.api.tuning_progress(s, "[]", "nonsense_kind"),
+    ),
+    (
+        "diagnose for a target TVM refuses",
+        lambda s, d: tunelog.api.diagnose_untuned(s, "[]", target="cuda -model"),
+    ),
+    ("an export to an empty path", lambda s, d: tunelog.export(s, "")),
+    ("a report to an empty path", lambda s, d: tunelog.api.write_report(s, "")),
+    ("a MetaSchedule export to ''", lambda s, d: tunelog.api.export_metaschedule(s, "")),
 ]
 
 
@@ -312,7 +336,7 @@ def test_a_closed_store_says_so_outside_a_with_block_too(tmp_path: Path) -> None
             call()
 
 
-_STREAMS = {
+_STREAMS: dict[str, Callable[[Store], Iterator[object]]] = {
     "each_best": lambda store: store.each_best(),
     "each_layer": lambda store: each_layer(store, Filters()),
     "each_error": lambda store: each_error(store),
@@ -332,3 +356,97 @@ def test_a_stream_read_on_after_its_store_closed_says_the_store_is_closed(
     store.close()
     with pytest.raises(DatabaseAccessError, match="the store is closed: open it again"):
         list(rows)
+
+
+def test_paths_may_be_path_objects_wherever_a_path_is_taken(tmp_path: Path) -> None:
+    """`Path` failed half-way through an import (AttributeError after the first file), and in
+    merge and diff."""
+    with Store(tmp_path / "a.db") as store:
+        (report,) = tunelog.import_paths(store, [X86])
+        assert report.new > 0
+        assert tunelog.api.find_logs([X86]).inputs
+    with Store(tmp_path / "b.db") as store:
+        (merged,) = tunelog.merge(store, [tmp_path / "a.db"])
+        assert merged.new == report.new
+    (merged,) = tunelog.merge(tmp_path / "c.db", [tmp_path / "a.db"])
+    assert merged.new == report.new
+    compared = tunelog.api.diff(tmp_path / "a.db", tmp_path / "c.db")
+    assert compared.layers and all(lay.status == "same" for lay in compared.layers)
+
+
+def test_a_stream_dropped_after_its_store_closed_says_nothing(tmp_path: Path) -> None:
+    """Dropping it printed "Exception ignored" and a traceback on stderr (its cursor's close
+    raised on the closed connection)."""
+    import gc
+    import sys
+
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(X86), str(EDGE)])
+        streams: list[Iterator[object]] = [stream(store) for stream in _STREAMS.values()]
+        for rows in streams:
+            next(rows)
+    unraisable: list[object] = []
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        del rows, streams
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert unraisable == []
+
+
+def test_an_import_while_a_stream_is_read_says_to_finish_it(tmp_path: Path) -> None:
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        layers = store.layer_candidates()
+        next(layers)
+        with pytest.raises(DatabaseUnavailableError, match=r"still being read .* finish or close"):
+            tunelog.import_paths(store, [str(EDGE)])
+
+
+def test_a_removal_outside_a_with_block_says_sqlites_errors_as_domain_errors(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "t.db")
+    tunelog.import_paths(store, [str(X86), str(EDGE)])
+    rows = store.trials_in_import_order()
+    next(rows)
+    with pytest.raises(DatabaseAccessError, match=r"still being read .* finish or close"):
+        tunelog.api.remove_sources(store, "1")
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("unwritable", "says"),
+    [
+        ("t.db", r"t\.db is read-only: make it writable \(chmod u\+w "),
+        ("t.db-wal", r"the -wal/-shm files beside .*t\.db are read-only .*\(chmod u\+w "),
+        ("", r"its directory is not writable"),
+    ],
+    ids=["database", "side files", "directory"],
+)
+def test_a_write_sqlite_refuses_as_read_only_says_which_file_and_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unwritable: str, says: str
+) -> None:
+    """A read while the file was read-only leaves its -wal/-shm read-only (SQLite gives them
+    the database's mode), and every write after it failed with "attempt to write a readonly
+    database" (the permissions are simulated: tests may run as root, who may write anything)."""
+    import os
+
+    from tunelog.store.readonly import write_refusal
+
+    db = tmp_path / "t.db"
+    for name in ("t.db", "t.db-wal", "t.db-shm"):
+        (tmp_path / name).write_bytes(b"")
+    real_access = os.access
+    blocked = str(tmp_path / unwritable) if unwritable else str(tmp_path)
+
+    def access(path: Any, mode: int, **kwargs: Any) -> bool:
+        if mode & os.W_OK and os.path.realpath(path) == os.path.realpath(blocked):
+            return False
+        return real_access(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    refused = write_refusal(str(db), sqlite3.OperationalError("attempt to write a readonly db"))
+    assert refused is not None and re.search(says, str(refused))
+    assert write_refusal(str(db), sqlite3.OperationalError("database is locked")) is None

@@ -43,6 +43,28 @@ def test_layers_found_under_a_label_answer_curves_knobs_and_convergence_from_tha
         assert _described(both, chosen) == _described(alone, api.layers(alone))
 
 
+@pytest.mark.parametrize(
+    "filters", [Filters(label="short"), Filters(source="2")], ids=["label", "source"]
+)
+@pytest.mark.parametrize("given_layers", [True, False], ids=["layers given", "every layer"])
+def test_convergence_under_a_selection_is_the_selected_files_own(
+    tmp_path: Path, filters: Filters, given_layers: bool
+) -> None:
+    """`layer_convergence(store, filters=...)` without layers (as `workloads` asks before
+    reading them one at a time) read every file's runs: 65 trials where the label's file has
+    25 (found by a new user of the API)."""
+    with Store(str(tmp_path / "both.db")) as both, Store(str(tmp_path / "alone.db")) as alone:
+        api.import_paths(both, [FULL], label="full")
+        api.import_paths(both, [SHORT], label="short")
+        api.import_paths(alone, [SHORT])
+        chosen = api.layers(both, filters)
+        convergence = api.layer_convergence(both, chosen if given_layers else None, filters=filters)
+        expected = api.layer_convergence(alone)
+        assert [convergence.of_layer(lay) for lay in chosen] == [
+            expected.of_layer(lay) for lay in api.layers(alone)
+        ]
+
+
 def test_curves_and_knobs_take_a_layer_or_its_name(tmp_path: Path) -> None:
     """As `tunelog curve NAME` and `knobs NAME` do (a string used to end in AttributeError)."""
     import pytest

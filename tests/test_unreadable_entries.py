@@ -256,6 +256,26 @@ def test_an_empty_path_is_a_usage_error_not_the_working_directory(
         tunelog.import_paths(store, [""])
 
 
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        (["export", ""], "OUT"),
+        (["export", "--metaschedule", ""], "OUT"),
+        (["export-metaschedule", ""], "DIRECTORY"),
+        (["report", ""], "OUT"),
+    ],
+)
+def test_an_empty_output_path_is_a_usage_error(logs: Path, command: list[str], name: str) -> None:
+    """It named the working directory: "cannot write : Device or resource busy"."""
+    with Store(Path("t.db")) as store:
+        tunelog.import_paths(store, ["logs/a.log"])
+    result = runner.invoke(app, ["--db", "t.db", *command])
+    assert result.exit_code == 2
+    assert f"{name} is empty (an unset shell variable?): give a path" in " ".join(
+        result.stderr.split()
+    )
+
+
 @pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="no /proc here")
 def test_a_file_whose_size_says_zero_is_read_to_its_end(tmp_path: Path) -> None:
     """/proc's files say 0 bytes whatever they hold: they were read as empty (exit 0)."""

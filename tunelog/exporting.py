@@ -16,6 +16,7 @@ from tunelog.exceptions import (
     OutputIsDirectoryError,
     OutputNotWritableError,
 )
+from tunelog.optionvalues import output_path
 from tunelog.targets import parse_target
 
 STDOUT = "-"
@@ -101,6 +102,7 @@ def _checked_destination(
 ) -> Path | None:
     """Where `out` is written: the path a temporary file replaces, or None for a character
     device or pipe (written through); raises when `out` may not be written."""
+    output_path(out, f"the {kind}'s path")
     _refuse_protected(out, protected)
     try:
         info = os.stat(out)  # through symlinks: what a write would reach

@@ -93,10 +93,52 @@ def flag(value: object, name: str) -> bool:
     return value
 
 
-def file_path(value: object, name: str) -> None:
-    """A file's path: a `str` or a path object (None or a number became a file named so)."""
+def file_path(value: object, name: str) -> str:
+    """A file's path as text: a `str` or a path object (None or a number became a file named
+    so), not empty (`open_store("")` was a throw-away database: SQLite's temporary one)."""
     if not isinstance(value, str | os.PathLike):
         raise InvalidValueError(f"{name} is {type(value).__name__} {value!r}: give a file path")
+    path = os.fspath(value)
+    if not isinstance(path, str):  # a bytes path object
+        raise InvalidValueError(f"{name} is {type(value).__name__} {value!r}: give a file path")
+    if not path:
+        raise InvalidValueError(f"{name} is empty (an unset shell variable?): give a file path")
+    return path
+
+
+def output_path(value: str, name: str = "OUT") -> str:
+    """Where an output goes: not an empty path (it named the working directory: "cannot
+    write : Device or resource busy")."""
+    if not value:
+        raise InvalidValueError(f"{name} is empty (an unset shell variable?): give a path")
+    return value
+
+
+def path_list(value: object, name: str) -> list[str]:
+    """Paths as text, from a list of `str` or path objects (a `Path` among them failed
+    half-way through an import); one `str` is refused (a sequence of one-letter paths)."""
+    paths(value, name)
+    if not isinstance(value, list | tuple):
+        raise InvalidValueError(f"{name} is {type(value).__name__} {value!r}: give a list of paths")
+    out: list[str] = []
+    for item in value:
+        path = os.fspath(item) if isinstance(item, os.PathLike) else item
+        if not isinstance(path, str):
+            raise InvalidValueError(
+                f"{name} holds {type(item).__name__} {item!r}: give paths (str or Path)"
+            )
+        out.append(path)
+    return out
+
+
+def patterns(value: object, name: str) -> list[str]:
+    """Globs (`include`, `exclude`): a list of `str`; one `str` is refused, as it read as one
+    pattern per character (`exclude="t4_*.log"` left out every file)."""
+    if isinstance(value, str | bytes):
+        raise InvalidValueError(f"{name} is a list of globs: give [{value!r}], not {value!r}")
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise InvalidValueError(f"{name} is {value!r}: give a list of glob strings")
+    return list(value)
 
 
 def not_empty(value: str, name: str) -> str:
@@ -123,6 +165,14 @@ def log_paths(paths: list[str]) -> None:
         )
     if paths.count("-") > 1:
         raise InvalidValueError("- (standard input) is given twice: it can be read once")
+
+
+def watched_paths(paths: list[str]) -> None:
+    """What `watch` follows: files and directories, not standard input (which it cannot read
+    again at the next refresh)."""
+    log_paths(paths)
+    if "-" in paths:
+        raise InvalidValueError("watch follows files; import stdin with `tunelog import -`")
 
 
 def is_ascii_number(text: str) -> bool:

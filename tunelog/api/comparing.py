@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 
 def merge(
-    store: Store | str,
-    databases: Sequence[str],
+    store: Store | str | os.PathLike[str],
+    databases: Sequence[str | os.PathLike[str]],
     *,
     only_sources: Collection[int] | None = None,
 ) -> list[MergeReport]:
@@ -43,13 +43,16 @@ def merge(
     """
     from tunelog import optionvalues
 
-    optionvalues.paths(databases, "databases")
-    if isinstance(store, str):
-        with merge_target(store) as opened:
-            return merge(opened, databases, only_sources=only_sources)
+    others = optionvalues.path_list(databases, "databases")
+    if not others:  # as `tunelog merge` with none: a usage error, not an empty database
+        raise InvalidValueError("databases is empty: give the databases to merge")
+    if not isinstance(store, Store):
+        with merge_target(optionvalues.file_path(store, "store")) as opened:
+            return merge(opened, others, only_sources=only_sources)
     from tunelog.store.merging import merge_databases
 
-    reports = merge_databases(store, databases, only_sources=only_sources)
+    with store.errors_said():  # also for a store not opened with `with`
+        reports = merge_databases(store, others, only_sources=only_sources)
     for report in reports:
         for merged in report.sources:
             # Its records were read with --repair: the same bytes rejected without it go, as
@@ -84,7 +87,13 @@ LABEL_PREFIX = "label:"
 SOURCE_PREFIX = "source:"
 
 
-def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -> DiffReport:
+def diff(
+    a: str | os.PathLike[str],
+    b: str | os.PathLike[str],
+    *,
+    db: str | os.PathLike[str] | None = None,
+    threshold_pct: float = 5.0,
+) -> DiffReport:
     """Compare run A with run B, layer by layer.
 
     Each side is a tunelog database file, a log file or directory (imported into a temporary
@@ -96,10 +105,14 @@ def diff(a: str, b: str, *, db: str | None = None, threshold_pct: float = 5.0) -
     """
     from tunelog.collecting import young_collected_less
     from tunelog.diffing import diff_layers, run_layers
-    from tunelog.optionvalues import percent
+    from tunelog.optionvalues import file_path, percent
     from tunelog.results import DiffReport
     from tunelog.rules.sourcenames import STDIN
 
+    a = file_path(a, "a")
+    b = file_path(b, "b")
+    if db is not None:
+        db = file_path(db, "db")
     if a == b == STDIN:
         raise InvalidValueError(
             "A and B are both standard input, which can be read only once: give a file, "
@@ -220,7 +233,8 @@ def _selected_sources(spec: str, db: str | None) -> list[int]:
     `rules.sourcenames`)."""
     if db is None or not os.path.isfile(db):
         raise InputNotFoundError(
-            f"{spec}: no database {db or ''} to take sources from; pass --db or import first"
+            f"{spec}: no database{' ' + db if db else ''} to take sources from; pass --db "
+            "(db=) or import first"
         )
     from tunelog.rules.sourcenames import named_by_label, sources_named
 

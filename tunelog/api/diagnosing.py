@@ -104,11 +104,14 @@ def diagnose_untuned(
     NotBuildOutputError for a database or a tuning log, TargetRequiredError for a task list
     without `target`.
     """
+    from tunelog import optionvalues
     from tunelog.diagnosereport import diagnose_text
     from tunelog.exceptions import NotBuildOutputError
     from tunelog.recordindex import RecordIndex
     from tunelog.tvmmessages import wrong_input
 
+    if target is not None:  # as `--target` is checked: a target TVM would refuse
+        optionvalues.target_string(target)
     refusal = wrong_input(text)
     if refusal is not None:  # before the database is read: nothing to diagnose
         raise NotBuildOutputError(refusal)
@@ -127,13 +130,14 @@ def tuning_progress(
 
     `tasks`: the task list's JSON text, or its workloads as tuples. With `need_trials`, only
     the tasks with fewer valid trials than that (what a tuning script still has to tune).
-    Raises NotATaskListError, TargetParseError.
+    Raises NotATaskListError, and InvalidValueError for a target TVM would refuse.
     """
     from tunelog import optionvalues
     from tunelog.store.trials import trial_runs
     from tunelog.tasklist import needing_trials, task_progress
     from tunelog.tvmmessages import as_tuple, read_task_list
 
+    optionvalues.target_string(target)  # as `--target` is checked: a target TVM would refuse
     if need_trials is not None:
         optionvalues.at_least_one(need_trials, "need_trials")
     # Tuples of lists (a workload written out by hand) as a task list's JSON reads: lists as

@@ -109,6 +109,7 @@ def export(
     from tunelog import optionvalues
 
     optionvalues.top_k(top_k)
+    optionvalues.output_path(out, "out")  # before the work: an empty path names no file
     for name, value in (
         ("force", force),
         ("include_v01", include_v01),
@@ -333,6 +334,7 @@ def export_metaschedule(
 
     optionvalues.top_k(top_k)
     optionvalues.flag(force, "force")
+    optionvalues.output_path(directory, "the MetaSchedule database's directory")
     if directory == STDOUT:
         raise InvalidValueError(
             "a MetaSchedule database is two files: give a directory to write them in, not - "

@@ -27,7 +27,7 @@ class ImportProgress(Protocol):
 
 def import_paths(
     store: Store,
-    paths: Sequence[str],
+    paths: Sequence[str | os.PathLike[str]],
     *,
     label: str | None = None,
     strict: bool = False,
@@ -50,13 +50,14 @@ def import_paths(
     from tunelog.discovery import discover, unreadable_reason
     from tunelog.importreport import FileReport
 
-    optionvalues.paths(paths, "paths")
-    optionvalues.log_paths(list(paths))
+    named = optionvalues.path_list(paths, "paths")
+    optionvalues.log_paths(named)
+    globs = optionvalues.patterns(include, "include"), optionvalues.patterns(exclude, "exclude")
     if label is not None:
         optionvalues.stored_text(label, "label")
     for name, value in (("strict", strict), ("repair", repair), ("follow", follow)):
         optionvalues.flag(value, name)
-    found = discover(paths, include=include, exclude=exclude)
+    found = discover(named, include=globs[0], exclude=globs[1])
     reports = [FileReport(path=path, unreadable=reason) for path, reason in found.unreadable]
     own_files = _database_files(store)
     # A MetaSchedule workload file is read with its records file: once, when both are given.
@@ -216,9 +217,17 @@ def _size(path: str) -> int | None:
 
 
 def find_logs(
-    paths: Sequence[str], *, include: Sequence[str] = (), exclude: Sequence[str] = ()
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> Discovery:
     """What `import_paths` reads for `paths`, and what it skips in directories (and why)."""
+    from tunelog import optionvalues
     from tunelog.discovery import discover
 
-    return discover(paths, include=include, exclude=exclude)
+    return discover(
+        optionvalues.path_list(paths, "paths"),
+        include=optionvalues.patterns(include, "include"),
+        exclude=optionvalues.patterns(exclude, "exclude"),
+    )

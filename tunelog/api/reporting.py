@@ -31,9 +31,11 @@ def write_report(
     (`pip install 'tunelog[report]'`).
     """
     from tunelog import htmlreport as page
+    from tunelog import optionvalues
     from tunelog.exporting import write_lines_atomically
     from tunelog.results import ReportSummary
 
+    optionvalues.output_path(out, "out")  # before the work: an empty path names no file
     plotly_js = _plotly_js()
     with store.snapshot():  # every part of the page from one state of the database
         data = _report_data(store, filters or Filters())

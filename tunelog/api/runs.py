@@ -82,8 +82,14 @@ def layer_convergence(
     if found is not None and any(lay.selection is not None for lay in found):
         with _answering(store, found) as chosen:
             return layer_convergence(
-                chosen, [replace(lay, selection=None) for lay in found], filters=filters
+                chosen,
+                [replace(lay, selection=None) for lay in found],
+                filters=None if filters is None else filters.without_sources(),
             )
+    if filters is not None and filters.selects_sources:
+        # --source/--label: those files' own runs, as `each_layer` reads their layers.
+        with store.selected(filters) as (chosen, rest):
+            return layer_convergence(chosen, found, filters=rest)
     from tunelog.store.trials import convergence_by_group, targets
 
     only = store.selected_targets(filters) if filters is not None else None
@@ -185,6 +191,10 @@ def knobs(store: Store, layer: Layer | str, knob: str | None = None) -> list[Tem
     of `layers`, or its name (as for `curves`). `knob`: only that knob's rows (`layout`
     selects the derived layouts of x86 NCHWc templates).
     """
+    if knob is not None:  # as `--knob ''` is refused: a knob named nothing has no rows
+        from tunelog import optionvalues
+
+        optionvalues.not_empty(knob, "knob")
     layer = _named(store, layer)
     if layer.selection is not None:
         with _answering(store, [layer]) as answering:

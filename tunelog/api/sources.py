@@ -91,4 +91,5 @@ def remove_sources(store: Store, ref: str) -> list[RemovedSource]:
     from tunelog import optionvalues
 
     optionvalues.text(ref, "ref")
-    return store.remove_sources(ref)
+    with store.errors_said():  # also for a store not opened with `with`
+        return store.remove_sources(ref)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def watch(
     store: Store,
-    paths: Sequence[str],
+    paths: Sequence[str | os.PathLike[str]],
     *,
     on_refresh: Callable[[Refresh], None],
     interval: float = 2.0,
@@ -41,8 +41,8 @@ def watch(
     """
     from tunelog import optionvalues
 
-    optionvalues.paths(paths, "paths")
-    optionvalues.log_paths(list(paths))
+    followed = optionvalues.path_list(paths, "paths")
+    optionvalues.watched_paths(followed)
     optionvalues.interval(interval)
     if refreshes is not None:
         optionvalues.at_least_one(refreshes, "refreshes")
@@ -50,7 +50,7 @@ def watch(
         optionvalues.seconds(until_idle, "until_idle")
     return follow(
         store,
-        paths,
+        followed,
         on_refresh=on_refresh,
         interval=interval,
         refreshes=refreshes,

@@ -60,9 +60,13 @@ def watch(
     named here that holds no record is said so once (`import` refuses it); watching goes on.
     """
     from tunelog import api
+    from tunelog.exceptions import InvalidValueError
+    from tunelog.optionvalues import watched_paths
 
-    if "-" in paths:
-        raise typer.BadParameter("watch follows files; import stdin with `tunelog import -`")
+    try:
+        watched_paths(paths)
+    except InvalidValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     view = _WatchView(
         live=sys.stdout.isatty(), stops_itself=once or refreshes == 1, named=set(paths)
     )

@@ -38,7 +38,12 @@ if TYPE_CHECKING:
 @handles_errors
 @filter_options()
 def export(
-    out: Annotated[str, typer.Argument(help="Output log file, or - for stdout.")],
+    out: Annotated[
+        str,
+        typer.Argument(
+            help="Output log file, or - for stdout.", callback=checked(optionvalues.output_path)
+        ),
+    ],
     top_k: TopKOption = 1,
     filters: Filters = NO_FILTERS,
     force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
@@ -121,7 +126,12 @@ def export(
 @filter_options()
 def report(
     out: Annotated[
-        str, typer.Argument(metavar="OUT", help="The HTML file to write (- for stdout).")
+        str,
+        typer.Argument(
+            metavar="OUT",
+            help="The HTML file to write (- for stdout).",
+            callback=checked(optionvalues.output_path),
+        ),
     ],
     filters: Filters = NO_FILTERS,
     force: Annotated[bool, typer.Option(help="Replace OUT if it exists.")] = False,
@@ -145,7 +155,13 @@ def report(
 @handles_errors
 @filter_options()
 def export_metaschedule(
-    directory: Annotated[str, typer.Argument(help="Directory for the pruned database.")],
+    directory: Annotated[
+        str,
+        typer.Argument(
+            help="Directory for the pruned database.",
+            callback=checked(functools.partial(optionvalues.output_path, name="DIRECTORY")),
+        ),
+    ],
     top_k: TopKOption = 1,
     filters: Filters = NO_FILTERS,
     force: Annotated[bool, typer.Option(help="Replace the database files if they exist.")] = False,

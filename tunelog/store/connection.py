@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -18,7 +19,7 @@ from tunelog.exceptions import (
     NewerSchemaError,
     NotATunelogDatabaseError,
 )
-from tunelog.store.readonly import ReadOnlyRead, read_only_refusal
+from tunelog.store.readonly import ReadOnlyRead, read_only_refusal, write_refusal
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
 
 if TYPE_CHECKING:
@@ -42,8 +43,7 @@ class Connection:
     def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
         from tunelog.optionvalues import file_path
 
-        file_path(path, "the database path")
-        self.path = str(path)
+        self.path = file_path(path, "the database path")
         self.read_only = read_only
         self._reading: ReadOnlyRead | None = None  # read_only: the read, its side files
         # Temporary tables a stream could not drop (another statement of the connection was
@@ -193,6 +193,12 @@ class Connection:
         """`rows`, a stream read from this store: one whose store is closed while it is read
         ends with the DatabaseAccessError any call on a closed store raises, not with SQLite's
         own error (its statement went with the connection)."""
+        if isinstance(rows, sqlite3.Cursor):
+            # Read through an iterator without `close`: `yield from` closes what it reads
+            # when the stream is dropped, and a cursor's close raises once the store is
+            # closed ("Exception ignored" and a traceback on stderr). The cursor ends with
+            # the stream all the same (nothing else holds it).
+            rows = itertools.chain(rows)
         try:
             yield from rows
         except sqlite3.ProgrammingError as exc:
@@ -226,7 +232,7 @@ class Connection:
     def __exit__(self, kind: object, exc: BaseException | None, traceback: object) -> None:
         self.close()
         if isinstance(exc, sqlite3.Error):  # the Python API gets the CLI's message, no traceback
-            raise DatabaseAccessError.of(self.path, exc) from exc
+            raise self._access_error(exc) from exc
 
     @contextmanager
     def errors_said(self) -> Iterator[None]:
@@ -235,7 +241,12 @@ class Connection:
         try:
             yield
         except sqlite3.Error as exc:
-            raise DatabaseAccessError.of(self.path, exc) from exc
+            raise self._access_error(exc) from exc
+
+    def _access_error(self, exc: sqlite3.Error) -> DatabaseUnavailableError:
+        """SQLite's `exc` as the error the user reads: what to do about a write refused
+        (`write_refusal`), else `DatabaseAccessError.of`."""
+        return write_refusal(self.path, exc) or DatabaseAccessError.of(self.path, exc)
 
     @contextmanager
     def _writing(self, report: FileReport) -> Iterator[None]:
@@ -243,6 +254,15 @@ class Connection:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
+            if self.conn.in_transaction:  # a stream's read transaction (`snapshot`)
+                raise DatabaseUnavailableError(
+                    f"cannot write to {self.path}: a query of this store is still being read "
+                    "(an iterator such as each_best, each_layer or layer_candidates not "
+                    "finished): finish or close it first"
+                ) from exc
+            refused = write_refusal(self.path, exc)
+            if refused is not None:
+                raise refused from exc
             raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
         try:
             yield
