@@ -352,3 +352,30 @@ def test_a_resume_point_moved_on_by_another_import_is_read_again(
     assert len(calls) == 4  # stale, seen stale under the lock; then current, checked again
     (source,) = store.sources()
     assert (source.lines, source.records, source.duplicates) == (45, 45, 0)
+
+
+def test_a_file_another_importer_read_while_this_one_waited_is_resumed_not_read_twice(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two importers of a new, growing file: the one that found no resume point and waited
+    for the write lock read the whole file again, a second source of the same path whose
+    lines counted twice (found with `watch` and `import` of a tuner's log at once)."""
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:30]))
+    real_load = resume.load
+    calls: list[int] = []
+
+    def other_importer_meanwhile(conn: Any, path: str) -> resume.ResumePoint | None:
+        point = real_load(conn, path)
+        calls.append(1)
+        if len(calls) == 1:  # after this importer looked: the other imports, the file grows
+            with Store(store.path) as other:
+                import_one(other, log)
+            with log.open("ab") as out:
+                out.writelines(X86_LINES[30:40])
+        return point
+
+    monkeypatch.setattr(resume, "load", other_importer_meanwhile)
+    assert counts(import_one(store, log)) == (30, 10, 10, 0, 0, 0, 0)
+    (source,) = store.sources()
+    assert (source.lines, source.records, source.duplicates) == (40, 40, 0)

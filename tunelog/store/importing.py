@@ -74,12 +74,37 @@ class Importing(KnownFiles):
         it ends. `scanner` reads a line other than as a log line (MetaSchedule records; such
         files are always read in full).
         """
+        options = (label, strict, repair, lines, progress, follow, scanner)
+        for _attempt in range(2):
+            try:
+                return self._import_log(opened, *options, recheck=True)
+            except _StaleResumePoint:
+                continue  # another process imported the file while this one waited: again
+        return self._import_log(opened, *options, recheck=False)
+
+    def _import_log(
+        self,
+        opened: OpenedLog,
+        label: str | None,
+        strict: bool,
+        repair: bool,
+        lines: Iterable[bytes] | None,
+        progress: ProgressCallback | None,
+        follow: bool,
+        scanner: Callable[[bytes], ScannedLine] | None,
+        *,
+        recheck: bool,
+    ) -> FileReport:
+        """`import_log` once; `recheck`: _StaleResumePoint when, once this process holds the
+        write lock, the file's resume point is no longer the one read before (another process
+        imported it meanwhile: read in full, it was a second source of the same file)."""
         prefix_changed = tail_read = False
+        seen = None  # the file's resume point as read before the write lock
         if lines is None and not opened.source.is_stdin:
             from tunelog.store import resume
 
             for _attempt in range(3 if scanner is None else 0):
-                point = resume.load(self.conn, opened.source.path)
+                point = seen = resume.load(self.conn, opened.source.path)
                 if point is not None and point.tail and not self._grown_past_rejected_tail(point):
                     # Its last line was read without its line end: it may have grown since.
                     tail_read = True
@@ -116,6 +141,11 @@ class Importing(KnownFiles):
         report = FileReport(path=opened.source.path, prefix_changed=prefix_changed or tail_read)
         with self._writing(report):
             resumable = lines is None and not opened.source.is_stdin and scanner is None
+            if recheck and resumable:
+                from tunelog.store import resume
+
+                if resume.load(self.conn, opened.source.path) != seen:
+                    raise _StaleResumePoint
             with ImportWriter(
                 self.conn,
                 report,
