@@ -147,8 +147,9 @@ def test_the_graph_holds_deferred_and_type_only_imports(tmp_path: Path) -> None:
 
 # A module's layer, by its package; the rest of tunelog is the pure layer (rules, parsers).
 LAYERS = {"tunelog.store": 1, "tunelog.api": 2, "tunelog.cli": 3}
-# The package's facade (`tunelog.layers(store)`, `python -m tunelog`) stands above them all.
-FACADES = {"tunelog", "tunelog.__main__"}
+# The package's facade (`tunelog.layers(store)`, `python -m tunelog`, the console script)
+# stands above them all.
+FACADES = {"tunelog", "tunelog.__main__", "tunelog.console"}
 # Third-party modules only one layer may import: SQLite is the store's, the terminal the CLI's.
 ONLY_IN = {"sqlite3": 1, "sqlite_utils": 1, "typer": 3, "click": 3, "tabulate": 3, "rich": 3}
 

@@ -7,7 +7,7 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -188,3 +188,59 @@ def test_a_device_named_to_import_says_how_to_read_it(tmp_path: Path) -> None:
         "Error: /dev/null is not a regular file or directory: to read it, "
         "`tunelog import - < /dev/null`\n",
     )
+
+
+def _lines(out: Path, appear: bytes | None) -> Iterator[bytes]:
+    """Lines to write; once the first is written, `appear` becomes a file at `out` (the
+    user's, written while the export ran), if given."""
+    yield b"new line 1"
+    if appear is not None:
+        out.write_bytes(appear)
+    yield b"new line 2"
+
+
+def test_a_file_that_appears_at_the_output_meanwhile_is_refused_not_replaced(
+    tmp_path: Path,
+) -> None:
+    """Without --force an existing OUT is refused; one written while the export ran was
+    replaced silently (the check came before the rename)."""
+    from tunelog.exceptions import OutputExistsError
+    from tunelog.exporting import write_files_atomically
+
+    first, second = tmp_path / "database_workload.json", tmp_path / "database_tuning_record.json"
+    with pytest.raises(OutputExistsError, match="already exists"):
+        write_files_atomically(
+            [(str(first), _lines(first, None)), (str(second), _lines(second, b"mine\n"))],
+            kind="MetaSchedule database file",
+        )
+    assert second.read_bytes() == b"mine\n"
+    # The first file, linked in already, went again: none of the output was placed.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["database_tuning_record.json"]
+
+
+def test_an_interrupt_between_the_renames_waits_for_the_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C between the renames of a MetaSchedule export left the new workload file beside
+    the old records file (which TVM refuses to load)."""
+    import signal
+
+    from tunelog.exporting import write_files_atomically
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_bytes(b"old a\n")
+    second.write_bytes(b"old b\n")
+    real_replace = os.replace
+    calls: list[str] = []
+
+    def interrupted_replace(src: str, dst: Path) -> None:
+        real_replace(src, dst)
+        calls.append(str(dst))
+        if len(calls) == 1:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C right after the first rename
+
+    monkeypatch.setattr(os, "replace", interrupted_replace)
+    with pytest.raises(KeyboardInterrupt):
+        write_files_atomically([(str(first), [b"new a"]), (str(second), [b"new b"])], force=True)
+    assert (first.read_bytes(), second.read_bytes()) == (b"new a\n", b"new b\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]

@@ -121,9 +121,9 @@ def _modules_of_command(*args: str) -> set[str]:
     code = (
         "import sys\n"
         f"sys.argv = ['tunelog', *{list(args)!r}]\n"
-        "from tunelog.cli import run\n"
+        "from tunelog.console import main\n"
         "try:\n"
-        "    run()\n"
+        "    main()\n"
         "except SystemExit:\n"
         "    pass\n"
         "sys.stderr.write('\\nMODULES ' + ' '.join(sys.modules) + '\\n')"

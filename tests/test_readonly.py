@@ -113,3 +113,30 @@ def test_releasing_never_creates_a_database_that_went_away(
     monkeypatch.setattr(os, "access", lambda path, mode: True)  # as if it were still there
     readonly.release_side_files(str(gone))
     assert not gone.exists()
+
+
+def test_side_files_a_read_left_while_its_cursor_lived_on_are_released_at_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during a merge: the traceback held a cursor of the other database, SQLite kept
+    the closed connection alive for it, and its -wal/-shm stayed beside the user's file."""
+    from collections.abc import Callable
+
+    db = str(tmp_path / "box.db")
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("CREATE TABLE t (x)")
+        conn.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(100)])
+    conn.close()
+    assert not readonly.has_side_files(db)
+    at_exit: list[tuple[Callable[..., object], tuple[object, ...]]] = []
+    monkeypatch.setattr("atexit.register", lambda f, *a: at_exit.append((f, a)))
+    reading = readonly.ReadOnlyRead(db, 1000)
+    cursor = reading.conn.execute("SELECT x FROM t")
+    cursor.fetchone()  # a statement still being read, as when the interrupt came
+    reading.close()
+    assert readonly.has_side_files(db) and len(at_exit) == 1
+    del cursor  # the traceback gone: the statement, then the connection, end
+    function, args = at_exit[0]
+    function(*args)
+    assert not readonly.has_side_files(db)

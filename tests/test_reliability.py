@@ -363,14 +363,21 @@ def test_sigkilled_import_keeps_files_imported_before(big_log: BigLog, tmp_path:
 
 
 @pytest.mark.slow
-def test_interrupted_import_rolls_back_and_exits_130(big_log: BigLog, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sent", "status"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143)],  # SIGTERM: timeout, kill, a CI cancel
+    ids=["ctrl-c", "sigterm"],
+)
+def test_interrupted_import_rolls_back_and_exits_130(
+    big_log: BigLog, tmp_path: Path, sent: signal.Signals, status: int
+) -> None:
     db = tmp_path / "interrupted.db"
     Store(db).close()
     proc = start(db, "import", str(big_log.path), stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + TIMEOUT_SECONDS
     while proc.poll() is None and time.monotonic() < deadline:
         if size(wal_of(db)) >= 0.3 * big_log.peak_wal:
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sent)
             break
         time.sleep(POLL_SECONDS)
     code, _, err = finish(proc)
@@ -378,7 +385,7 @@ def test_interrupted_import_rolls_back_and_exits_130(big_log: BigLog, tmp_path: 
     if code == 0:  # finished before the signal: nothing was interrupted
         assert is_imported(db, big_log.path, big_log.lines)
         return
-    assert code == 130, err
+    assert code == status, err
     assert err.startswith("Interrupted") and "Traceback" not in err
     assert not is_imported(db, big_log.path, big_log.lines)
 
@@ -960,3 +967,35 @@ def test_what_follows_a_compressed_stream_is_read_or_said_to_be_damage(
     else:
         assert report["damaged"].startswith(f"unreadable after line {_HALF}: ")
         assert (report["new"], report["rejected"]) == (_HALF, 1)
+
+
+@pytest.mark.parametrize(
+    ("closed", "args", "said"),
+    [
+        (1, ["import", str(X86)], ""),  # committed, then a traceback and exit 1
+        (1, ["best"], ""),
+        (1, ["export", "-"], ""),
+        (0, ["import", "-"], "-"),  # an empty standard input: its row says 0 lines
+        (0, ["diagnose", "-"], "no 'Cannot find tuning records'"),
+    ],
+    ids=["import >&-", "best >&-", "export - >&-", "import - <&-", "diagnose - <&-"],
+)
+def test_a_closed_standard_stream_is_the_null_device_not_a_traceback(
+    tmp_path: Path, closed: int, args: list[str], said: str
+) -> None:
+    """`>&-` and `<&-` left sys.stdout or sys.stdin None: AttributeError tracebacks."""
+    db = tmp_path / "t.db"
+    assert run_cli(db, "import", str(X86))[0] == 0
+    proc = subprocess.run(
+        [sys.executable, "-m", "tunelog", "--db", str(db), *args],
+        stdout=subprocess.PIPE if closed != 1 else None,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+        preexec_fn=lambda: os.close(closed),
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
+    err = proc.stderr.decode()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert said in err + (proc.stdout or b"").decode()

@@ -1,5 +1,5 @@
 """`python -m tunelog`."""
 
-from tunelog.cli import run
+from tunelog.console import main
 
-run()
+main()

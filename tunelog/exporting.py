@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import sys
@@ -16,6 +17,7 @@ from tunelog.exceptions import (
     OutputIsDirectoryError,
     OutputNotWritableError,
 )
+from tunelog.interrupts import interrupts_deferred
 from tunelog.optionvalues import output_path
 from tunelog.targets import parse_target
 
@@ -83,18 +85,73 @@ def write_files_atomically(
                 tmp_name, count = _write_temporary(out, path, lines)
                 written.append((out, tmp_name, path))
                 counts.append(count)
-        while written:
-            out, tmp_name, path = written[0]
-            try:
-                os.replace(tmp_name, path)
-            except OSError as exc:
-                raise _not_writable(out, exc) from None
-            written.pop(0)
+        # All renamed or none: an interrupt waits for the last (see tunelog.interrupts).
+        with interrupts_deferred():
+            _put_in_place(written, force=force, kind=kind)
     finally:
         for _, tmp_name, _ in written:  # not renamed: a failure, or an interrupt
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp_name)
     return counts
+
+
+def _put_in_place(written: list[tuple[str, str, Path]], *, force: bool, kind: str) -> None:
+    """Rename each (out, temporary file, path to replace) into place, taking it off `written`.
+
+    Without `force` a file is linked in, never renamed over: a file that appeared at `out`
+    since it was checked (the user's, written meanwhile) was replaced silently. Then the
+    files linked in before are removed again: none of the output was placed.
+    """
+    linked: list[Path] = []
+    try:
+        while written:
+            out, tmp_name, path = written[0]
+            if force or not _linked(tmp_name, path, out, kind):
+                try:
+                    os.replace(tmp_name, path)
+                except OSError as exc:
+                    raise _not_writable(out, exc) from None
+            else:
+                linked.append(path)
+                os.unlink(tmp_name)
+            written.pop(0)
+    except BaseException:
+        for path in linked:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        raise
+
+
+# A file system that has no hard links says one of these: the check made before writing stands.
+_NO_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK}
+
+
+def _linked(tmp_name: str, path: Path, out: str, kind: str) -> bool:
+    """Link the temporary file in at `path`, which must not exist: True when done, False on a
+    file system without hard links (the caller renames, as before); OutputExistsError when a
+    file appeared there."""
+    try:
+        os.link(tmp_name, path)
+    except FileExistsError:
+        raise _exists(out, kind) from None
+    except OSError as exc:
+        if exc.errno in _NO_LINKS:
+            if os.path.lexists(path):
+                raise _exists(out, kind) from None
+            return False
+        raise _not_writable(out, exc) from None
+    return True
+
+
+def _exists(out: str, kind: str) -> OutputExistsError:
+    """The refusal of an output that exists, without --force."""
+    return OutputExistsError(
+        f"{out} already exists; tunelog never merges into an existing {kind}: "
+        "choose another path or pass --force to replace it"
+        if kind == "log"
+        else f"{out} already exists (an earlier {kind}?): choose another path or pass "
+        "--force to replace it"
+    )
 
 
 def _checked_destination(
@@ -126,13 +183,7 @@ def _checked_destination(
             "or pipe); choose another path"
         )
     if info is not None and not force:
-        raise OutputExistsError(
-            f"{out} already exists; tunelog never merges into an existing {kind}: "
-            "choose another path or pass --force to replace it"
-            if kind == "log"
-            else f"{out} already exists (an earlier {kind}?): choose another path or pass "
-            "--force to replace it"
-        )
+        raise _exists(out, kind)
     # A symlink's target is what gets replaced, so the link keeps pointing at the new file.
     return Path(os.path.realpath(out)) if os.path.islink(out) else Path(out)
 

@@ -13,6 +13,7 @@ import typer
 from tunelog.cli.output import _err, shown
 from tunelog.cli.state import state
 from tunelog.exceptions import AmbiguousLayerError, TunelogError
+from tunelog.interrupts import exit_status
 
 if TYPE_CHECKING:
     from tunelog.store import Store
@@ -65,15 +66,19 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
             else:
                 _err(f"Error: {reason}: {exc.filename or ''}".rstrip(": "))
             raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            # Said of every command (merge says its own), and true whenever the interrupt came:
-            # an output is renamed into place whole or not at all; a file whose import had
-            # committed is whole in the database, one that had not left nothing.
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (tunelog.interrupts)
+            # True whenever the interrupt came (merge says its own): an output is renamed into
+            # place whole or not at all; a file whose import had committed is whole in the
+            # database, one that had not left nothing.
             _err(
-                "Interrupted: nothing half-written was kept (an import keeps the files it had "
-                "finished: run it again to add the rest)"
+                "Interrupted: nothing half-written was kept"
+                + (
+                    " (an import keeps the files it had finished: run it again to add the rest)"
+                    if func.__name__ == "import_command"
+                    else ""
+                )
             )
-            raise typer.Exit(130) from None
+            raise typer.Exit(exit_status(exc)) from None
 
     return wrapper
 

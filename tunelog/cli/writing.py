@@ -215,9 +215,11 @@ def merge(
     with api.merge_target(state.db_path) as store:  # a failed merge leaves no new database
         try:
             reports = api.merge(store, databases)
-        except KeyboardInterrupt:  # one transaction: rolled back
+        except KeyboardInterrupt as exc:  # one transaction: rolled back
+            from tunelog.interrupts import exit_status
+
             _err(f"Interrupted: nothing was merged, {state.db_path} is as it was")
-            raise typer.Exit(130) from None
+            raise typer.Exit(exit_status(exc)) from None
         # Said when the merge added records (those may be MetaSchedule ones), not otherwise.
         added = sum(r.new for r in reports)
         version_warning = api.metaschedule_version_warning(store) if added else None

@@ -11,6 +11,7 @@ for writing here; the second is refused with what to do (`read_only_refusal`).
 
 from __future__ import annotations
 
+import atexit
 import os
 import shlex
 import sqlite3
@@ -31,11 +32,19 @@ class ReadOnlyRead:
         self.conn = connect_read_only(path, busy_timeout_ms)
 
     def close(self) -> None:
-        """Close the connection, then release the side files it created (once)."""
+        """Close the connection, then release the side files it created (once).
+
+        Closed by an exception (Ctrl-C during a merge), the connection may live on: a cursor
+        of it still being read is held by the exception's traceback, and SQLite ends the
+        connection only when that statement is finalized, so the files cannot go yet. They
+        are released again when the program exits, once the traceback is gone.
+        """
         self.conn.close()
         if self._created:
             self._created = False
             release_side_files(self.path)
+            if has_side_files(self.path):
+                atexit.register(release_side_files, self.path)
 
 
 def connect_read_only(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
