@@ -148,6 +148,7 @@ def test_tasks_command_prints_what_is_left_as_json_for_a_script(
         "trials_to_best": None,
         "verdict": "too few valid trials",
         "answer": None,
+        "layer_answered_by": None,
     }
     result = runner.invoke(app, ["--db", db, "tasks", str(tasks), "--target", X86])
     assert result.stdout.splitlines()[:4] == [
@@ -187,3 +188,48 @@ def test_a_file_that_is_no_task_list_or_build_output_is_named_in_its_error(
     assert runner.invoke(app, ["--db", db, "import", str(REPO / "sample_logs")]).exit_code == 0
     result = runner.invoke(app, ["--db", db, command, name, "--target", X86])
     assert (result.exit_code, result.stderr) == (1, error)
+
+
+def test_a_task_whose_layer_relay_answers_with_another_template_says_which(
+    tmp_path: Path,
+) -> None:
+    """dense_pack.x86 untuned beside a tuned dense_nopack.x86: relay picks dense_nopack, so
+    the task's fallback config is never used; `tasks` said "fallback config" where `diagnose`
+    says the layer is answered (found by a new user, checked against relay's choice)."""
+    from tests.conftest import SAMPLE_LOGS
+
+    log = tmp_path / "nopack.log"
+    lines = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines(keepends=True)
+    log.write_text("".join(line for line in lines if '"dense_pack.x86"' not in line))
+    record = json.loads(next(line for line in lines if '"dense_nopack.x86"' in line))
+    target, _, args, _ = record["input"]
+    tasks = [["dense_pack.x86", *args], ["dense_nopack.x86", *args]]
+    with Store(tmp_path / "t.db") as store:
+        api.import_paths(store, [str(log)])
+        pack, nopack = api.tuning_progress(store, json.dumps(tasks), target)
+    assert nopack.answer is not None and nopack.layer_answer is None
+    assert pack.answer is None and pack.layer_answer == ("dense_nopack.x86", nopack.answer)
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    result = runner.invoke(
+        app,
+        ["--db", str(tmp_path / "t.db"), "tasks", str(tmp_path / "tasks.json"), "--target", target],
+    )
+    assert result.exit_code == 0, result.stderr
+    (pack_row,) = [row for row in result.stdout.splitlines() if row.startswith("0 ")]
+    assert pack_row.endswith(": relay picks it for this layer")
+    assert "dense_nopack.x86 (" in pack_row
+    as_json = runner.invoke(
+        app,
+        [
+            "--db",
+            str(tmp_path / "t.db"),
+            "tasks",
+            str(tmp_path / "tasks.json"),
+            "--target",
+            target,
+            "--json",
+        ],
+    )
+    answered_by = json.loads(as_json.stdout)[0]["layer_answered_by"]
+    assert answered_by["template"] == "dense_nopack.x86"
+    assert answered_by["config_index"] == nopack.answer.config_index

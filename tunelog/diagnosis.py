@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from tunelog.errorcodes import error_name, lookup_error_code
 from tunelog.failurecauses import cause_of_failures, diagnose
-from tunelog.layers import TargetGroup, query
+from tunelog.layers import SlotWinner, TargetGroup, query
 from tunelog.layoutforms import packed_original
 from tunelog.nearest import Nearest, nearest_tuned
 from tunelog.recordindex import RecordIndex, reaches
@@ -96,6 +96,26 @@ def relay_queries(keys: tuple[str, ...], info: WorkloadInfo) -> bool:
     CPU features) counts as queried.
     """
     return relay_offers(keys, info.task_name, layer_facts(info.task_name, info.args)).offered
+
+
+def layer_answered_by(
+    index: RecordIndex, target: Target, workload: Workload
+) -> tuple[WorkloadInfo, SlotWinner] | None:
+    """The template relay uses for the workload's layer on `target` instead of the workload's
+    own, and its answer: the fastest answered one of the layer's other templates that relay
+    queries under the target's keys (relay compares the tuned templates' costs; an untuned
+    one, this workload's, loses to any tuned one), or None."""
+    task = str(workload[0])
+    group = _group(target)
+    found: tuple[WorkloadInfo, SlotWinner] | None = None
+    for wid in index.by_layer.get(layer_of(workload), []):
+        info = index.recorded[wid].info
+        if info.version != V02 or info.task_name == task or not relay_queries(target.keys, info):
+            continue
+        holder = query(index.slots, group, wid)
+        if holder is not None and (found is None or holder.mean_cost < found[1].mean_cost):
+            found = (info, holder)
+    return found
 
 
 def diagnose_workload(

@@ -37,6 +37,9 @@ class TaskProgress:
     answer: SlotWinner | None = None
     # Why the answer is not one of the task's trials: measured on a target of another group.
     answer_warning: str | None = None
+    # With no answer: the template relay uses for the task's layer instead (another template
+    # of the layer, tuned: this one's fallback config is never used), and its answer.
+    layer_answer: tuple[str, SlotWinner] | None = None
 
     @property
     def failed(self) -> int:
@@ -68,6 +71,17 @@ class TaskProgress:
                 "source": self.answer.source,
                 "line": self.answer.line,
                 "warnings": [self.answer_warning] if self.answer_warning else [],
+            },
+            # relay's choice for the layer when this template has no answer: another one's
+            "layer_answered_by": None
+            if self.layer_answer is None
+            else {
+                "template": self.layer_answer[0],
+                "mean_cost": self.layer_answer[1].mean_cost,
+                "config_index": self.layer_answer[1].config_index,
+                "target": self.layer_answer[1].target,
+                "source": self.layer_answer[1].source,
+                "line": self.layer_answer[1].line,
             },
         }
 

@@ -148,7 +148,8 @@ def tuning_progress(
         else [tuple(as_tuple(part) for part in task) for task in tasks]
     )
     asked = parse_target(target)
-    known, infos, _, slots = store.layer_inputs()
+    inputs = store.layer_inputs()
+    known, infos, _, slots = inputs
     group_of = {
         target_id: (parsed.keys, parsed.model)
         for target_id, text in known
@@ -156,4 +157,17 @@ def tuning_progress(
     }
     own = [text for target_id, text in known if group_of[target_id] == (asked.keys, asked.model)]
     found = task_progress(workloads, asked, infos, trial_runs(store, group_of), slots, own)
+    if any(task.answer is None for task in found):
+        # A task with no answer of its own may not be needed: relay picks another template of
+        # its layer that is tuned (as `diagnose` says of it: "answered through").
+        from dataclasses import replace
+
+        from tunelog.diagnosis import layer_answered_by
+        from tunelog.recordindex import RecordIndex
+
+        index = RecordIndex(*inputs)
+        for number, task in enumerate(found):
+            other = layer_answered_by(index, asked, task.workload) if task.answer is None else None
+            if other is not None:
+                found[number] = replace(task, layer_answer=(other[0].task_name, other[1]))
     return found if need_trials is None else needing_trials(found, need_trials)

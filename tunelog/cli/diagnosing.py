@@ -186,6 +186,9 @@ def _answer_text(task: TaskProgress) -> str:
     """What apply_history_best answers the task with for the asked target: the record's mean,
     and where it was measured when that is another machine (its trials are not the task's)."""
     answer = task.answer
+    if answer is None and task.layer_answer is not None:
+        name, other = task.layer_answer
+        return f"{name} ({format_seconds(other.mean_cost)}): relay picks it for this layer"
     if answer is None:
         return "fallback config"
     text = format_seconds(answer.mean_cost)
