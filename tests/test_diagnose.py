@@ -131,6 +131,18 @@ def test_a_task_list_gives_tuples_and_rejects_other_json() -> None:
 # -- the layout-rewrite rule ----------------------------------------------------------------
 
 
+def _arm_conv(task: str, kernel: tuple[int, ...]) -> tuple[object, ...]:
+    return (
+        task,
+        ("TENSOR", (1, 128, 7, 7), "float32"),
+        ("TENSOR", kernel, "float32"),
+        (2, 2),
+        (0, 0, 0, 0),
+        (1, 1),
+        "float32",
+    )
+
+
 @pytest.mark.parametrize(
     ("packed", "original"),
     [
@@ -166,13 +178,46 @@ def test_a_task_list_gives_tuples_and_rejects_other_json() -> None:
         ),
         (STEM, None),
         (("dense_pack.x86", ("TENSOR", (1, 512), "float32")), None),
+        # arm_cpu's alter_op_layout (TVM 0.16 topi/arm_cpu/conv2d_alter_op.py), as a real
+        # rk3399 build printed it for an untuned layer (the fallback VC is 1)
+        (
+            _arm_conv("conv2d_nchw_spatial_pack.arm_cpu", (256, 128, 1, 1, 1)),
+            _arm_conv("conv2d_nchw_spatial_pack.arm_cpu", (256, 128, 1, 1)),
+        ),
+        (
+            _arm_conv("depthwise_conv2d_nchw_spatial_pack.arm_cpu", (32, 1, 3, 3, 4)),
+            _arm_conv("depthwise_conv2d_nchw_spatial_pack.arm_cpu", (128, 1, 3, 3)),
+        ),
+        (
+            _arm_conv("conv2d_nchw_winograd.arm_cpu", (6, 6, 64, 128, 4)),
+            _arm_conv("conv2d_nchw_winograd.arm_cpu", (256, 128, 3, 3)),
+        ),
+        (_arm_conv("conv2d_nchw_spatial_pack.arm_cpu", (256, 128, 1, 1)), None),
+        (_arm_conv("conv2d_nchw_winograd.arm_cpu", (3, 3, 64, 128, 4)), None),
     ],
-    ids=["nchw3c-stem", "packed-dense", "plain-conv", "short-dense"],
+    ids=[
+        "nchw3c-stem",
+        "packed-dense",
+        "plain-conv",
+        "short-dense",
+        "arm-spatial-pack",
+        "arm-depthwise-spatial-pack",
+        "arm-winograd",
+        "arm-plain",
+        "arm-winograd-too-small",
+    ],
 )
 def test_packed_forms_unpack_to_their_layer(
     packed: tuple[object, ...], original: tuple[object, ...] | None
 ) -> None:
     assert packed_original(packed) == original
+
+
+def test_arm_packed_forms_are_named_by_their_kernel_layout() -> None:
+    packed = _arm_conv("conv2d_nchw_spatial_pack.arm_cpu", (64, 128, 1, 1, 4))
+    assert workload_text(packed) == (
+        "conv2d_nchw_spatial_pack.arm_cpu 1x128x7x7 * 64x128x1x1x4 OIHW4o kernel"
+    )
 
 
 # -- real relay.build output ----------------------------------------------------------------
@@ -506,3 +551,15 @@ def test_verdict_counts_a_packed_form_as_its_layer() -> None:
     assert verdict(diagnoses).endswith("(no_record 1, packed 1); 1 layer(s) to tune")
     # a packed form alone still asks for its layer
     assert verdict(diagnoses[1:]).endswith("(packed 1); 1 layer(s) to tune")
+
+
+def test_arm_packed_forms_count_as_their_layer_in_a_real_build(tmp_path: Path) -> None:
+    """An rk3399 build printed 4 untuned spatial-pack layers, their packed forms, dense and its
+    packed form: 5 layers to tune, where the packed forms counted as 4 more."""
+    from tunelog.diagnosereport import verdict
+
+    found = _diagnose(tmp_path, "arm_rk3399.log", "arm_rk3399.out")
+    assert [d.reason for d in found] == [NO_RECORD] * 5 + [PACKED] * 5
+    assert verdict(found) == (
+        "10 of 10 workloads unanswered (no_record 5, packed 5); 5 layer(s) to tune"
+    )

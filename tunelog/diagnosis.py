@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from tunelog.errorcodes import error_name, lookup_error_code
 from tunelog.failurecauses import cause_of_failures, diagnose
 from tunelog.layers import SlotWinner, TargetGroup, query
-from tunelog.layoutforms import packed_original
+from tunelog.layoutforms import packed_layout, packed_original
 from tunelog.nearest import Nearest, nearest_tuned
 from tunelog.recordindex import RecordIndex, reaches
 from tunelog.strategies import relay_offers
@@ -235,7 +235,7 @@ def _answered(
 
 def _packed(index: RecordIndex, asked: Target, workload: Workload, original: Workload) -> Diagnosis:
     layer = _classify(index, asked, original)
-    layout = next((a for a in workload[6:8] if isinstance(a, str)), "packed-weight")
+    layout = packed_layout(workload)
     text = short_args(str(original[0]), workload_args(original))
     if layer.answered:
         detail = (
