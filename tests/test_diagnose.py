@@ -563,3 +563,35 @@ def test_arm_packed_forms_count_as_their_layer_in_a_real_build(tmp_path: Path) -
     assert verdict(found) == (
         "10 of 10 workloads unanswered (no_record 5, packed 5); 5 layer(s) to tune"
     )
+
+
+def test_apply_graph_best_s_warning_is_read_and_its_cause_named(tmp_path: Path) -> None:
+    """A graph-tuned build (the x86 tutorial's apply_graph_best) printed "Config for target=...,
+    workload=(...) is missing in ApplyGraphBest context" for dense, which the graph tuner's
+    output never holds: diagnose found no message and `--check` passed."""
+    from tunelog.diagnosereport import verdict
+
+    found = _diagnose(tmp_path, "full224.log", "graph_best.out")
+    assert [(d.line, d.reason, d.workload[0]) for d in found] == [
+        (1, "not_in_graph", "dense_nopack.x86"),
+        (2, "not_in_graph", "dense_pack.x86"),
+    ]
+    assert found[0].detail.startswith(
+        "the build ran under apply_graph_best, which answers only the layers the graph tuner "
+        "placed layouts for (its output file): this one is not in it, so relay used a fallback "
+        "config for it; this database answers it under apply_history_best"
+    )
+    assert "us, tuned on llvm -keys=cpu -mcpu=core-avx2" in found[0].detail
+    assert verdict(found) == (
+        "2 of 2 workloads unanswered (not_in_graph 2); 0 layer(s) to tune; 1 tuned layer(s) "
+        "fall back under apply_graph_best (not in the graph tuner's output)"
+    )
+    with Store(tmp_path / "empty.db") as store:
+        api.import_paths(store, [str(FIXTURES / "partial224.log")])  # no dense layer
+        report = api.diagnose_untuned(store, (FIXTURES / "graph_best.out").read_text())
+    assert [d.reason for d in report.diagnoses] == [NO_RECORD, NO_RECORD]
+    assert report.diagnoses[0].detail.endswith(
+        "; the build ran under apply_graph_best, which "
+        "answers only the layers the graph tuner placed "
+        "layouts for (its output file)"
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from tunelog.diagnosis import REASONS, Diagnosis, diagnose_workload, layer_of
+from tunelog.diagnosis import NOT_IN_GRAPH, REASONS, Diagnosis, diagnose_workload, layer_of
 from tunelog.exceptions import TargetParseError, TargetRequiredError
 from tunelog.recordindex import RecordIndex
 from tunelog.targets import parse_target
@@ -38,11 +38,18 @@ def verdict(diagnoses: Sequence[Diagnosis]) -> str:
         counts[d.reason] = counts.get(d.reason, 0) + 1
     parts = ", ".join(f"{reason} {counts[reason]}" for reason in REASONS if reason in counts)
     # A layer is tuned once for all its templates and forms: one per (target, layer key), a
-    # packed form counted as its layer.
-    layers = len({_layer_to_tune(d) for d in unanswered})
+    # packed form counted as its layer. One apply_graph_best never asks is tuned already.
+    layers = len({_layer_to_tune(d) for d in unanswered if d.reason != NOT_IN_GRAPH})
+    outside = len({_layer_to_tune(d) for d in unanswered if d.reason == NOT_IN_GRAPH})
     return (
         f"{len(unanswered)} of {len(diagnoses)} workloads unanswered ({parts}); "
         f"{layers} layer(s) to tune"
+        + (
+            f"; {outside} tuned layer(s) fall back under apply_graph_best (not in the graph "
+            "tuner's output)"
+            if outside
+            else ""
+        )
     )
 
 
@@ -99,6 +106,7 @@ def diagnose_text(index: RecordIndex, text: str, *, target: str | None = None) -
                     message.workload,
                     line=message.line,
                     direct=message.direct,
+                    graph=message.graph,
                 )
             )
         except TargetParseError as exc:

@@ -17,11 +17,15 @@ slots), read once by the store. For a compile target T and a workload W (as TVM 
 6. `v01_only`: only v0.1 records of the layer, which TVM >= 0.7 skips.
 7. `no_record`: none of the above; `nearest` lists up to 3 tuned layers of the same operator,
    fewest differing parts first (then tuned for T first, then closest in size).
+
+`apply_graph_best`'s warning (the graph tuner's output lacks W) is diagnosed as relay's query,
+then: `not_in_graph` where the database answers W (that context never asks it), else the same
+reason, the context said.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tunelog.errorcodes import error_name, lookup_error_code
 from tunelog.failurecauses import cause_of_failures, diagnose
@@ -48,7 +52,17 @@ NOT_OFFERED = "not_offered"
 OTHER_TARGET = "other_target"
 V01_ONLY = "v01_only"
 NO_RECORD = "no_record"
-REASONS = (NO_RECORD, OTHER_TARGET, ALL_FAILED, V01_ONLY, NOT_OFFERED, PACKED, ANSWERED)
+NOT_IN_GRAPH = "not_in_graph"
+REASONS = (
+    NO_RECORD,
+    OTHER_TARGET,
+    ALL_FAILED,
+    V01_ONLY,
+    NOT_OFFERED,
+    PACKED,
+    NOT_IN_GRAPH,
+    ANSWERED,
+)
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,10 @@ def layer_answered_by(
     return found
 
 
+ANSWER_PREFIX = "apply_history_best answers it"
+ANSWER_REMEDY = "; a build that printed it read another file: "
+
+
 def diagnose_workload(
     index: RecordIndex,
     target: str,
@@ -125,6 +143,7 @@ def diagnose_workload(
     *,
     line: int | None = None,
     direct: bool = False,
+    graph: bool = False,
 ) -> Diagnosis:
     """The reason the database does (not) answer `workload` for `target` (module docstring).
 
@@ -134,8 +153,31 @@ def diagnose_workload(
     """
     asked = parse_target(target)
     found = _classify(index, asked, workload, direct=direct)
+    if graph:
+        found = _under_graph_best(found)
     return Diagnosis(
         target, workload, found.reason, found.detail, found.original, found.nearest, line
+    )
+
+
+def _under_graph_best(found: Diagnosis) -> Diagnosis:
+    """`found` for a workload `apply_graph_best` said it lacks: that context answers only the
+    workloads of the graph tuner's output file (the layers it placed layouts for, in order) and
+    falls back for any other, whatever the kernel log holds (TVM 0.16 ApplyGraphBest)."""
+    context = (
+        "the build ran under apply_graph_best, which answers only the layers the graph tuner "
+        "placed layouts for (its output file)"
+    )
+    if found.reason != ANSWERED:
+        return replace(found, detail=f"{found.detail}; {context}")
+    answer = found.detail.partition(ANSWER_REMEDY)[0].removeprefix(ANSWER_PREFIX)
+    return replace(
+        found,
+        reason=NOT_IN_GRAPH,
+        detail=(
+            f"{context}: this one is not in it, so relay used a fallback config for it; "
+            f"this database answers it under apply_history_best{answer}"
+        ),
     )
 
 
@@ -222,9 +264,9 @@ def _answered(
         problems = parse_target(holder.target).load_problems
         fix = " --fix-targets" if problems else ""
         detail = (
-            f"apply_history_best answers it{how}: config {holder.config_index} from "
+            f"{ANSWER_PREFIX}{how}: config {holder.config_index} from "
             f"{where} ({_seconds(holder.mean_cost)}, tuned on "
-            f"{holder.target}); a build that printed it read another file: export this database "
+            f"{holder.target}){ANSWER_REMEDY}export this database "
             f"(tunelog export{fix} --for-target '{asked.raw}' tuned.log) and build with that"
         )
         if problems:

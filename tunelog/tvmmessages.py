@@ -5,7 +5,10 @@ Pure: text in, `(target, workload)` pairs out. Two messages name an untuned work
 * relay's DEBUG message, over three lines (or joined into one when pasted from a web page):
   `Cannot find tuning records for:` / `target=<target>` / `key=(<workload tuple>)`;
 * the fallback context's WARNING on one line:
-  `Cannot find config for target=<target>, workload=(<workload tuple>). A fallback ...`.
+  `Cannot find config for target=<target>, workload=(<workload tuple>). A fallback ...`;
+* `apply_graph_best`'s WARNING on one line (the graph tuner's output holds no record of it):
+  `Config for target=<target>, workload=(<workload tuple>) is missing in ApplyGraphBest
+  context. A fallback ...`.
 
 Any logging prefix before them is ignored. Web pages turn quotes typographic and escape HTML
 characters; both are undone before reading. The workload is a Python tuple literal, read with
@@ -29,6 +32,7 @@ from tunelog.exceptions import NotATaskListError
 
 RECORDS_MARK = "Cannot find tuning records for:"
 CONFIG_MARK = "Cannot find config for target="
+GRAPH_MARK = "Config for target="  # `apply_graph_best`'s: "... is missing in ApplyGraphBest"
 _KEY_MARK = "key="
 _TARGET_MARK = "target="
 _WORKLOAD_MARK = ", workload="
@@ -51,6 +55,8 @@ class UntunedMessage(NamedTuple):
     # A "Cannot find config" warning: a template called directly (relay's choice queries
     # silently), which queried its own workload only, not the other templates of its layer.
     direct: bool = False
+    # apply_graph_best's warning: relay asked the graph tuner's output, which lacks it.
+    graph: bool = False
 
 
 class UnreadMessage(NamedTuple):
@@ -85,12 +91,12 @@ def read_messages(lines: Iterable[str]) -> ReadMessages:
         if isinstance(parsed, str):
             unread.append(UnreadMessage(number, parsed))
             continue
-        target, workload, direct = parsed
+        target, workload, direct, graph = parsed
         key = (target, workload_key(workload))
         if key in found:
             repeats += 1
             continue
-        found[key] = UntunedMessage(target, workload, number, direct)
+        found[key] = UntunedMessage(target, workload, number, direct, graph)
     return ReadMessages(list(found.values()), unread, repeats)
 
 
@@ -100,7 +106,7 @@ def _message_chunks(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
     start = 0
     for number, raw in enumerate(lines, start=1):
         line = normalise_text(raw.rstrip("\r\n"))
-        if RECORDS_MARK in line or CONFIG_MARK in line:
+        if RECORDS_MARK in line or CONFIG_MARK in line or GRAPH_MARK in line:
             if pending:
                 yield start, " ".join(pending)
             start = number
@@ -136,12 +142,14 @@ def _complete(text: str) -> bool:
     return False
 
 
-def _parse_chunk(chunk: str) -> tuple[str, Workload, bool] | str:
-    """(target, workload, whether it is a direct call's "Cannot find config") of one message,
-    or the reason it cannot be read."""
+def _parse_chunk(chunk: str) -> tuple[str, Workload, bool, bool] | str:
+    """(target, workload, whether it is a direct call's "Cannot find config", whether it is
+    apply_graph_best's) of one message, or the reason it cannot be read."""
     direct = CONFIG_MARK in chunk
-    if direct:
-        rest = chunk[chunk.index(CONFIG_MARK) + len(CONFIG_MARK) :]
+    graph = not direct and GRAPH_MARK in chunk
+    if direct or graph:
+        mark = CONFIG_MARK if direct else GRAPH_MARK
+        rest = chunk[chunk.index(mark) + len(mark) :]
         target, sep, tail = rest.partition(_WORKLOAD_MARK)
         if not sep:
             return "no 'workload=' after the target"
@@ -159,7 +167,7 @@ def _parse_chunk(chunk: str) -> tuple[str, Workload, bool] | str:
     workload = read_workload(tail.lstrip())
     if isinstance(workload, str):
         return workload
-    return target, workload, direct
+    return target, workload, direct, graph
 
 
 def _tuple_end(text: str, start: int) -> int | None:

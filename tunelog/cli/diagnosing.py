@@ -54,10 +54,12 @@ def diagnose(
 ) -> None:
     """Why each operator TVM reported untuned is not answered by the database.
 
-    Reads relay's "Cannot find tuning records for" (DEBUG) and the fallback context's "Cannot
-    find config for" messages, or a task list; one reason per (target, workload): no_record
-    (with the nearest tuned layers), other_target, all_failed, v01_only, not_offered, packed (the
-    NCHW[x]c form of another layer) or answered (the build read another file).
+    Reads relay's "Cannot find tuning records for" (DEBUG), the fallback context's "Cannot
+    find config for" and apply_graph_best's "... is missing in ApplyGraphBest context" messages,
+    or a task list; one reason per (target, workload): no_record (with the nearest tuned
+    layers), other_target, all_failed, v01_only, not_offered, packed (the NCHW[x]c form of
+    another layer), not_in_graph (tuned, but not in the graph tuner's output) or answered (the
+    build read another file).
     """
     from tunelog import api
     from tunelog.exceptions import NotBuildOutputError, TargetRequiredError
@@ -84,7 +86,10 @@ def diagnose(
 
 
 _EMPTY_TASKS = "the task list is empty"
-_NO_MESSAGE = "no 'Cannot find tuning records' or 'Cannot find config' message found"
+_NO_MESSAGE = (
+    "no 'Cannot find tuning records', 'Cannot find config' or 'missing in ApplyGraphBest "
+    "context' message found"
+)
 
 
 def _print_diagnoses(found: Sequence[Diagnosis], *, empty: str) -> None:
