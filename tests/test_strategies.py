@@ -12,13 +12,20 @@ from tests.conftest import CORPUS, SHARED, require_shared, runner
 from tunelog import api
 from tunelog.machines import cross_machine_warning, machine_differences
 from tunelog.store import Store
-from tunelog.strategies import may_offer, offered_templates, strategy_note
+from tunelog.strategies import (
+    Offer,
+    may_offer,
+    offered_templates,
+    relay_offers,
+    strategy_note,
+)
 from tunelog.strategy_table import (
     KNOWN_TEMPLATES,
     NOT_OFFERED,
     STRATEGIES,
 )
 from tunelog.targets import parse_target
+from tunelog.workloads import layer_facts
 
 TOPHUB = CORPUS / "tophub"
 
@@ -109,17 +116,92 @@ def test_relay_offers_a_target_the_templates_of_its_first_registered_key(
 
 
 @pytest.mark.parametrize(
-    "target", ["ext_dev -device=vta -keys=cpu", "llvm -keys=foo", "llvm -device=riscv_cpu"]
+    ("target", "note"),
+    [
+        (
+            "ext_dev -device=vta -keys=cpu",
+            "target key(s) vta have no relay strategy in TVM: relay's choice is read from keys "
+            "cpu, as TVM skips such a key; a template only a strategy registered for it outside "
+            "TVM would offer competes conditionally",
+        ),
+        (
+            "llvm -keys=foo",
+            "no relay strategy table for target keys foo: every template competes, conditionally",
+        ),
+        (
+            "llvm -device=riscv_cpu",
+            "target key(s) riscv_cpu have no relay strategy in TVM: relay's choice is read from "
+            "keys cpu, as TVM skips such a key; a template only a strategy registered for it "
+            "outside TVM would offer competes conditionally",
+        ),
+    ],
 )
-def test_unknown_keys_keep_every_template(target: str) -> None:
+def test_unknown_keys_keep_every_template(target: str, note: str) -> None:
     keys = parse_target(target).keys
     assert offered_templates(keys) is None
     assert may_offer(keys, "conv2d_nchw.cuda") and may_offer(keys, "conv2d_packed.vta")
-    assert strategy_note(keys) == (
-        f"no relay strategy table for target keys {','.join(keys)}: every template competes, "
-        "as before"
-    )
+    assert strategy_note(keys) == note
     assert strategy_note(("cuda", "gpu")) is None
+
+
+@pytest.mark.parametrize(
+    ("keys", "task", "offer"),
+    [
+        # the other keys decide, as relay skips a key with no strategy: cuda's templates...
+        (("foo", "cuda", "gpu"), "conv2d_nchw.cuda", Offer(True)),
+        # ...and one only a strategy registered for foo outside TVM could offer, conditionally
+        (
+            ("foo", "cuda", "gpu"),
+            "conv2d_nchw_spatial_pack.mali",
+            Offer(True, False, ("a strategy registered for key foo",)),
+        ),
+        (("foo",), "conv2d_nchw.cuda", Offer(True, False, ("a strategy registered for key foo",))),
+        (("foo", "cuda", "gpu"), "topi_nn_conv2d", Offer(True)),  # an unknown template
+    ],
+)
+def test_a_target_with_an_unknown_key_is_read_by_its_other_keys(
+    keys: tuple[str, ...], task: str, offer: Offer
+) -> None:
+    """`cuda -device=foo` (keys foo,cuda,gpu): relay offers conv2d_nchw.cuda only (TVM 0.16's
+    strategy, checked); tunelog offered every template, certainly, and --winners-only dropped
+    the cuda record relay uses because a mali template was faster."""
+    facts = layer_facts(
+        task,
+        [["TENSOR", [1, 512, 14, 14], "float32"], ["TENSOR", [128, 512, 1, 1], "float32"],
+         [1, 1], [0, 0, 0, 0], [1, 1], "float32"],
+    )  # fmt: skip
+    assert relay_offers(keys, task, facts) == offer
+
+
+def test_winners_only_keeps_the_template_relay_offers_a_target_with_an_unknown_key(
+    tmp_path: Path,
+) -> None:
+    args = [["TENSOR", [1, 512, 14, 14], "float32"], ["TENSOR", [128, 512, 1, 1], "float32"],
+            [1, 1], [0, 0, 0, 0], [1, 1], "float32"]  # fmt: skip
+    log = tmp_path / "two.log"
+    log.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "input": [target, task, args, {}],
+                    "config": {"index": index, "code_hash": None, "entity": []},
+                    "result": [[cost], 0, 1.0, 1700000000],
+                    "version": 0.2,
+                    "tvm_version": "0.16.0",
+                }
+            )
+            + "\n"
+            for target, task, index, cost in [
+                ("cuda -device=foo", "conv2d_nchw.cuda", 1, 2e-4),
+                ("opencl -device=mali", "conv2d_nchw_spatial_pack.mali", 2, 1e-4),
+            ]
+        )
+    )
+    with Store(tmp_path / "t.db") as store:
+        api.import_paths(store, [str(log)])
+        report = api.export(store, str(tmp_path / "out.log"), winners_only=True)
+    assert (report.written, report.skipped_losing_templates) == (2, 0)
+    assert '"conv2d_nchw.cuda"' in (tmp_path / "out.log").read_text()
 
 
 @pytest.mark.parametrize("task", ["topi_nn_conv2d", "conv2d_packed.vta", "my_matmul"])

@@ -19,10 +19,15 @@ the offer conditional: the template competes, but never pushes another template 
 export (`layers.may_be_chosen`). The table (STRATEGIES) still lists, per key and
 operator, every template offered under *some* condition; `may_offer` reads it alone.
 
-Unknown combinations keep tunelog's earlier behaviour (every template competes): a target
-with a key TVM v0.19 attaches no strategy to and that is no target kind's default key (e.g.
-`ext_dev -device=vta`, whose strategies live in the VTA package, or `-keys=foo`), and a task
-name the table does not know (v0.1 names such as `topi_nn_conv2d`, `conv2d_packed.vta`).
+A key TVM v0.19 attaches no strategy to and that is no target kind's default key (`-device=foo`,
+`-keys=foo`; `ext_dev -device=vta`, whose strategies live in the VTA package) is skipped as
+relay skips it: the other keys decide. A template they do not offer stays offered on a
+condition (a strategy registered for that key outside TVM): it competes, but never pushes
+another template out of an export (`--winners-only` dropped the
+`conv2d_nchw.cuda` relay used for `cuda -device=foo` because a mali template, which relay never
+offers a cuda target, was faster). With no known strategy key at all, every template is offered
+so. A task name the table does not know (v0.1 names such as `topi_nn_conv2d`,
+`conv2d_packed.vta`) is offered.
 """
 
 from __future__ import annotations
@@ -67,13 +72,35 @@ def may_offer(keys: tuple[str, ...], task_name: str) -> bool:
     return offered is None or task_name in offered
 
 
+def unknown_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys TVM attaches no strategy to that are no target kind's default key either
+    (`-device=foo` adds `foo`): relay skips such a key, unless a strategy for it was
+    registered outside TVM."""
+    return tuple(k for k in keys if k not in STRATEGIES and k not in PASSIVE_KEYS)
+
+
+def _known(keys: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The keys without the unknown ones, when some of those has a strategy; else None."""
+    unknown = unknown_keys(keys)
+    known = tuple(k for k in keys if k not in unknown)
+    return known if any(k in STRATEGIES for k in known) else None
+
+
 def strategy_note(keys: tuple[str, ...]) -> str | None:
     """Why the table cannot tell for these keys (None when it can)."""
     if offered_templates(keys) is not None:
         return None
+    unknown = ",".join(unknown_keys(keys))
+    known = _known(keys)
+    if known is not None:
+        return (
+            f"target key(s) {unknown} have no relay strategy in TVM: relay's choice is read "
+            f"from keys {','.join(known)}, as TVM skips such a key; a template only a strategy "
+            "registered for it outside TVM would offer competes conditionally"
+        )
     return (
         f"no relay strategy table for target keys {','.join(keys) or '(none)'}: "
-        "every template competes, as before"
+        "every template competes, conditionally"
     )
 
 
@@ -118,7 +145,8 @@ def offer_facts(keys: tuple[str, ...], task_name: str) -> tuple[str, ...]:
     if task_name not in KNOWN_TEMPLATES or not may_offer(keys, task_name):
         return ()
     if offered_templates(keys) is None:
-        return ()
+        known = _known(keys)
+        return () if known is None else offer_facts(known, task_name)
     names: set[str] = set()
     for op, key in _deciding_keys(keys):
         cond = CONDITIONS.get(key, {}).get(op, {}).get(task_name)
@@ -134,12 +162,20 @@ def relay_offers(keys: tuple[str, ...], task_name: str, facts: Mapping[str, obje
     layer). `facts` are the workload's own (`workloads.layer_facts`). Per operator the deciding
     key's condition (CONDITIONS) is read; the template is offered when some operator offers it,
     conditionally when an operator's condition depends on what the log does not hold (-libs,
-    CPU features, tensor cores); unknown keys and task names keep every template (OFFERED).
+    CPU features, tensor cores); unknown task names keep every template (OFFERED). A target
+    with unknown keys (`unknown_keys`) is read by its other keys, as TVM skips such a key; a
+    template they do not offer stays offered on a condition (a strategy registered for the
+    unknown key outside TVM), so that it never pushes another out of an export.
     """
     if not may_offer(keys, task_name) or task_name not in KNOWN_TEMPLATES:
         return OFFERED if task_name not in KNOWN_TEMPLATES else NEVER_OFFERED
     if offered_templates(keys) is None:
-        return OFFERED
+        known = _known(keys)
+        offer = NEVER_OFFERED if known is None else relay_offers(known, task_name, facts)
+        if offer.offered:
+            return offer
+        unknown = unknown_keys(keys) or keys
+        return Offer(True, False, tuple(f"a strategy registered for key {k}" for k in unknown))
     open_questions: list[str] = []
     for op, key in _deciding_keys(keys):
         if task_name not in STRATEGIES[key][op]:
