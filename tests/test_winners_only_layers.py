@@ -93,3 +93,34 @@ def test_skipping_layers_keeps_the_workloads_of_every_golden_log(
     require_shared()
     with imported_once.store(corpus_log_for(golden)) as store:
         assert _may_be_chosen_workloads(store) == every_layers_choice(store)
+
+
+def _line(target: str, task: str, data: list[int], kernel: list[int], index: int) -> str:
+    args = [["TENSOR", data, "float32"], ["TENSOR", kernel, "float32"],
+            [1, 1], [0, 0, 0, 0], [1, 1], "float32"]  # fmt: skip
+    record = {
+        "input": [target, task, args, {}],
+        "config": {"index": index, "code_hash": None, "entity": []},
+        "result": [[1e-4], 0, 1.0, 1700000000],
+        "version": 0.2,
+        "tvm_version": "0.16.0",
+    }
+    return json.dumps(record) + "\n"
+
+
+def test_a_layer_answered_only_through_a_model_slot_keeps_its_template(tmp_path: Path) -> None:
+    """`llvm -device=arm_cpu -model=rk3399` holds the model slot `rk3399`, which `opencl
+    -model=rk3399` asks first: relay builds that layer for the mali target with it (TVM 0.16,
+    checked), but the mali group has no record of the layer, so the export never looked at it
+    and left the record out (found by a round-trip hunt against real relay builds)."""
+    log = tmp_path / "min.log"
+    mali = "conv2d_nchw_spatial_pack.mali"
+    log.write_text(
+        _line("opencl -model=rk3399 -device=mali", mali, [1, 832, 7, 7], [128, 832, 1, 1], 1)
+        + _line("llvm -device=arm_cpu -model=rk3399", mali, [1, 1024, 14, 14], [512, 1024, 1, 1], 2)
+    )
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        report = tunelog.export(store, str(tmp_path / "out.log"), winners_only=True)
+        assert len(_may_be_chosen_workloads(store)) == 2 == len(every_layers_choice(store))
+    assert (report.written, report.skipped_losing_templates) == (2, 0)

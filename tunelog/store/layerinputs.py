@@ -21,6 +21,7 @@ from tunelog.store.layersql import (
     FAILING_ONLY_SQL,
     GROUP_TALLIES_SQL,
     LAYER_TABLES,
+    MODEL_SLOT_LAYERS_SQL,
     PLACES_SQL,
     layer_rows_sql,
 )
@@ -255,6 +256,8 @@ class LayerInputs(Connection):
         chosen = FAILING_ONLY_SQL if failing_only else EVERY_LAYER_SQL
         conditions = {name: text.format(**tables) for name, text in chosen.items()}
         self.conn.execute(PLACES_SQL.format(**conditions, **tables), places)
+        if places["interleaved"] and not failing_only:  # `unseen_models`: every answer counts
+            self.conn.execute(MODEL_SLOT_LAYERS_SQL.format(**tables), places)
 
 
 RECENT_WORKLOADS = 1024  # at 80k workloads, as many reuses as keeping every workload

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tunelog.rules.failedrecords import FAILED_TALLY_SQL
-from tunelog.rules.slots import FIRST_HELD_RECORD_SQL
+from tunelog.rules.slots import FIRST_HELD_RECORD_SQL, MODEL_SLOT
 
 # The temporary tables of one stream of layers (`LayerInputs._fill_layer_tables`).
 LAYER_TABLES = {
@@ -58,6 +58,29 @@ INSERT INTO {places} (group_no, layer_key, place)
     FROM (SELECT u.group_no, u.layer_key,
                  (SELECT min(f.id) FROM workloads f WHERE f.layer_key = u.layer_key) AS first
           FROM ({unseen_layers}) u) k"""
+
+# With `unseen_models` (`export --winners-only`): the layers of a group seen in the database that
+# it has no record of but that a workload holding its model slot answers (the model slot is
+# keyed by the model's name alone: `llvm -device=arm_cpu -model=rk3399` answers `opencl
+# -model=rk3399`), placed as if tallied on the group's first target. Without -model, a group
+# asks the key slots its unknown-model twin asks (placed by `unseen_layers`), so the model slot
+# is the only answer the twin does not see.
+MODEL_SLOT_LAYERS_SQL = f"""
+INSERT INTO {{places}} (group_no, layer_key, place)
+    SELECT q.query, w.layer_key,
+           (min(w.id) * :target_scale
+            + (SELECT min(g.target_id) FROM {{groups}} g WHERE g.group_no = q.query))
+           * :spread
+    FROM {{asks}} q JOIN slots s ON s.kind = q.kind AND s.name = q.name
+    JOIN workloads w ON w.id = s.workload_id
+    WHERE q.query < :seen_groups AND q.kind = '{MODEL_SLOT}' AND w.layer_key IS NOT NULL
+      -- the holder tallied on the group (most holders): its layer is placed already
+      AND NOT EXISTS (SELECT 1 FROM {{tallies}} gt  -- tested before workloads is read
+                      WHERE gt.group_no = q.query AND gt.workload_id = s.workload_id)
+      AND NOT EXISTS (SELECT 1 FROM workloads v CROSS JOIN {{tallies}} gt  -- v first
+                      ON gt.group_no = q.query AND gt.workload_id = v.id
+                      WHERE v.layer_key = w.layer_key)
+    GROUP BY q.query, w.layer_key"""
 
 # PLACES_SQL's conditions on a layer: none, or (`failing_only`) a tally of the group with
 # failed records (`rules.failedrecords.FAILED_TALLY_SQL`) among the layer key's workloads, the
