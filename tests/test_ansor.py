@@ -119,6 +119,15 @@ def _mutated(path: list[Any], value: Any) -> bytes:
         (_mutated(["i", 0, 0], "[5, 1]"), A + "workload key starts with int, not a hash string"),
         (_mutated(["i", 0, 1], ""), "bad target: empty target string"),
         (_mutated(["i", 0, 2], ["a"]), A + "hardware parameters are not a list of integers"),
+        # TVM 0.16's reader aborts on any count but 8 (an export of the line would not load)
+        (
+            _mutated(["i", 0, 2], [-1, 16, 64, 49152, 2147483647, 1024, 8, 32, 1]),
+            A + "9 hardware parameters (8 expected: TVM's reader aborts on the line)",
+        ),
+        (
+            _mutated(["i", 0, 2], []),
+            A + "0 hardware parameters (8 expected: TVM's reader aborts on the line)",
+        ),
         (_mutated(["i", 1], [[]]), A + "state must be [stages, steps]"),
         (_mutated(["i", 1, 1], [5]), A + "a transform step is not a list starting with its kind"),
         (_mutated(["r", 0], [-1.0]), "negative cost -1.0"),

@@ -128,6 +128,12 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+# HardwareParams' fields as an auto_scheduler record lists them (num_cores, vector_unit_bytes,
+# cache_line_bytes, max_shared_memory_per_block, max_local_memory_per_block,
+# max_threads_per_block, max_vthread_extent, warp_size).
+HARDWARE_PARAMS = 8
+
+
 def task_problem(task: list[Any]) -> str | None:
     """Why parse_ansor refuses a task (`i[0]`), or None."""
     if not 2 <= len(task) <= 6:
@@ -141,6 +147,13 @@ def task_problem(task: list[Any]) -> str | None:
         isinstance(hardware, list) and all(_is_int(x) for x in hardware)
     ):
         return "hardware parameters are not a list of integers"
+    if hardware is not None and len(hardware) != HARDWARE_PARAMS:
+        # TVM reads exactly its HardwareParams' fields: its reader aborts on any other count
+        # (checked 0-7, 9, 10 with TVM 0.16), and an export of the line would not load.
+        return (
+            f"{len(hardware)} hardware parameters ({HARDWARE_PARAMS} expected: TVM's reader "
+            "aborts on the line)"
+        )
     if len(task) > 3 and not isinstance(task[3], str):
         return "target host is not a string"
     if len(task) > 4 and not _is_int(task[4]):
