@@ -28,7 +28,12 @@ def _filters_of(store: Store) -> list[Filters | None]:
     return [
         None,
         Filters(for_target=target),
-        Filters(for_target=" ".join(f"{target} -model=never-seen".split())),
+        # its own -model replaced (TVM refuses an option given twice)
+        Filters(
+            for_target=" ".join(
+                [*(t for t in target.split() if not t.startswith("-model=")), "-model=never-seen"]
+            )
+        ),
         Filters(task=first.templates[0].workload.task_name),
         Filters(source="1"),
     ]

@@ -100,7 +100,10 @@ def test_explain_shows_the_measured_values_as_json_reads_them_from_the_line(
 READS = "explain reads AutoTVM record lines (a JSON object with input, config, result)"
 ANSOR_LINE = json.dumps(
     {
-        "i": [['["h1", [1, 64, 56, 56]]', "llvm -keys=cpu", [], "", 0, []], [[], []]],
+        "i": [
+            ['["h1", [1, 64, 56, 56]]', "llvm -keys=cpu", [4, 64, 64, 0, 0, 0, 0, 0], "", 0, []],
+            [[], []],
+        ],
         "r": [[0.001], 0, 0.5, 1700000000],
         "v": "v0.6",
     }

@@ -153,7 +153,8 @@ def test_line_kinds(raw: bytes, kind: type) -> None:
             "unexpected value in config.entity[0][1]: Input should be 'sp', 're', 'an' or 'ot'",
         ),
         (
-            b'{"i": [["[\\"k\\"]", "llvm", [], "", 0, []], [[], []]], "v": "v0.6"}',
+            b'{"i": [["[\\"k\\"]", "llvm", [4, 64, 64, 0, 0, 0, 0, 0], "", 0, []], [[], []]], '
+            b'"v": "v0.6"}',
             "auto_scheduler record: r must be [costs, error_no, all_cost, timestamp]",
         ),
         (

@@ -41,6 +41,17 @@ UNKNOWN_MODEL = "unknown"
 # Options that newer TVMs reject, making the whole record unloadable.
 REJECTED_OPTIONS: dict[str, str] = {
     "link-params": "TVM >= 0.10 rejects the -link-params target option",
+    # Moved to relay.build's executor and runtime arguments (TVM 0.16 refuses each, checked).
+    **{
+        name: f"TVM 0.16 rejects the -{name} target option (relay.build's {home} now)"
+        for name, home in (
+            ("runtime", "runtime"),
+            ("system-lib", "runtime"),
+            ("executor", "executor"),
+            ("interface-api", "executor"),
+            ("unpacked-api", "executor"),
+        )
+    },
 }
 
 # Cortex-M cores TVM's M-profile parser recognises (matched as prefixes of -mcpu).
@@ -191,12 +202,16 @@ def query_target_problem(raw: str) -> str | None:
 def option_problems(raw: str) -> list[str]:
     """The options of a target string TVM reads otherwise than as `name=value`: an option
     other than a boolean flag without a value, or with an empty one (TVM's parser refuses
-    `-keys=`; `parse_target` reads a bare `-model` as "true")."""
+    `-keys=`; `parse_target` reads a bare `-model` as "true"), or one given twice (refused)."""
     problems = []
+    seen: set[str] = set()
     for token in raw.replace("-target=", "-mtriple=").split()[1:]:
         name, sep, value = token[1:].partition("=")
         if not sep and name not in _FLAG_OPTIONS:
             problems.append(f"option -{name} has no value: write -{name}=VALUE")
         elif sep and not value:
             problems.append(f"option -{name}= has an empty value")
+        if name in seen:  # TVM: 'The key "model" appears more than once'
+            problems.append(f"option -{name} is given twice")
+        seen.add(name)
     return problems
