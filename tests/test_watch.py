@@ -372,3 +372,36 @@ def test_a_database_named_to_watch_is_skipped_once_as_import_skips_it(
         f"{other} is an SQLite database, not a log: to add a tunelog database's records, use "
         f"`tunelog merge {other}`: skipped"
     ]
+
+
+def test_a_refresh_while_another_program_holds_the_write_lock_reads_the_files_next_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write lock held longer than tunelog waits stopped watch ("database is locked", exit 1),
+    which the README says exits 0: the refresh says so, the next one reads the files."""
+    import sqlite3
+
+    import tunelog
+    from tunelog.exceptions import DatabaseBusyError
+    from tunelog.store import Store, connection
+
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 50)
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:20]))
+    db = tmp_path / "t.db"
+    Store(db).close()
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another program writing
+    refreshes: list[tunelog.api.Refresh] = []
+    with Store(db) as store:
+        with pytest.raises(DatabaseBusyError, match="another program is writing it"):
+            tunelog.import_paths(store, [str(log)])
+        tunelog.watch(store, [str(log)], on_refresh=refreshes.append, refreshes=1, interval=0)
+        other.execute("ROLLBACK")
+        tunelog.watch(store, [str(log)], on_refresh=refreshes.append, refreshes=1, interval=0)
+        assert store.stats().records == 20
+    other.close()
+    assert [(r.busy, r.new) for r in refreshes] == [
+        ("another program held the database's write lock", 0),
+        (None, 20),
+    ]

@@ -49,6 +49,10 @@ class DatabaseAccessError(DatabaseUnavailableError):
         return cls(f"database {path}: {text}; check the disk and the file")
 
 
+class DatabaseBusyError(DatabaseUnavailableError):
+    """Another program held the database's write lock for longer than tunelog waits."""
+
+
 class DiskFullError(DatabaseUnavailableError):
     """The database could not grow: the disk (or SQLite's size limit) is full."""
 

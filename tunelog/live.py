@@ -69,6 +69,9 @@ class Refresh:
     reports: list[FileReport]
     layers: list[LayerStatus]
     waiting_for: list[str] = field(default_factory=list)
+    # Why the changed files were not all imported (another program held the database's
+    # write lock): they are read at the next refresh.
+    busy: str | None = None
 
     @property
     def new(self) -> int:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from tunelog.api.importing import import_paths
 from tunelog.api.listing import layers
+from tunelog.exceptions import DatabaseBusyError
 from tunelog.store import Store
 
 # Only `tunelog watch` follows logs: what it alone needs loads when it runs (issue 17).
@@ -99,9 +100,16 @@ class Follower:
             if self._seen.get(source.path) != signature:
                 changed.append(source.path)
                 signatures[source.path] = signature
-        reports = (
-            import_paths(self.store, changed, repair=self.repair, follow=True) if changed else []
-        )
+        busy = None
+        try:
+            reports = (
+                import_paths(self.store, changed, repair=self.repair, follow=True)
+                if changed
+                else []
+            )
+        except DatabaseBusyError:  # another program writing: read them next time
+            reports, signatures = [], {}
+            busy = "another program held the database's write lock"
         # What is never a log (an SQLite database named to watch) is skipped with its reason,
         # as `import` skips it, not watched as an empty one.
         reports += [FileReport(path=path, unreadable=why) for path, why in found.unreadable]
@@ -114,7 +122,7 @@ class Follower:
         if any(r.lines and not r.already_imported_as for r in reports):
             self.last_growth = time.monotonic()
         statuses = [layer_status(layer) for layer in layers(self.store)]
-        return Refresh(self.refreshes, reports, statuses, waiting)
+        return Refresh(self.refreshes, reports, statuses, waiting, busy)
 
     def idle_for(self) -> float:
         """Seconds since a refresh last read a new line."""

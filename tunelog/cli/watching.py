@@ -121,6 +121,11 @@ class _WatchView:
     def draw(self, refresh: Any) -> None:
         """Show one refresh; rejected lines go to stderr."""
         self.last = refresh
+        if refresh.busy is not None:  # watching goes on: the files are read next time
+            _err(
+                f"refresh {refresh.number}: {refresh.busy}: the files that changed are read "
+                "at the next refresh"
+            )
         skipped: dict[str, str] = {}
         for report in refresh.reports:
             if report.held_back_bytes:

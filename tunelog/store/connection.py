@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Self, TypeVar
 
 from tunelog.exceptions import (
     DatabaseAccessError,
+    DatabaseBusyError,
     DatabaseDamagedError,
     DatabaseNotFoundError,
     DatabaseUnavailableError,
@@ -263,6 +264,11 @@ class Connection:
             refused = write_refusal(self.path, exc)
             if refused is not None:
                 raise refused from exc
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise DatabaseBusyError(
+                    f"cannot write to {self.path}: another program is writing it (tunelog "
+                    f"waited {BUSY_TIMEOUT_MS // 1000} s for it): run this again once it is done"
+                ) from exc
             raise DatabaseUnavailableError(f"cannot write to {self.path}: {exc}") from exc
         try:
             yield
