@@ -450,3 +450,31 @@ def test_a_write_sqlite_refuses_as_read_only_says_which_file_and_what_to_do(
     refused = write_refusal(str(db), sqlite3.OperationalError("attempt to write a readonly db"))
     assert refused is not None and re.search(says, str(refused))
     assert write_refusal(str(db), sqlite3.OperationalError("database is locked")) is None
+
+
+def test_a_full_disk_says_which_files_were_imported_and_which_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The error named only the file being written: the ones before it were imported (nothing
+    said on stdout) and the ones after it silently not read."""
+    from tunelog.api import importing
+    from tunelog.exceptions import DiskFullError
+
+    logs = []
+    for name in ("a.log", "b.log", "c.log", "d.log"):
+        (tmp_path / name).write_bytes(X86.read_bytes())
+        logs.append(str(tmp_path / name))
+    real = importing._import_one
+
+    def full_at_b(store: Store, source: Any, *args: Any, **kwargs: Any) -> Any:
+        if source.path.endswith("b.log"):
+            raise DiskFullError(f"the disk holding t.db is full; nothing of {source.path} was kept")
+        return real(store, source, *args, **kwargs)
+
+    monkeypatch.setattr(importing, "_import_one", full_at_b)
+    with Store(tmp_path / "t.db") as store, pytest.raises(DiskFullError) as raised:
+        tunelog.import_paths(store, logs)
+    assert str(raised.value) == (
+        f"the disk holding t.db is full; nothing of {logs[1]} was kept; 1 file(s) before it are "
+        f"imported, 2 after it were not read ({logs[2]}, {logs[3]})"
+    )

@@ -233,3 +233,29 @@ def test_a_task_whose_layer_relay_answers_with_another_template_says_which(
     answered_by = json.loads(as_json.stdout)[0]["layer_answered_by"]
     assert answered_by["template"] == "dense_nopack.x86"
     assert answered_by["config_index"] == nopack.answer.config_index
+
+
+def test_an_answer_tvm_cannot_load_is_warned_of(tmp_path: Path) -> None:
+    """A record whose target has -link-params=0 answered the task without a word, though TVM
+    0.16's apply_history_best loads nothing of a file holding it (ValueError)."""
+    from tests.conftest import SAMPLE_LOGS
+
+    line = (SAMPLE_LOGS / "x86_mini_llvm.log").read_text().splitlines()[0]
+    record = json.loads(line)
+    target = record["input"][0]
+    record["input"][0] = target + " -link-params=0"
+    (tmp_path / "lp.log").write_text(json.dumps(record) + "\n")
+    task = [record["input"][1], *record["input"][2]]
+    (tmp_path / "tasks.json").write_text(json.dumps([task]))
+    db = str(tmp_path / "t.db")
+    runner.invoke(app, ["--db", db, "import", str(tmp_path / "lp.log")])
+    args = ["--db", db, "tasks", str(tmp_path / "tasks.json"), "--target", target]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0
+    assert result.stderr.startswith(
+        "warning: 1 answer(s) are records TVM >= 0.10 cannot load (target "
+        f"'{target} -link-params=0'), and it then loads nothing of their file: export with "
+        "--fix-targets and build with that"
+    )
+    (entry,) = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    assert "cannot be loaded by TVM >= 0.10" in entry["answer"]["warnings"][-1]

@@ -282,3 +282,17 @@ def test_a_file_whose_size_says_zero_is_read_to_its_end(tmp_path: Path) -> None:
     with Store(tmp_path / "t.db") as store:
         (report,) = tunelog.import_paths(store, ["/proc/self/status"])
     assert report.lines > 5 and report.rejected + report.blank == report.lines
+
+
+@pytest.mark.parametrize("loop", [["self"], ["a", "b"]], ids=["to itself", "a to b to a"])
+def test_a_symlink_loop_is_called_a_loop_not_a_dangling_link(
+    tmp_path: Path, loop: list[str]
+) -> None:
+    for name, target in zip(loop, [*loop[1:], loop[0]], strict=True):
+        (tmp_path / name).symlink_to(target)
+    result = runner.invoke(app, ["--db", str(tmp_path / "t.db"), "import", str(tmp_path / loop[0])])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: {tmp_path / loop[0]} is a symlink loop (its links lead back to themselves): "
+        "fix or remove it\n"
+    )

@@ -350,7 +350,9 @@ def test_a_file_that_stays_unreadable_is_said_to_be_skipped_once(
     )
     assert code == 0
     skipped = [line for line in err.splitlines() if line.endswith(": skipped")]
-    assert skipped == ["tuning.log cannot be read (Permission denied): skipped"]
+    assert skipped == [
+        "tuning.log cannot be read (Permission denied; check its permissions): skipped"
+    ]
     assert len(tries) > 1  # tried at each refresh, said once
 
 

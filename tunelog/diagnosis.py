@@ -270,7 +270,10 @@ def _answered(
             f"(tunelog export{fix} --for-target '{asked.raw}' tuned.log) and build with that"
         )
         if problems:
-            detail += f" ({'; '.join(problems)}: a TVM that rejects it stops at that line)"
+            detail += (
+                f" ({'; '.join(problems)}: such a TVM loads nothing of a file holding the "
+                "record, not only that line)"
+            )
         return _result(asked, workload, ANSWERED, detail)
     return None
 

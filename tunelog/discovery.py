@@ -32,6 +32,7 @@ says so once); a workload file is read with the records file beside it (`metasch
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import gzip
 import io
@@ -136,6 +137,11 @@ def not_readable_reason(path: Path) -> str:
     """Why a path that is neither a file nor a directory cannot be imported (read after the
     path: `x.log does not exist: check the path`)."""
     if path.is_symlink() and not path.exists():
+        try:
+            os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return "is a symlink loop (its links lead back to themselves): fix or remove it"
         return "is a dangling symlink (its target does not exist)"
     if path.exists():
         # A pipe or device (a FIFO a tuner writes, /dev/stdin): read it as standard input.
@@ -149,6 +155,8 @@ def unreadable_reason(exc: BaseException) -> str:
     cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
     if isinstance(cause, FileNotFoundError):
         return "vanished before it could be read"
+    if isinstance(cause, PermissionError):
+        return f"cannot be read ({cause.strerror or cause}; check its permissions)"
     if isinstance(cause, OSError):
         return f"cannot be read ({cause.strerror or cause})"
     return f"cannot be read ({exc})"

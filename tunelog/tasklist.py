@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from tunelog.convergence import Convergence, Progress, SourceRun, join_runs
 from tunelog.layers import SlotWinner, TargetGroup, query
 from tunelog.machines import cross_machine_warning
-from tunelog.targets import Target
+from tunelog.targets import Target, parse_target
 from tunelog.tvmmessages import Workload, as_json_list, workload_key
 from tunelog.versions import V02
 from tunelog.workloadinfo import WorkloadInfo
@@ -115,6 +115,14 @@ def task_progress(
                 f"answer for {target.raw!r} was measured on {answer.target!r}, a target of "
                 "another group: its trials are not counted here"
             )
+        problems = () if answer is None else parse_target(answer.target).load_problems
+        if answer is not None and problems:  # TVM >= 0.10 loads nothing of a file holding it
+            unloadable = (
+                f"its target {answer.target!r} cannot be loaded by TVM >= 0.10 "
+                f"({'; '.join(problems)}), which then loads nothing of the file: export it "
+                "with --fix-targets"
+            )
+            warning = unloadable if warning is None else f"{warning}; {unloadable}"
         found.append(TaskProgress(index, task, summary, answer, warning))
     return found
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tunelog.exceptions import InputNotFoundError
+from tunelog.exceptions import DiskFullError, InputNotFoundError
 from tunelog.store import Store
 from tunelog.store.readonly import SIDE_SUFFIXES
 
@@ -62,7 +62,7 @@ def import_paths(
     own_files = _database_files(store)
     # A MetaSchedule workload file is read with its records file: once, when both are given.
     given = {os.path.realpath(s.path) for s in found.inputs if not s.is_stdin}
-    for source in found.inputs:
+    for number, source in enumerate(found.inputs):
         if not source.is_stdin and os.path.realpath(source.path) in own_files:
             continue  # `tunelog import .` next to tunelog.db: never read the database itself
         if not optionvalues.is_utf8(source.path):
@@ -88,6 +88,18 @@ def import_paths(
             # Deleted or made unreadable since it was found (a tuner's temporary file): the
             # file's transaction is rolled back, the next files are imported.
             report = FileReport(path=source.path, unreadable=unreadable_reason(exc))
+        except DiskFullError as exc:  # no file after it can be written either: say which
+            done = sum(1 for r in reports if not r.unreadable)
+            rest = [s.path for s in found.inputs[number + 1 :]]
+            raise DiskFullError(
+                f"{exc}; {done} file(s) before it are imported"
+                + (
+                    f", {len(rest)} after it were not read ({', '.join(rest[:3])}"
+                    f"{', ...' if len(rest) > 3 else ''})"
+                    if rest
+                    else ""
+                )
+            ) from exc
         if report is not None:
             if repair:
                 report.superseded = _supersede_unrepaired(store, report)

@@ -154,6 +154,7 @@ def tasks(
         except NotATaskListError as exc:  # which file, since the error cannot know
             raise NotATaskListError(f"{display_path(file)}: {exc}") from None
     empty = "every task has enough valid trials" if need_trials is not None else _EMPTY_TASKS
+    _warn_unloadable_answers(found)
     if as_json:
         emit_json([task.as_dict() for task in found], empty=empty)
         return
@@ -185,6 +186,23 @@ def tasks(
         ),
         empty=empty,
     )
+
+
+def _warn_unloadable_answers(found: Sequence[TaskProgress]) -> None:
+    """One stderr line for the answers whose record TVM >= 0.10 cannot load (its target has
+    an option it rejects): such a TVM loads nothing of a file holding one."""
+    from tunelog.targets import parse_target
+
+    targets = {t.answer.target for t in found if t.answer is not None}
+    unloadable = sorted(t for t in targets if parse_target(t).load_problems)
+    if unloadable:
+        count = sum(1 for t in found if t.answer is not None and t.answer.target in unloadable)
+        _err(
+            f"warning: {count} answer(s) are records TVM >= 0.10 cannot load (target "
+            f"{', '.join(repr(t) for t in unloadable[:2])}{', ...' if len(unloadable) > 2 else ''}"
+            "), and it then loads nothing of their file: export with --fix-targets and build "
+            "with that"
+        )
 
 
 def _answer_text(task: TaskProgress) -> str:
