@@ -6,6 +6,7 @@ import ast
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -259,3 +260,45 @@ def test_an_answer_tvm_cannot_load_is_warned_of(tmp_path: Path) -> None:
     )
     (entry,) = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
     assert "cannot be loaded by TVM >= 0.10" in entry["answer"]["warnings"][-1]
+
+
+def _reprs(tasks: list[Workload]) -> str:
+    """Tasks as Python prints them (`print(tasks)` of extract_from_program's list)."""
+    return "\n".join(
+        f"Task(func_name={t[0]}, args={t[1:]!r}, kwargs={{}}, workload={t!r})" for t in tasks
+    )
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        lambda tasks: json.dumps([as_json_list(t) for t in tasks]),
+        # `[[t.name, t.args] for t in tasks]`: read as every task untuned, without a word
+        lambda tasks: json.dumps([[t[0], as_json_list(t[1:])] for t in tasks]),
+        _reprs,  # `tasks` refused them as "not JSON"; `diagnose --check` found no message
+    ],
+    ids=["[name, *args]", "[name, args]", "printed tasks"],
+)
+def test_task_lists_written_each_way_give_the_same_answers(tmp_path: Path, written: Any) -> None:
+    tasks = resnet18_tasks()
+    with Store(tmp_path / "t.db") as store:
+        api.import_paths(store, [str(FIXTURES / "partial224.log")])
+        expected = api.tuning_progress(store, tasks, X86)
+        found = api.tuning_progress(store, written(tasks), X86)
+        diagnosed = api.diagnose_untuned(store, written(tasks), target=X86)
+    assert [(t.workload, t.convergence, t.answer) for t in found] == [
+        (t.workload, t.convergence, t.answer) for t in expected
+    ]
+    assert [d.workload for d in diagnosed.diagnoses] == tasks
+
+
+def test_a_tuning_log_given_as_a_task_list_says_what_it_is(tmp_path: Path) -> None:
+    from tunelog.exceptions import NotATaskListError
+
+    with Store(tmp_path / "t.db") as store, pytest.raises(NotATaskListError) as raised:
+        api.tuning_progress(store, (FIXTURES / "partial224.log").read_text(), X86)
+    assert str(raised.value) == (
+        "it holds JSON records (a tuning log? import it with `tunelog import`); tasks reads a "
+        "task list: a JSON array of [task_name, *args] arrays, or the tasks as Python prints "
+        "them"
+    )

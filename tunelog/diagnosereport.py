@@ -18,6 +18,7 @@ from tunelog.tvmmessages import (
     looks_like_task_list,
     read_messages,
     read_task_list,
+    read_task_reprs,
     workload_key,
 )
 
@@ -74,13 +75,17 @@ class DiagnoseReport:
 
 
 def diagnose_text(index: RecordIndex, text: str, *, target: str | None = None) -> DiagnoseReport:
-    """Diagnose TVM's console output, or a task list (JSON) compiled for `target`.
+    """Diagnose TVM's console output, or a task list (JSON, or tasks as Python prints them)
+    compiled for `target`.
 
     Raises TargetRequiredError for a task list without a target, NotATaskListError for JSON
     that is not a task list, TargetParseError for a bad `target`.
     """
-    if looks_like_task_list(text):
-        workloads = read_task_list(text)
+    read = read_messages(text.splitlines())
+    # Tasks as Python prints them, when the text names no untuned operator: a task list too.
+    printed = [] if read.messages or read.unread else read_task_reprs(text)
+    if looks_like_task_list(text) or printed:
+        workloads = printed or read_task_list(text)
         if target is None:
             raise TargetRequiredError(
                 "a task list does not say which target it compiles for: pass --target "
@@ -94,7 +99,6 @@ def diagnose_text(index: RecordIndex, text: str, *, target: str | None = None) -
         return DiagnoseReport(
             [diagnose_workload(index, target, w) for w in unique], [], len(workloads) - len(unique)
         )
-    read = read_messages(text.splitlines())
     diagnoses: list[Diagnosis] = []
     unread = list(read.unread)
     for message in read.messages:

@@ -15,8 +15,9 @@ characters; both are undone before reading. The workload is a Python tuple liter
 `ast.literal_eval` (never `eval`); a message whose tuple cannot be read is reported with its line
 and reason, never dropped silently.
 
-A task list (`[[task_name, *args], ...]` JSON, as users dump `extract_from_program`'s tasks)
-gives the workloads without a target: the caller supplies it.
+A task list (`[[task_name, *args], ...]` JSON, as users dump `extract_from_program`'s tasks;
+`[[task_name, [args]], ...]` too) gives the workloads without a target: the caller supplies it,
+as for tasks printed by Python (`Task(func_name=..., workload=(...))`).
 """
 
 from __future__ import annotations
@@ -228,8 +229,46 @@ def read_task_list(text: str) -> list[Workload]:
     for index, item in enumerate(value):
         if not isinstance(item, list) or not item or not isinstance(item[0], str):
             raise NotATaskListError(f"item {index} is not a [task_name, *args] array")
+        if _args_in_one_list(item):  # `[[t.name, t.args] for t in tasks]`: the same tasks
+            item = [item[0], *item[1]]
         workloads.append(tuple(as_tuple(part) for part in item))
     return workloads
+
+
+def _args_in_one_list(item: list[Any]) -> bool:
+    """`[task_name, [arg, ...]]`, as `[t.name, t.args]` writes a task: its arguments in one
+    list whose first is a tensor (`["TENSOR", shape, dtype]`). A template's own first argument
+    is that tensor itself, never a list of them: the two spellings cannot be confused."""
+    return (
+        len(item) == 2
+        and isinstance(item[1], list)
+        and bool(item[1])
+        and isinstance(item[1][0], list)
+        and item[1][0][:1] == ["TENSOR"]
+    )
+
+
+_TASK_REPR = "Task(func_name="
+_TASK_WORKLOAD = "workload=("
+
+
+def read_task_reprs(text: str) -> list[Workload]:
+    """The workloads of tasks as Python prints them (`print(tasks)` after
+    `extract_from_program`: `Task(func_name=..., args=..., kwargs=..., workload=(...))`), in
+    order; none when the text holds no such task."""
+    found: list[Workload] = []
+    for line in text.splitlines():
+        line = normalise_text(line)
+        at = line.find(_TASK_REPR)
+        while at >= 0:
+            start = line.find(_TASK_WORKLOAD, at)
+            if start < 0:
+                break
+            workload = read_workload(line[start + len(_TASK_WORKLOAD) - 1 :])
+            if not isinstance(workload, str):
+                found.append(workload)
+            at = line.find(_TASK_REPR, start)
+    return found
 
 
 def looks_like_task_list(text: str) -> bool:
@@ -254,21 +293,36 @@ _WHAT_DIAGNOSE_READS = (
 )
 
 
-def wrong_input(text: str) -> str | None:
+_WHAT_TASKS_READS = (
+    "tasks reads a task list: a JSON array of [task_name, *args] arrays, or the tasks as "
+    "Python prints them"
+)
+
+
+def wrong_input(text: str, reads: str = _WHAT_DIAGNOSE_READS) -> str | None:
     """What the input is when it is surely not a build's output or a task list (a database, a
-    tuning log), and what to do; else None (output without a message is diagnosed as such)."""
+    tuning log), and what to do (`reads`: what the command reads); else None (output without
+    a message is diagnosed as such)."""
     if text.startswith("SQLite format 3"):
-        return (
-            f"it is an SQLite database (a tunelog database is given as --db); "
-            f"{_WHAT_DIAGNOSE_READS}"
-        )
+        return f"it is an SQLite database (a tunelog database is given as --db); {reads}"
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     if first.startswith("{") and not read_messages(text.splitlines()).messages:
-        return (
-            f"it holds JSON records (a tuning log? import it with `tunelog import`); "
-            f"{_WHAT_DIAGNOSE_READS}"
-        )
+        return f"it holds JSON records (a tuning log? import it with `tunelog import`); {reads}"
     return None
+
+
+def read_tasks(text: str) -> list[Workload]:
+    """The workloads of a task list for `tasks`: JSON (`read_task_list`), or tasks as Python
+    prints them (`read_task_reprs`). NotATaskListError saying what the text is otherwise (a
+    tuning log was "not JSON (Extra data: line 2 ...)")."""
+    refusal = wrong_input(text, _WHAT_TASKS_READS)
+    if refusal is not None:
+        raise NotATaskListError(refusal)
+    if not text.lstrip().startswith("["):
+        printed = read_task_reprs(text)
+        if printed:
+            return printed
+    return read_task_list(text)
 
 
 _MAPPING = ("a mapping",)  # marks a dict's items in `workload_key`, unlike any argument

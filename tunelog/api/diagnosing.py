@@ -135,7 +135,7 @@ def tuning_progress(
     from tunelog import optionvalues
     from tunelog.store.trials import trial_runs
     from tunelog.tasklist import needing_trials, task_progress
-    from tunelog.tvmmessages import as_tuple, read_task_list
+    from tunelog.tvmmessages import as_tuple, read_tasks
 
     optionvalues.target_string(target)  # as `--target` is checked: a target TVM would refuse
     if need_trials is not None:
@@ -143,7 +143,7 @@ def tuning_progress(
     # Tuples of lists (a workload written out by hand) as a task list's JSON reads: lists as
     # tuples, all the way down (a workload is looked up by its hash).
     workloads = (
-        read_task_list(tasks)
+        read_tasks(tasks)
         if isinstance(tasks, str)
         else [tuple(as_tuple(part) for part in task) for task in tasks]
     )
