@@ -496,7 +496,10 @@ def test_stats_count_valid_and_failed(store: Store) -> None:
     tunelog.import_paths(store, [str(X86)])
     stats = store.stats()
     assert (stats.records, stats.valid, stats.failed) == (200, 194, 6)
-    assert stats.by_error == [{"error_no": 0, "records": 194}, {"error_no": 6, "records": 6}]
+    assert stats.by_error == [
+        {"error_no": 0, "error_name": "NO_ERROR", "records": 194},
+        {"error_no": 6, "error_name": "BUILD_TIMEOUT", "records": 6},
+    ]
     assert {row["template"] for row in stats.by_template} == {
         "conv2d_NCHWc.x86",
         "dense_nopack.x86",

@@ -17,6 +17,14 @@ if TYPE_CHECKING:
     )
 
 
+def untuned_as_dict(layer: Layer) -> dict[str, object]:
+    """An untuned layer as `tunelog untuned --json` prints it: `layer_as_dict`, and the answer
+    it is untuned with, if any (`answered_by`: another machine's record, or v0.1 only)."""
+    from tunelog.rules.untuned import answer_text
+
+    return {**layer_as_dict(layer), "answered_by": answer_text(layer) or None}
+
+
 def layer_as_dict(layer: Layer, convergence: LayerConvergence | None = None) -> dict[str, object]:
     """A layer as plain JSON-ready data (what `tunelog workloads --json` prints).
 

@@ -238,13 +238,7 @@ def untuned(
         return
     if as_json:
         # With what the table shows beside the layer: the answer it is untuned with, if any.
-        emit_json(
-            (
-                {**api.layer_as_dict(layer), "answered_by": answer_text(layer) or None}
-                for layer in found
-            ),
-            empty=_EVERY_LAYER_TUNED,
-        )
+        emit_json((api.untuned_as_dict(layer) for layer in found), empty=_EVERY_LAYER_TUNED)
         if check and found:
             raise typer.Exit(1)
         return

@@ -111,13 +111,9 @@ def stats(as_json: JsonOption = False) -> None:
     """Records by target, template and error number; valid vs failed."""
     with opened_store() as store:
         result = store.stats()
-    from tunelog.errorcodes import error_name
-
-    by_error = [
-        {**row, "error_name": error_name(int(str(row["error_no"])))} for row in result.by_error
-    ]
+    by_error = result.by_error
     if as_json:
-        emit_json({**result.model_dump(), "by_error": by_error})
+        emit_json(result.model_dump())
         return
     echo(
         f"records: {result.records}  valid: {result.valid}  failed: {result.failed}  "

@@ -44,14 +44,15 @@ def explain(
     as_json: JsonOption = False,
 ) -> None:
     """What an AutoTVM error number means and what to change; what a record's fields mean."""
-    from tunelog.recordfields import FIELDS, field_name
+    from tunelog import api
+    from tunelog.recordfields import field_name
 
     if code.lstrip().startswith(("{", "[")):  # a record line: JSON (a MetaSchedule one is [...])
         _explain_record(code, as_json)
         return
-    field = "fields" if code.strip().lower() == "fields" else field_name(code)
-    if field is not None:
-        meanings = FIELDS if field == "fields" else {field: FIELDS[field]}
+    every = code.strip().lower() == "fields"
+    if every or field_name(code) is not None:
+        meanings = api.explain_fields(None if every else code)
         if as_json:
             emit_json(meanings)
         else:
@@ -61,11 +62,11 @@ def explain(
 
 
 def _explain_error(code: str, as_json: bool) -> None:
-    from tunelog.errorcodes import lookup_error_code
+    from tunelog import api
     from tunelog.exceptions import UnknownErrorCodeError
 
     try:
-        entry = lookup_error_code(code)
+        entry = api.explain_error(code)
     except UnknownErrorCodeError as exc:  # `explain` also takes a field or a record line
         raise UnknownErrorCodeError(
             f"{exc}; or a record field (`tunelog explain fields` lists them), or a whole "
@@ -91,32 +92,13 @@ def _explain_error(code: str, as_json: bool) -> None:
 
 
 def _explain_record(line: str, as_json: bool) -> None:
-    from tunelog.exceptions import NotARecordError
-    from tunelog.recordfields import explain_record
-    from tunelog.recordmodels import TuningRecord
-    from tunelog.records import parse_line
+    from tunelog import api
 
-    parsed = parse_line(line.encode())
-    if not isinstance(parsed, TuningRecord):
-        raise NotARecordError(_not_autotvm(line, getattr(parsed, "reason", None)))
-    fields = explain_record(parsed, line)
+    fields = api.explain_record(line)
     if as_json:
         emit_json([f._asdict() for f in fields])
         return
     emit_table([list(f) for f in fields], ("field", "value", "meaning"))
-
-
-def _not_autotvm(line: str, reason: str | None) -> str:
-    """Why `explain` cannot read a record line: what it is instead, and what it reads."""
-    reads = "explain reads AutoTVM record lines (a JSON object with input, config, result)"
-    if reason is None:  # read as a record of another kind
-        return (
-            f"an auto_scheduler (Ansor) record: {reads}; `tunelog explain N` explains its "
-            "error number"
-        )
-    if line.lstrip().startswith("["):
-        return f"a JSON array, not an AutoTVM record (a MetaSchedule record?): {reads}"
-    return f"{reason}: {reads}"
 
 
 # -- convergence ------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from tunelog.errorcodes import error_name
 from tunelog.filters import Filters
 from tunelog.store.sources import Sources
 
@@ -61,11 +62,19 @@ class Queries(Sources):
                    ORDER BY sum(c.records) DESC, w.task_name""",
                 ("template", "template_key", "records", "valid", "failed"),
             ),
-            by_error=table(
-                """SELECT error_no, sum(records) FROM tallies
-                   GROUP BY error_no ORDER BY error_no""",
-                ("error_no", "records"),
-            ),
+            by_error=[
+                # with its name, as `stats --json` gives it (`errorcodes.error_name`)
+                {
+                    "error_no": row["error_no"],
+                    "error_name": error_name(int(str(row["error_no"]))),
+                    "records": row["records"],
+                }
+                for row in table(
+                    """SELECT error_no, sum(records) FROM tallies
+                       GROUP BY error_no ORDER BY error_no""",
+                    ("error_no", "records"),
+                )
+            ],
         )
 
     def best(self, filters: Filters | None = None, *, knobs: bool = False) -> list[BestRow]:
