@@ -478,3 +478,33 @@ def test_a_full_disk_says_which_files_were_imported_and_which_not_read(
         f"the disk holding t.db is full; nothing of {logs[1]} was kept; 1 file(s) before it are "
         f"imported, 2 after it were not read ({logs[2]}, {logs[3]})"
     )
+
+
+def test_outputs_given_as_path_objects_are_reported_as_text(tmp_path: Path) -> None:
+    """ExportReport.path held the Path it was given, though typed (and documented) as text."""
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(X86)])
+        report = tunelog.export(store, tmp_path / "best.log")
+    assert report.path == str(tmp_path / "best.log") and report.written > 0
+
+
+def test_watch_stops_when_its_database_is_removed(tmp_path: Path) -> None:
+    """It went on importing into the removed file ("every complete line read is in the
+    database"), all of it lost when it stopped."""
+    from tunelog.exceptions import DatabaseNotFoundError
+
+    log = tmp_path / "tuning.log"
+    log.write_bytes(X86.read_bytes())
+    seen: list[object] = []
+
+    def remove_the_database(refresh: object) -> None:
+        seen.append(refresh)
+        for suffix in ("", "-wal", "-shm"):
+            (tmp_path / f"t.db{suffix}").unlink(missing_ok=True)
+
+    with (
+        Store(tmp_path / "t.db") as store,
+        pytest.raises(DatabaseNotFoundError, match="was removed while watching"),
+    ):
+        tunelog.watch(store, [str(log)], on_refresh=remove_the_database, refreshes=2, interval=0)
+    assert len(seen) == 1

@@ -89,7 +89,7 @@ class ExportReport:
 
 def export(
     store: Store,
-    out: str,
+    out: str | os.PathLike[str],
     *,
     filters: Filters | None = None,
     top_k: int = 1,
@@ -109,6 +109,7 @@ def export(
     from tunelog import optionvalues
 
     optionvalues.top_k(top_k)
+    out = os.fspath(out)  # a Path too (the report names it as text)
     optionvalues.output_path(out, "out")  # before the work: an empty path names no file
     for name, value in (
         ("force", force),
@@ -313,7 +314,7 @@ def metaschedule_version_warning(store: Store) -> str | None:
 
 def export_metaschedule(
     store: Store,
-    directory: str,
+    directory: str | os.PathLike[str],
     *,
     force: bool = False,
     filters: Filters | None = None,
@@ -334,6 +335,7 @@ def export_metaschedule(
 
     optionvalues.top_k(top_k)
     optionvalues.flag(force, "force")
+    directory = os.fspath(directory)  # a Path too (the result names it as text)
     optionvalues.output_path(directory, "the MetaSchedule database's directory")
     if directory == STDOUT:
         raise InvalidValueError(

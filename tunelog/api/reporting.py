@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from tunelog.api.diagnosing import errors
@@ -22,7 +23,11 @@ if TYPE_CHECKING:
 
 
 def write_report(
-    store: Store, out: str, filters: Filters | None = None, *, force: bool = False
+    store: Store,
+    out: str | os.PathLike[str],
+    filters: Filters | None = None,
+    *,
+    force: bool = False,
 ) -> ReportSummary:
     """Write one HTML page (scripts and styles inline, no network) describing the database.
 
@@ -35,6 +40,7 @@ def write_report(
     from tunelog.exporting import write_lines_atomically
     from tunelog.results import ReportSummary
 
+    out = os.fspath(out)  # a Path too (the summary names it as text)
     optionvalues.output_path(out, "out")  # before the work: an empty path names no file
     plotly_js = _plotly_js()
     with store.snapshot():  # every part of the page from one state of the database

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from tunelog.api.importing import import_paths
 from tunelog.api.listing import layers
-from tunelog.exceptions import DatabaseBusyError
+from tunelog.exceptions import DatabaseBusyError, DatabaseNotFoundError
 from tunelog.store import Store
 
 # Only `tunelog watch` follows logs: what it alone needs loads when it runs (issue 17).
@@ -83,6 +83,12 @@ class Follower:
         from tunelog.live import Refresh, layer_status
 
         self.refreshes += 1
+        if self.store.path != ":memory:" and not os.path.exists(self.store.path):
+            # Writes would go on into the removed file, lost when watch stops.
+            raise DatabaseNotFoundError(
+                f"the database {self.store.path} was removed while watching: what was imported "
+                "went with it; start watch again to import the logs anew"
+            )
         present = [p for p in self.paths if os.path.exists(p)]
         waiting = [p for p in self.paths if p not in present]
         changed: list[str] = []
