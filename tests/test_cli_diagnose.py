@@ -119,8 +119,8 @@ def test_diagnose_warns_about_a_message_it_cannot_read(db: str) -> None:
     assert (code, out) == (0, "")
     assert err == (
         "warning: -:1: message not read: the workload is not a Python literal (ValueError)\n"
-        "no 'Cannot find tuning records', 'Cannot find config' or 'missing in ApplyGraphBest "
-        "context' message found\n"
+        "no 'Cannot find tuning records', 'Cannot find config', 'missing in ApplyGraphBest "
+        "context' or 'Cannot find tuned schedules' message found\n"
     )
 
 
@@ -181,6 +181,6 @@ def test_build_output_starting_with_a_cpp_log_line_is_read_as_build_output(
     code, out, err = run("--db", db, "diagnose", str(prefixed))
     assert (code, err) == (
         0,
-        "no 'Cannot find tuning records', 'Cannot find config' or 'missing in ApplyGraphBest "
-        "context' message found\n",
+        "no 'Cannot find tuning records', 'Cannot find config', 'missing in ApplyGraphBest "
+        "context' or 'Cannot find tuned schedules' message found\n",
     )

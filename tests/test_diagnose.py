@@ -595,3 +595,38 @@ def test_apply_graph_best_s_warning_is_read_and_its_cause_named(tmp_path: Path) 
         "answers only the layers the graph tuner placed "
         "layouts for (its output file)"
     )
+
+
+@pytest.mark.parametrize(
+    ("target", "error_no", "reason"),
+    [
+        ("llvm -keys=cpu -mcpu=core-avx2 -mtriple=x86_64-pc-linux-gnu", 0, "answered"),
+        ("llvm -keys=cpu -mcpu=core-avx2 -mtriple=x86_64-pc-linux-gnu", 6, "all_failed"),
+        ("cuda -keys=cuda,gpu -arch=sm_75", 0, "other_target"),
+        (None, 0, "no_record"),
+    ],
+)
+def test_auto_scheduler_s_message_is_read_and_its_workload_diagnosed(
+    tmp_path: Path, target: str | None, error_no: int, reason: str
+) -> None:
+    """auto_scheduler's "Cannot find tuned schedules for target=..., workload_key=[...]" was
+    not read: a build of an Ansor-tuned model got "no message found" (and --check passed)."""
+    from tests.test_ansor import ansor_line
+
+    key = (
+        '["07f9fcad27bdd3233f86fe35a5185d33", [1, 56, 56, 3], [7, 7, 3, 64], [1, 1, 1, 64], '
+        "[1, 28, 28, 64]]"
+    )
+    with Store(tmp_path / "t.db") as store:
+        if target is not None:
+            log = tmp_path / "ansor.log"
+            log.write_text(ansor_line(key=key, target=target, error_no=error_no) + "\n")
+            api.import_paths(store, [str(log)])
+        report = api.diagnose_untuned(store, (FIXTURES / "ansor_untuned.out").read_text())
+    (found,) = report.diagnoses
+    assert (found.line, found.reason, found.workload[0]) == (
+        3,
+        reason,
+        "07f9fcad27bdd3233f86fe35a5185d33",
+    )
+    assert report.unread == []

@@ -111,6 +111,7 @@ def diagnose_text(index: RecordIndex, text: str, *, target: str | None = None) -
                     line=message.line,
                     direct=message.direct,
                     graph=message.graph,
+                    ansor=message.ansor,
                 )
             )
         except TargetParseError as exc:

@@ -144,6 +144,7 @@ def diagnose_workload(
     line: int | None = None,
     direct: bool = False,
     graph: bool = False,
+    ansor: bool = False,
 ) -> Diagnosis:
     """The reason the database does (not) answer `workload` for `target` (module docstring).
 
@@ -152,12 +153,64 @@ def diagnose_workload(
     Raises TargetParseError when `target` is not a target string.
     """
     asked = parse_target(target)
+    if ansor:
+        found = _classify_ansor(index, asked, workload)
+        return replace(found, line=line)
     found = _classify(index, asked, workload, direct=direct)
     if graph:
         found = _under_graph_best(found)
     return Diagnosis(
         target, workload, found.reason, found.detail, found.original, found.nearest, line
     )
+
+
+def _classify_ansor(index: RecordIndex, asked: Target, workload: Workload) -> Diagnosis:
+    """An auto_scheduler workload (its key's items) auto_scheduler's ApplyHistoryBest found no
+    record for: answered by the database (the same slots as AutoTVM's: model, then keys), all
+    its records on reachable targets failed, tuned only on targets it never asks, or none."""
+    import json
+
+    from tunelog.selection import ansor_workload
+
+    key_hash, args = ansor_workload(json.dumps(as_json_list(workload)))
+    wid = index.ansor.get((key_hash, args))
+    if wid is None:
+        return _result(
+            asked,
+            workload,
+            NO_RECORD,
+            f"no auto_scheduler record of this workload (key {key_hash}) for any target: tune "
+            "its task",
+        )
+    holder = query(index.slots, _group(asked), wid)
+    if holder is not None:
+        detail = (
+            f"auto_scheduler's ApplyHistoryBest answers it: the record at "
+            f"{index.show_path(holder.source)}:{holder.line} ({_seconds(holder.mean_cost)}, "
+            f"tuned on {holder.target}); a build that printed it read another file: export this "
+            f"database (tunelog export --for-target '{asked.raw}' tuned.log) and build with that"
+        )
+        return _result(asked, workload, ANSWERED, detail)
+    counts: dict[int, int] = {}
+    elsewhere: set[str] = set()
+    for target_id, by_error in index.recorded[wid].by_target.items():
+        parsed = index.parsed(target_id)
+        if reaches(asked, parsed):
+            for error_no, records in by_error.items():
+                counts[error_no] = counts.get(error_no, 0) + records
+        else:
+            elsewhere.add(parsed.raw)
+    if counts:  # reachable records, none valid (a valid one would hold a slot asked)
+        failed = ", ".join(f"{error_name(e)} x{n}" for e, n in sorted(counts.items()))
+        detail = f"every auto_scheduler record of it on targets this one asks failed ({failed})"
+        return _result(asked, workload, ALL_FAILED, detail)
+    named = sorted(elsewhere)
+    detail = (
+        f"tuned only under {', '.join(named[:3])}{' and more' if len(named) > 3 else ''}; "
+        f"this target asks model {asked.model} and keys {','.join(asked.keys)}, never theirs: "
+        "tune on this device"
+    )
+    return _result(asked, workload, OTHER_TARGET, detail)
 
 
 def _under_graph_best(found: Diagnosis) -> Diagnosis:

@@ -12,7 +12,7 @@ from tunelog.layers import SlotWinner, Tally
 from tunelog.rules.slots import query_order, slots_of
 from tunelog.targets import Target, parse_target
 from tunelog.tvmmessages import workload_key
-from tunelog.versions import V01, V02
+from tunelog.versions import ANSOR_VERSION, V01, V02
 from tunelog.workloadinfo import WorkloadInfo
 from tunelog.workloads import layer_key, operator_family
 
@@ -50,7 +50,11 @@ class RecordIndex:
         self.exact: dict[tuple[str, Hashable], int] = {}
         self.by_layer: dict[str, list[int]] = {}
         self.by_family: dict[str, list[int]] = {}
+        # auto_scheduler workloads by (hash, identity of the arguments): `selection.ansor_workload`
+        self.ansor: dict[tuple[str, str], int] = {}
         for w in workloads:
+            if w.version == ANSOR_VERSION:
+                self.ansor.setdefault((w.task_name, w.args_json), w.id)
             if w.version not in (V01, V02):
                 continue  # auto_scheduler / MetaSchedule workloads answer no AutoTVM query
             if w.version == V02:

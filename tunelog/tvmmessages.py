@@ -8,7 +8,9 @@ Pure: text in, `(target, workload)` pairs out. Two messages name an untuned work
   `Cannot find config for target=<target>, workload=(<workload tuple>). A fallback ...`;
 * `apply_graph_best`'s WARNING on one line (the graph tuner's output holds no record of it):
   `Config for target=<target>, workload=(<workload tuple>) is missing in ApplyGraphBest
-  context. A fallback ...`.
+  context. A fallback ...`;
+* auto_scheduler's: `Cannot find tuned schedules for target=<target>, workload_key=<JSON
+  list>. A fallback TOPI schedule ...`: the workload is the key's items, its hash first.
 
 Any logging prefix before them is ignored. Web pages turn quotes typographic and escape HTML
 characters; both are undone before reading. The workload is a Python tuple literal, read with
@@ -34,6 +36,8 @@ from tunelog.exceptions import NotATaskListError
 RECORDS_MARK = "Cannot find tuning records for:"
 CONFIG_MARK = "Cannot find config for target="
 GRAPH_MARK = "Config for target="  # `apply_graph_best`'s: "... is missing in ApplyGraphBest"
+ANSOR_MARK = "Cannot find tuned schedules for target="  # auto_scheduler's ApplyHistoryBest
+_ANSOR_KEY_MARK = ", workload_key="
 _KEY_MARK = "key="
 _TARGET_MARK = "target="
 _WORKLOAD_MARK = ", workload="
@@ -58,6 +62,8 @@ class UntunedMessage(NamedTuple):
     direct: bool = False
     # apply_graph_best's warning: relay asked the graph tuner's output, which lacks it.
     graph: bool = False
+    # auto_scheduler's: the workload is its key's items (hash, shapes...), not a template's.
+    ansor: bool = False
 
 
 class UnreadMessage(NamedTuple):
@@ -93,11 +99,12 @@ def read_messages(lines: Iterable[str]) -> ReadMessages:
             unread.append(UnreadMessage(number, parsed))
             continue
         target, workload, direct, graph = parsed
+        ansor = ANSOR_MARK in chunk
         key = (target, workload_key(workload))
         if key in found:
             repeats += 1
             continue
-        found[key] = UntunedMessage(target, workload, number, direct, graph)
+        found[key] = UntunedMessage(target, workload, number, direct, graph, ansor)
     return ReadMessages(list(found.values()), unread, repeats)
 
 
@@ -107,7 +114,7 @@ def _message_chunks(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
     start = 0
     for number, raw in enumerate(lines, start=1):
         line = normalise_text(raw.rstrip("\r\n"))
-        if RECORDS_MARK in line or CONFIG_MARK in line or GRAPH_MARK in line:
+        if any(mark in line for mark in (RECORDS_MARK, CONFIG_MARK, GRAPH_MARK, ANSOR_MARK)):
             if pending:
                 yield start, " ".join(pending)
             start = number
@@ -136,6 +143,8 @@ def _after_prefix(line: str) -> str:
 
 def _complete(text: str) -> bool:
     """The message text holds its whole workload tuple."""
+    if ANSOR_MARK in text:  # one line: its key ends it (the DAG printed below is not read)
+        return True
     for mark in (_KEY_MARK, _WORKLOAD_MARK):
         at = text.find(mark)
         if at >= 0:
@@ -146,6 +155,8 @@ def _complete(text: str) -> bool:
 def _parse_chunk(chunk: str) -> tuple[str, Workload, bool, bool] | str:
     """(target, workload, whether it is a direct call's "Cannot find config", whether it is
     apply_graph_best's) of one message, or the reason it cannot be read."""
+    if ANSOR_MARK in chunk:
+        return _parse_ansor(chunk)
     direct = CONFIG_MARK in chunk
     graph = not direct and GRAPH_MARK in chunk
     if direct or graph:
@@ -169,6 +180,24 @@ def _parse_chunk(chunk: str) -> tuple[str, Workload, bool, bool] | str:
     if isinstance(workload, str):
         return workload
     return target, workload, direct, graph
+
+
+def _parse_ansor(chunk: str) -> tuple[str, Workload, bool, bool] | str:
+    """auto_scheduler's message: (target, the key's items as a tuple, False, False)."""
+    rest = chunk[chunk.index(ANSOR_MARK) + len(ANSOR_MARK) :]
+    target, sep, tail = rest.partition(_ANSOR_KEY_MARK)
+    if not sep:
+        return "no 'workload_key=' after the target"
+    target = target.strip()
+    if not target:
+        return "empty target"
+    try:  # the key is a JSON list; what follows it (". A fallback ...") is ignored
+        items, _ = json.JSONDecoder().raw_decode(tail.lstrip())
+    except (ValueError, RecursionError):
+        return "the workload key is not a JSON list"
+    if not isinstance(items, list) or not items or not isinstance(items[0], str):
+        return "the workload key is not a JSON list starting with its hash"
+    return target, tuple(as_tuple(item) for item in items), False, False
 
 
 def _tuple_end(text: str, start: int) -> int | None:

@@ -55,11 +55,12 @@ def diagnose(
     """Why each operator TVM reported untuned is not answered by the database.
 
     Reads relay's "Cannot find tuning records for" (DEBUG), the fallback context's "Cannot
-    find config for" and apply_graph_best's "... is missing in ApplyGraphBest context" messages,
-    or a task list; one reason per (target, workload): no_record (with the nearest tuned
-    layers), other_target, all_failed, v01_only, not_offered, packed (the NCHW[x]c form of
-    another layer), not_in_graph (tuned, but not in the graph tuner's output) or answered (the
-    build read another file).
+    find config for", apply_graph_best's "... is missing in ApplyGraphBest context" and
+    auto_scheduler's "Cannot find tuned schedules for" messages, or a task list; one reason
+    per (target, workload): no_record (with the nearest tuned layers), other_target,
+    all_failed, v01_only, not_offered, packed (the NCHW[x]c form of another layer),
+    not_in_graph (tuned, but not in the graph tuner's output) or answered (the build read
+    another file).
     """
     from tunelog import api
     from tunelog.exceptions import NotBuildOutputError, TargetRequiredError
@@ -87,8 +88,8 @@ def diagnose(
 
 _EMPTY_TASKS = "the task list is empty"
 _NO_MESSAGE = (
-    "no 'Cannot find tuning records', 'Cannot find config' or 'missing in ApplyGraphBest "
-    "context' message found"
+    "no 'Cannot find tuning records', 'Cannot find config', 'missing in ApplyGraphBest "
+    "context' or 'Cannot find tuned schedules' message found"
 )
 
 
