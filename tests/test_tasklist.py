@@ -302,3 +302,61 @@ def test_a_tuning_log_given_as_a_task_list_says_what_it_is(tmp_path: Path) -> No
         "task list: a JSON array of [task_name, *args] arrays, or the tasks as Python prints "
         "them"
     )
+
+
+_DENSE = [["TENSOR", [1, 512], "float32"], ["TENSOR", [1000, 512], "float32"], None, "float32"]
+
+
+def _dense_line(task: str, index: int, cost: float) -> str:
+    record = {
+        "input": ["llvm", task, _DENSE, {}],
+        "config": {"index": index, "code_hash": None, "entity": []},
+        "result": [[cost], 0, 1.0, 1700000000],
+        "version": 0.2,
+        "tvm_version": "0.16.0",
+    }
+    return json.dumps(record) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("target", "picked"),
+    [
+        ("llvm -mcpu=core-avx2", "dense_nopack.x86"),  # dense_cblas is offered with cblas only
+        ("llvm -libs=cblas", "dense_cblas.x86"),  # the faster, which relay compares
+    ],
+)
+def test_tasks_and_diagnose_name_the_template_relay_picks_for_the_layer(
+    tmp_path: Path, target: str, picked: str
+) -> None:
+    """Both said another template answers an untuned dense_pack.x86, by two rules: tasks the
+    fastest (also one relay offers only with -libs=cblas, to a target without it), diagnose
+    the first in id order (found by a review)."""
+    log = tmp_path / "dense.log"
+    log.write_text(
+        _dense_line("dense_nopack.x86", 1, 9e-5) + _dense_line("dense_cblas.x86", 2, 1e-5)
+    )
+    message = (
+        f"Cannot find tuning records for:\n    target={target}\n    key=('dense_pack.x86', "
+        "('TENSOR', (1, 512), 'float32'), ('TENSOR', (1000, 512), 'float32'), None, 'float32')\n"
+    )
+    with Store(tmp_path / "t.db") as store:
+        api.import_paths(store, [str(log)])
+        (task,) = api.tuning_progress(store, json.dumps([["dense_pack.x86", *_DENSE]]), target)
+        (diagnosed,) = api.diagnose_untuned(store, message).diagnoses
+    assert task.layer_answer is not None and task.layer_answer[0] == picked
+    assert diagnosed.reason == "answered"
+    assert f"answers it through {picked} (same layer)" in diagnosed.detail
+
+
+def test_a_layer_answered_only_by_a_template_relay_does_not_offer_the_target_is_a_fallback(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "cblas.log"
+    log.write_text(_dense_line("dense_cblas.x86", 2, 1e-5))
+    with Store(tmp_path / "t.db") as store:
+        api.import_paths(store, [str(log)])
+        tasks = json.dumps([["dense_pack.x86", *_DENSE]])
+        (plain,) = api.tuning_progress(store, tasks, "llvm -mcpu=core-avx2")
+        (cblas,) = api.tuning_progress(store, tasks, "llvm -libs=cblas")
+    assert plain.layer_answer is None
+    assert cblas.layer_answer is not None and cblas.layer_answer[0] == "dense_cblas.x86"

@@ -112,6 +112,18 @@ def relay_queries(keys: tuple[str, ...], info: WorkloadInfo) -> bool:
     return relay_offers(keys, info.task_name, layer_facts(info.task_name, info.args)).offered
 
 
+def _offered_to(target: Target, info: WorkloadInfo) -> bool:
+    """Whether relay surely offers this template for its layer to `target`: offered without a
+    condition, or only on `-libs` the target has (`dense_cblas.x86` is offered `llvm
+    -libs=cblas`, not `llvm`); an offer on what the target string does not say (CPU features,
+    a strategy outside TVM) is not sure, so it never stands for relay's choice."""
+    offer = relay_offers(target.keys, info.task_name, layer_facts(info.task_name, info.args))
+    if not offer.offered or offer.certain:
+        return offer.offered
+    libs = set((target.option("libs") or "").split(","))
+    return all(d.startswith("-libs=") and d[len("-libs=") :] in libs for d in offer.depends_on)
+
+
 def layer_answered_by(
     index: RecordIndex, target: Target, workload: Workload
 ) -> tuple[WorkloadInfo, SlotWinner] | None:
@@ -124,7 +136,7 @@ def layer_answered_by(
     found: tuple[WorkloadInfo, SlotWinner] | None = None
     for wid in index.by_layer.get(layer_of(workload), []):
         info = index.recorded[wid].info
-        if info.version != V02 or info.task_name == task or not relay_queries(target.keys, info):
+        if info.version != V02 or info.task_name == task or not _offered_to(target, info):
             continue
         holder = query(index.slots, group, wid)
         if holder is not None and (found is None or holder.mean_cost < found[1].mean_cost):
@@ -246,7 +258,7 @@ def _classify(
     # A direct call asks the dispatch context itself: relay's strategy (which templates it
     # offers) plays no part, so none is left out and none is "not offered".
     offered: bool | None = None if direct else True
-    answered = _answered(index, asked, task, workload, same_layer, offered=offered)
+    answered = _answered(index, asked, task, workload, offered=offered)
     if answered is not None:
         return answered
     original = packed_original(workload)
@@ -291,44 +303,41 @@ def _answered(
     asked: Target,
     task: str,
     workload: Workload,
-    same_layer: list[int],
     *,
     offered: bool | None,
 ) -> Diagnosis | None:
-    """`offered`: only the templates relay queries for the asked keys (True), or any (None)."""
+    """The workload's own answer, or (`offered`: relay's choice, not a direct call's) the one
+    of the template relay picks for its layer (`layer_answered_by`)."""
     exact = index.exact.get((task, workload_key(workload[1:])))
-    # Another spelling of the asked template is never queried; other templates of the layer are.
-    others = [
-        wid
-        for wid in same_layer
-        if index.recorded[wid].info.version == V02 and index.recorded[wid].info.task_name != task
-    ]
-    candidates = ([exact] if exact is not None else []) + others
-    group = _group(asked)
-    for wid in candidates:
-        info = index.recorded[wid].info
-        if offered is not None and not relay_queries(asked.keys, info):
-            continue
-        holder = query(index.slots, group, wid)
-        if holder is None:
-            continue
-        how = "" if wid == exact else f" through {info.task_name} (same layer)"
-        where = f"{index.show_path(holder.source)}:{holder.line}"
-        problems = parse_target(holder.target).load_problems
-        fix = " --fix-targets" if problems else ""
-        detail = (
-            f"{ANSWER_PREFIX}{how}: config {holder.config_index} from "
-            f"{where} ({_seconds(holder.mean_cost)}, tuned on "
-            f"{holder.target}){ANSWER_REMEDY}export this database "
-            f"(tunelog export{fix} --for-target '{asked.raw}' tuned.log) and build with that"
+    found: tuple[WorkloadInfo, SlotWinner] | None = None
+    if exact is not None and (
+        offered is None or relay_queries(asked.keys, index.recorded[exact].info)
+    ):
+        holder = query(index.slots, _group(asked), exact)
+        found = None if holder is None else (index.recorded[exact].info, holder)
+    if found is None and offered is not None:
+        # Another spelling of the asked template is never queried; the layer's other
+        # templates are, and relay picks the fastest tuned one (as `tasks` says it).
+        found = layer_answered_by(index, asked, workload)
+    if found is None:
+        return None
+    info, holder = found
+    how = "" if info.id == exact else f" through {info.task_name} (same layer)"
+    where = f"{index.show_path(holder.source)}:{holder.line}"
+    problems = parse_target(holder.target).load_problems
+    fix = " --fix-targets" if problems else ""
+    detail = (
+        f"{ANSWER_PREFIX}{how}: config {holder.config_index} from "
+        f"{where} ({_seconds(holder.mean_cost)}, tuned on "
+        f"{holder.target}){ANSWER_REMEDY}export this database "
+        f"(tunelog export{fix} --for-target '{asked.raw}' tuned.log) and build with that"
+    )
+    if problems:
+        detail += (
+            f" ({'; '.join(problems)}: such a TVM loads nothing of a file holding the "
+            "record, not only that line)"
         )
-        if problems:
-            detail += (
-                f" ({'; '.join(problems)}: such a TVM loads nothing of a file holding the "
-                "record, not only that line)"
-            )
-        return _result(asked, workload, ANSWERED, detail)
-    return None
+    return _result(asked, workload, ANSWERED, detail)
 
 
 def _packed(index: RecordIndex, asked: Target, workload: Workload, original: Workload) -> Diagnosis:
