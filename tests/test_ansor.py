@@ -119,6 +119,8 @@ def _mutated(path: list[Any], value: Any) -> bytes:
         (_mutated(["i", 0, 0], "[5, 1]"), A + "workload key starts with int, not a hash string"),
         (_mutated(["i", 0, 1], ""), "bad target: empty target string"),
         (_mutated(["i", 0, 2], ["a"]), A + "hardware parameters are not a list of integers"),
+        # null too: TVM 0.16's reader aborts ("Check failed: ch == '['"), checked
+        (_mutated(["i", 0, 2], None), A + "hardware parameters are not a list of integers"),
         # TVM 0.16's reader aborts on any count but 8 (an export of the line would not load)
         (
             _mutated(["i", 0, 2], [-1, 16, 64, 49152, 2147483647, 1024, 8, 32, 1]),

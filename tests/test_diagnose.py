@@ -630,3 +630,45 @@ def test_auto_scheduler_s_message_is_read_and_its_workload_diagnosed(
         "07f9fcad27bdd3233f86fe35a5185d33",
     )
     assert report.unread == []
+
+
+def test_apply_graph_best_s_warning_behind_a_bracketed_prefix_is_read(tmp_path: Path) -> None:
+    """`[WARNING] Config for target=...`: the leading `[` read the output as a task list."""
+    text = "".join(
+        f"[WARNING] {line}\n" for line in (FIXTURES / "graph_best.out").read_text().splitlines()
+    )
+    with Store(tmp_path / "d.db") as store:
+        api.import_paths(store, [str(FIXTURES / "full224.log")])
+        report = api.diagnose_untuned(store, text)
+    assert [d.reason for d in report.diagnoses] == ["not_in_graph", "not_in_graph"]
+
+
+def test_a_tuned_build_that_printed_its_tasks_is_output_not_a_task_list(tmp_path: Path) -> None:
+    """A build with every layer tuned that printed `print(tasks)` was read as a task list and
+    asked for --target; printed tasks are a task list given with --target, or alone."""
+    task = (
+        "Task(func_name=dense_nopack.x86, args=(('TENSOR', (1, 512), 'float32'), ('TENSOR', "
+        "(1000, 512), 'float32'), None, 'float32'), kwargs={}, workload=('dense_nopack.x86', "
+        "('TENSOR', (1, 512), 'float32'), ('TENSOR', (1000, 512), 'float32'), None, 'float32'))"
+    )
+    with Store(tmp_path / "d.db") as store:
+        api.import_paths(store, [str(FIXTURES / "full224.log")])
+        output = api.diagnose_untuned(store, f"Extract tasks...\n[{task}]\nCompile...\nBUILD OK\n")
+        alone = api.diagnose_untuned(store, task + "\n", target="llvm -mcpu=core-avx2")
+    assert output.diagnoses == []
+    assert [d.reason for d in alone.diagnoses] == ["answered"]
+
+
+def test_a_packed_form_under_apply_graph_best_keeps_its_detail_whole() -> None:
+    from tunelog.diagnosis import ANSWER_PREFIX, ANSWER_REMEDY, ANSWERED, _under_graph_best
+
+    layer = "the NCHW8c form of layer 1x64x56x56 * 64x64x3x3 s1 p1, which the database answers"
+    found = Diagnosis(
+        "llvm",
+        ("conv2d_NCHWc.x86",),
+        ANSWERED,
+        f"{layer}: {ANSWER_PREFIX}: config 3 from a.log:1{ANSWER_REMEDY}export ...",
+    )
+    assert _under_graph_best(found).detail.endswith(
+        f"this database answers it under apply_history_best ({found.detail})"
+    )

@@ -244,3 +244,20 @@ def test_an_interrupt_between_the_renames_waits_for_the_last(
         write_files_atomically([(str(first), [b"new a"]), (str(second), [b"new b"])], force=True)
     assert (first.read_bytes(), second.read_bytes()) == (b"new a\n", b"new b\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]
+
+
+def test_a_signal_handler_not_set_from_python_is_not_held_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One that `signal.getsignal` cannot name (set by C code embedding Python) could not be
+    put back after the block: it would stay replaced, Ctrl-C swallowed for good."""
+    import signal
+
+    from tunelog.interrupts import interrupts_deferred
+
+    set_to: list[object] = []
+    monkeypatch.setattr(signal, "getsignal", lambda sig: None)
+    monkeypatch.setattr(signal, "signal", lambda sig, handler: set_to.append(handler))
+    with interrupts_deferred():
+        pass
+    assert set_to == []

@@ -143,10 +143,8 @@ def task_problem(task: list[Any]) -> str | None:
     if not isinstance(task[1], str):
         return "target is not a string"
     hardware = task[2] if len(task) > 2 else None
-    if hardware is not None and not (
-        isinstance(hardware, list) and all(_is_int(x) for x in hardware)
-    ):
-        return "hardware parameters are not a list of integers"
+    if len(task) > 2 and not (isinstance(hardware, list) and all(_is_int(x) for x in hardware)):
+        return "hardware parameters are not a list of integers"  # null too: TVM's reader aborts
     if hardware is not None and len(hardware) != HARDWARE_PARAMS:
         # TVM reads exactly its HardwareParams' fields: its reader aborts on any other count
         # (checked 0-7, 9, 10 with TVM 0.16), and an export of the line would not load.

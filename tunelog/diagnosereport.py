@@ -16,6 +16,7 @@ from tunelog.tvmmessages import (
     UnreadMessage,
     Workload,
     looks_like_task_list,
+    only_task_reprs,
     read_messages,
     read_task_list,
     read_task_reprs,
@@ -82,8 +83,11 @@ def diagnose_text(index: RecordIndex, text: str, *, target: str | None = None) -
     that is not a task list, TargetParseError for a bad `target`.
     """
     read = read_messages(text.splitlines())
-    # Tasks as Python prints them, when the text names no untuned operator: a task list too.
+    # Tasks as Python prints them, when the text names no untuned operator: a task list too,
+    # given with its target or alone (a tuned build's output that printed its tasks is output).
     printed = [] if read.messages or read.unread else read_task_reprs(text)
+    if printed and target is None and not only_task_reprs(text):
+        printed = []
     if looks_like_task_list(text) or printed:
         workloads = printed or read_task_list(text)
         if target is None:

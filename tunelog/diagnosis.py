@@ -235,7 +235,10 @@ def _under_graph_best(found: Diagnosis) -> Diagnosis:
     )
     if found.reason != ANSWERED:
         return replace(found, detail=f"{found.detail}; {context}")
-    answer = found.detail.partition(ANSWER_REMEDY)[0].removeprefix(ANSWER_PREFIX)
+    if found.detail.startswith(ANSWER_PREFIX):  # its own answer, or its layer's
+        answer = found.detail.partition(ANSWER_REMEDY)[0].removeprefix(ANSWER_PREFIX)
+    else:  # a packed form, answered by its layer's config: said as `_packed` says it
+        answer = f" ({found.detail})"
     return replace(
         found,
         reason=NOT_IN_GRAPH,

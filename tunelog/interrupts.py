@@ -46,12 +46,15 @@ def interrupts_deferred() -> Iterator[None]:
         yield
         return
     received: list[int] = []
-    previous = {sig: signal.signal(sig, lambda signum, _: received.append(signum)) for sig in _HELD}
+    # A handler not set from Python (getsignal: None) could not be put back: not held.
+    previous = {sig: signal.getsignal(sig) for sig in _HELD}
+    previous = {sig: handler for sig, handler in previous.items() if handler is not None}
+    for sig in previous:
+        signal.signal(sig, lambda signum, _: received.append(signum))
     try:
         yield
     finally:
         for sig, handler in previous.items():
-            if handler is not None:  # None: a handler not set from Python, left as it is
-                signal.signal(sig, handler)
+            signal.signal(sig, handler)
         if received:
             signal.raise_signal(received[0])  # to the handler it would have reached

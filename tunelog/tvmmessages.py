@@ -281,6 +281,11 @@ _TASK_REPR = "Task(func_name="
 _TASK_WORKLOAD = "workload=("
 
 
+def only_task_reprs(text: str) -> bool:
+    """Every line that says something is a task as Python prints it."""
+    return all(_TASK_REPR in line for line in text.splitlines() if line.strip())
+
+
 def read_task_reprs(text: str) -> list[Workload]:
     """The workloads of tasks as Python prints them (`print(tasks)` after
     `extract_from_program`: `Task(func_name=..., args=..., kwargs=..., workload=(...))`), in
@@ -308,8 +313,7 @@ def looks_like_task_list(text: str) -> bool:
     return (
         start.startswith("[")
         and _CPP_LOG_LINE.match(start) is None
-        and RECORDS_MARK not in text
-        and CONFIG_MARK not in text
+        and not any(mark in text for mark in (RECORDS_MARK, CONFIG_MARK, GRAPH_MARK, ANSOR_MARK))
     )
 
 
