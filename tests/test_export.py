@@ -183,6 +183,33 @@ def test_unloadable_records_are_reported_not_silently_exported(tmp_path: Path) -
     assert all(not parse_target(t).load_problems for t in targets)
 
 
+@pytest.mark.parametrize(
+    ("target", "left"),
+    [
+        ("cuda -model=t4 -model=t4", "cuda -model=t4 -model=t4"),  # --fix-targets cannot choose
+        ("cuda -model=t4 -model=t4 -link-params=0", "cuda -model=t4 -model=t4"),
+        ("cuda -model=t4 -link-params=0", None),  # fixed
+    ],
+)
+def test_fix_targets_still_says_what_it_could_not_fix(
+    tmp_path: Path, target: str, left: str | None
+) -> None:
+    """A line --fix-targets could not make loadable was written without a word (found by a
+    review: an option given twice is a load problem it cannot drop)."""
+    import json
+
+    record = json.loads(X86.read_text().splitlines()[0])
+    record["input"][0] = target
+    log = tmp_path / "t.log"
+    log.write_text(json.dumps(record) + "\n")
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(log)])
+        report = tunelog.export(store, str(tmp_path / "out.log"), fix_targets=True)
+    assert report.unloadable_targets == ({left: 1} if left is not None else {})
+    if left is not None:
+        assert "--fix-targets" not in " ".join(report.warnings)
+
+
 def test_a_log_where_every_trial_failed_has_nothing_to_export(tmp_path: Path) -> None:
     failed = tmp_path / "failed.log"
     failed.write_bytes(

@@ -561,7 +561,7 @@ def test_a_sigkilled_merge_leaves_the_target_as_it_was(big_other: Path, tmp_path
 @pytest.mark.parametrize(
     ("sent", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"]
 )
-def test_an_interrupted_merge_keeps_nothing_and_exits_130(
+def test_an_interrupted_merge_keeps_nothing_and_exits_130_or_143_for_sigterm(
     big_other: Path, tmp_path: Path, sent: signal.Signals, status: int
 ) -> None:
     import shutil

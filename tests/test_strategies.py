@@ -136,7 +136,7 @@ def test_relay_offers_a_target_the_templates_of_its_first_registered_key(
         ),
     ],
 )
-def test_unknown_keys_keep_every_template(target: str, note: str) -> None:
+def test_unknown_keys_are_skipped_and_the_note_says_so(target: str, note: str) -> None:
     keys = parse_target(target).keys
     assert offered_templates(keys) is None
     assert may_offer(keys, "conv2d_nchw.cuda") and may_offer(keys, "conv2d_packed.vta")

@@ -380,7 +380,8 @@ def test_a_refresh_while_another_program_holds_the_write_lock_reads_the_files_ne
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A write lock held longer than tunelog waits stopped watch ("database is locked", exit 1),
-    which the README says exits 0: the refresh says so, the next one reads the files."""
+    which the README says exits 0: the refresh says so, keeps what it imported before the lock
+    (a.log), and the next one reads the rest (b.log)."""
     import sqlite3
 
     import tunelog
@@ -388,22 +389,39 @@ def test_a_refresh_while_another_program_holds_the_write_lock_reads_the_files_ne
     from tunelog.store import Store, connection
 
     monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 50)
-    log = tmp_path / "tuning.log"
-    log.write_bytes(b"".join(X86_LINES[:20]))
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    logs[0].write_bytes(b"".join(X86_LINES[:20]))
+    logs[1].write_bytes(b"".join(X86_LINES[20:30]))
     db = tmp_path / "t.db"
     Store(db).close()
     other = sqlite3.connect(db, isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")  # another program writing
+    real_import = tunelog.api.importing._import_one
+
+    locked: list[bool] = []
+
+    def locked_after_a(store: Store, source: Any, *args: Any, **kwargs: Any) -> Any:
+        if source.path.endswith("b.log") and not locked:
+            locked.append(True)
+            other.execute("BEGIN IMMEDIATE")  # another program starts writing, once
+        return real_import(store, source, *args, **kwargs)
+
+    monkeypatch.setattr(tunelog.api.importing, "_import_one", locked_after_a)
     refreshes: list[tunelog.api.Refresh] = []
+
+    def seen(refresh: tunelog.api.Refresh) -> None:
+        refreshes.append(refresh)
+        if other.in_transaction:
+            other.execute("ROLLBACK")  # it is done
+
     with Store(db) as store:
+        tunelog.watch(store, [str(p) for p in logs], on_refresh=seen, refreshes=2, interval=0)
+        assert store.stats().records == 30
+        other.execute("BEGIN IMMEDIATE")
         with pytest.raises(DatabaseBusyError, match="another program is writing it"):
-            tunelog.import_paths(store, [str(log)])
-        tunelog.watch(store, [str(log)], on_refresh=refreshes.append, refreshes=1, interval=0)
+            tunelog.import_paths(store, [str(logs[0])])  # bytes it holds: a write all the same
         other.execute("ROLLBACK")
-        tunelog.watch(store, [str(log)], on_refresh=refreshes.append, refreshes=1, interval=0)
-        assert store.stats().records == 20
     other.close()
-    assert [(r.busy, r.new) for r in refreshes] == [
-        ("another program held the database's write lock", 0),
-        (None, 20),
+    assert [(r.busy, r.new, [Path(x.path).name for x in r.reports]) for r in refreshes] == [
+        ("another program held the database's write lock", 20, ["a.log"]),
+        (None, 10, ["b.log"]),
     ]

@@ -327,8 +327,9 @@ def _answered(
     info, holder = found
     how = "" if info.id == exact else f" through {info.task_name} (same layer)"
     where = f"{index.show_path(holder.source)}:{holder.line}"
-    problems = parse_target(holder.target).load_problems
-    fix = " --fix-targets" if problems else ""
+    held_on = parse_target(holder.target)
+    problems = held_on.load_problems
+    fix = " --fix-targets" if held_on.fixed_by_dropping_options else ""
     detail = (
         f"{ANSWER_PREFIX}{how}: config {holder.config_index} from "
         f"{where} ({_seconds(holder.mean_cost)}, tuned on "

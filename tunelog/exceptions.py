@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class TunelogError(Exception):
     """Base class: every error tunelog raises for a user's mistake or a bad environment."""
@@ -50,7 +52,16 @@ class DatabaseAccessError(DatabaseUnavailableError):
 
 
 class DatabaseBusyError(DatabaseUnavailableError):
-    """Another program held the database's write lock for longer than tunelog waits."""
+    """Another program held the database's write lock for longer than tunelog waits.
+
+    `done`: what an import of several files had committed before (`import_paths` fills it).
+    """
+
+    done: list[Any]
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.done = []
 
 
 class DiskFullError(DatabaseUnavailableError):

@@ -13,10 +13,11 @@ whose tuned config has the strictly lowest cost, skipping untuned ones (tvm-refe
   implementations in is not in the log);
 * only the templates relay's strategy offers this layer under the group's keys compete
   (`strategies.relay_offers`, which reads the strategy's conditions on the layer's arguments;
-  unknown targets and templates keep every template); a template tuned on the group but never
-  offered to it is listed, marked, and never chosen. A template offered only under a condition
-  on the compile target (-libs, CPU features, tensor cores) competes, marked as conditional,
-  and `may_be_chosen` never lets it push another template out;
+  a key it has no strategy for is skipped, as relay skips it, and a template only such a key
+  could offer is conditional; unknown templates are offered); a template tuned on the group
+  but never offered to it is listed, marked, and never chosen. A template offered only under a
+  condition on the compile target (-libs, CPU features, tensor cores) competes, marked as
+  conditional, and `may_be_chosen` never lets it push another template out;
 * a winner measured on another machine than a target of the group (`machines`) is warned about.
 """
 

@@ -110,6 +110,12 @@ class Target:
             problems.append(f"unknown target kind {self.kind!r}")
         return (*problems, *option_problems(self.raw))
 
+    @property
+    def fixed_by_dropping_options(self) -> bool:
+        """Whether `sanitized` leaves a target string modern AutoTVM loads (`--fix-targets`
+        helps): its only problems are options TVM rejects, none it cannot drop."""
+        return bool(self.load_problems) and not parse_target(self.sanitized()).load_problems
+
     def sanitized(self) -> str:
         """The target string without the options modern TVM rejects (for export rewriting)."""
         kept = [

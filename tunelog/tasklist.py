@@ -117,10 +117,14 @@ def task_progress(
             )
         problems = () if answer is None else parse_target(answer.target).load_problems
         if answer is not None and problems:  # TVM >= 0.10 loads nothing of a file holding it
+            fix = (
+                "export it with --fix-targets"
+                if parse_target(answer.target).fixed_by_dropping_options
+                else "re-tune it on a target string TVM reads"
+            )
             unloadable = (
                 f"its target {answer.target!r} cannot be loaded by TVM >= 0.10 "
-                f"({'; '.join(problems)}), which then loads nothing of the file: export it "
-                "with --fix-targets"
+                f"({'; '.join(problems)}), which then loads nothing of the file: {fix}"
             )
             warning = unloadable if warning is None else f"{warning}; {unloadable}"
         found.append(TaskProgress(index, task, summary, answer, warning))

@@ -227,14 +227,19 @@ def _export(
             problems = problems_of.get(target)
             if problems is None:
                 problems = problems_of[target] = parse_target(target).load_problems
+            if problems and fix_targets:
+                fixed = rewrite_target(raw, target)
+                if fixed != raw:
+                    report.rewritten_targets += 1
+                    raw = fixed
+                # What --fix-targets cannot drop (a kind TVM does not know, an option given
+                # twice) is still said: the line was written all the same.
+                target = parse_target(target).sanitized()
+                problems = problems_of.get(target)
+                if problems is None:
+                    problems = problems_of[target] = parse_target(target).load_problems
             if problems:
-                if fix_targets:
-                    fixed = rewrite_target(raw, target)
-                    if fixed != raw:
-                        report.rewritten_targets += 1
-                        raw = fixed
-                else:
-                    report.unloadable_targets[target] = report.unloadable_targets.get(target, 0) + 1
+                report.unloadable_targets[target] = report.unloadable_targets.get(target, 0) + 1
             yield raw
 
     if not store.has_slot_winners(filters):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tunelog.exceptions import DiskFullError, InputNotFoundError
+from tunelog.exceptions import DatabaseBusyError, DiskFullError, InputNotFoundError
 from tunelog.store import Store
 from tunelog.store.readonly import SIDE_SUFFIXES
 
@@ -88,6 +88,9 @@ def import_paths(
             # Deleted or made unreadable since it was found (a tuner's temporary file): the
             # file's transaction is rolled back, the next files are imported.
             report = FileReport(path=source.path, unreadable=unreadable_reason(exc))
+        except DatabaseBusyError as exc:  # the files before it are in: said with it
+            exc.done = list(reports)
+            raise
         except DiskFullError as exc:  # no file after it can be written either: say which
             done = sum(1 for r in reports if not r.unreadable)
             rest = [s.path for s in found.inputs[number + 1 :]]

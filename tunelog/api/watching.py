@@ -113,8 +113,10 @@ class Follower:
                 if changed
                 else []
             )
-        except DatabaseBusyError:  # another program writing: read them next time
-            reports, signatures = [], {}
+        except DatabaseBusyError as exc:  # another program writing: the rest next time
+            reports = exc.done  # the files imported before it: seen, and counted
+            done = {r.path for r in reports}
+            signatures = {p: sig for p, sig in signatures.items() if p in done}
             busy = "another program held the database's write lock"
         # What is never a log (an SQLite database named to watch) is skipped with its reason,
         # as `import` skips it, not watched as an empty one.

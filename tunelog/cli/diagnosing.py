@@ -198,11 +198,16 @@ def _warn_unloadable_answers(found: Sequence[TaskProgress]) -> None:
     unloadable = sorted(t for t in targets if parse_target(t).load_problems)
     if unloadable:
         count = sum(1 for t in found if t.answer is not None and t.answer.target in unloadable)
+        fixable = all(parse_target(t).fixed_by_dropping_options for t in unloadable)
         _err(
             f"warning: {count} answer(s) are records TVM >= 0.10 cannot load (target "
             f"{', '.join(repr(t) for t in unloadable[:2])}{', ...' if len(unloadable) > 2 else ''}"
-            "), and it then loads nothing of their file: export with --fix-targets and build "
-            "with that"
+            "), and it then loads nothing of their file: "
+            + (
+                "export with --fix-targets and build with that"
+                if fixable
+                else "re-tune on a target string TVM reads, or leave them out (--target-key)"
+            )
         )
 
 

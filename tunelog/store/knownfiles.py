@@ -205,9 +205,13 @@ class KnownFiles(Sources):
         ).fetchone()
         report.already_imported_as = f"#{source_id} {source_path}"
         report.held_before = int(records)
-        self._record_import(source_id, path)
-        if label is not None:
-            report.relabelled = self._relabelled(source_id, label)
+        # A write as an import's: another program holding the lock is said as for one
+        # (DatabaseBusyError), not as SQLite's "database is locked".
+        with self._writing(report):
+            self._record_import(source_id, path)
+            if label is not None:
+                report.relabelled = self._relabelled(source_id, label)
+            self.conn.execute("COMMIT")
 
     def _relabelled(self, source_id: int, label: str) -> bool:
         """Give the source this label; whether it had another (or none)."""
