@@ -11,8 +11,9 @@ Prints a markdown table: medians, and each command's ratio to the
 baseline's median (the budget: 1.6x). `--build LABEL=PATH` (repeatable): another build's
 `tunelog` script, timed in the same rounds on the same database, in columns of its own;
 `--before PATH` is `--build before=PATH`. A build is another install's script, or a script
-that puts a checkout's directory first on `sys.path` and then runs `tunelog.cli.run`, as the
-console script does (the baseline always comes from `--tunelog`'s interpreter).
+that puts a checkout's directory first on `sys.path` and then runs `tunelog.console.main`
+(`tunelog.cli.run` before it existed), as the console script does (the baseline always comes
+from `--tunelog`'s interpreter).
 """
 
 from __future__ import annotations

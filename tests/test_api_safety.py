@@ -19,9 +19,11 @@ from tunelog.cli import app
 from tunelog.exceptions import (
     DatabaseAccessError,
     DatabaseDamagedError,
+    DatabaseReadOnlyError,
     DatabaseUnavailableError,
     InputNotFoundError,
     NotATunelogDatabaseError,
+    StreamStillOpenError,
     TunelogError,
 )
 from tunelog.filters import Filters
@@ -400,7 +402,7 @@ def test_an_import_while_a_stream_is_read_says_to_finish_it(tmp_path: Path) -> N
         tunelog.import_paths(store, [str(X86)])
         layers = store.layer_candidates()
         next(layers)
-        with pytest.raises(DatabaseUnavailableError, match=r"still being read .* finish or close"):
+        with pytest.raises(StreamStillOpenError, match=r"still being read .* finish or close"):
             tunelog.import_paths(store, [str(EDGE)])
 
 
@@ -448,7 +450,7 @@ def test_a_write_sqlite_refuses_as_read_only_says_which_file_and_what_to_do(
 
     monkeypatch.setattr(os, "access", access)
     refused = write_refusal(str(db), sqlite3.OperationalError("attempt to write a readonly db"))
-    assert refused is not None and re.search(says, str(refused))
+    assert isinstance(refused, DatabaseReadOnlyError) and re.search(says, str(refused))
     assert write_refusal(str(db), sqlite3.OperationalError("database is locked")) is None
 
 

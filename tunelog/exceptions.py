@@ -64,6 +64,15 @@ class DatabaseBusyError(DatabaseUnavailableError):
         self.done = []
 
 
+class DatabaseReadOnlyError(DatabaseUnavailableError):
+    """SQLite refused to write: the database, its -wal/-shm files or its directory is
+    read-only (`store.readonly.write_refusal` says which)."""
+
+
+class StreamStillOpenError(DatabaseUnavailableError):
+    """A write on a store one of whose streams (an iterator of rows) is still being read."""
+
+
 class DiskFullError(DatabaseUnavailableError):
     """The database could not grow: the disk (or SQLite's size limit) is full."""
 

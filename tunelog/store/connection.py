@@ -19,6 +19,7 @@ from tunelog.exceptions import (
     DiskFullError,
     NewerSchemaError,
     NotATunelogDatabaseError,
+    StreamStillOpenError,
 )
 from tunelog.store.readonly import ReadOnlyRead, read_only_refusal, write_refusal
 from tunelog.store.schema import APPLICATION_ID, MIGRATIONS
@@ -256,7 +257,7 @@ class Connection:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             if self.conn.in_transaction:  # a stream's read transaction (`snapshot`)
-                raise DatabaseUnavailableError(
+                raise StreamStillOpenError(
                     f"cannot write to {self.path}: a query of this store is still being read "
                     "(an iterator such as each_best, each_layer or layer_candidates not "
                     "finished): finish or close it first"

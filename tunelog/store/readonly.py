@@ -17,7 +17,7 @@ import shlex
 import sqlite3
 from pathlib import Path
 
-from tunelog.exceptions import DatabaseUnavailableError
+from tunelog.exceptions import DatabaseReadOnlyError, DatabaseUnavailableError
 
 SIDE_SUFFIXES = ("-wal", "-shm")
 
@@ -126,7 +126,7 @@ def read_only_refusal(
     return DatabaseUnavailableError(f"cannot read {path} without writing it ({message})")
 
 
-def write_refusal(path: str, error: sqlite3.Error) -> DatabaseUnavailableError | None:
+def write_refusal(path: str, error: sqlite3.Error) -> DatabaseReadOnlyError | None:
     """What to tell the user when SQLite refused to write the database at `path` ("attempt to
     write a readonly database"), else None: the file is read-only, or its `-wal`/`-shm` files
     are (SQLite gives them the database's mode when it creates them: a read while the file was
@@ -137,19 +137,19 @@ def write_refusal(path: str, error: sqlite3.Error) -> DatabaseUnavailableError |
     real = os.path.realpath(path)
     quoted = shlex.quote(path)
     if not os.access(real, os.W_OK):
-        return DatabaseUnavailableError(
+        return DatabaseReadOnlyError(
             f"{path} is read-only: make it writable (chmod u+w {quoted}) or choose another --db"
         )
     stuck = [real + s for s in SIDE_SUFFIXES if os.path.exists(real + s)]
     if any(not os.access(side, os.W_OK) for side in stuck):
-        return DatabaseUnavailableError(
+        return DatabaseReadOnlyError(
             f"the -wal/-shm files beside {path} are read-only (made by a read while the "
             "database was read-only, or by another user): once no program uses the database, "
             f"make them writable (chmod u+w {' '.join(shlex.quote(s) for s in stuck)}) or "
             "remove them"
         )
     if not os.access(os.path.dirname(real) or ".", os.W_OK):
-        return DatabaseUnavailableError(
+        return DatabaseReadOnlyError(
             f"cannot write to {path}: its directory is not writable (SQLite writes its -wal "
             "and -shm files there): make it writable or choose another --db"
         )
