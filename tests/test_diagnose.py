@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tests.conftest import DATA
 from tunelog import api
 from tunelog.diagnosereport import verdict
-from tunelog.diagnosis import (
+from tunelog.diagnoses import (
     ALL_FAILED,
     ANSWERED,
     NO_RECORD,
@@ -660,7 +660,8 @@ def test_a_tuned_build_that_printed_its_tasks_is_output_not_a_task_list(tmp_path
 
 
 def test_a_packed_form_under_apply_graph_best_keeps_its_detail_whole() -> None:
-    from tunelog.diagnosis import ANSWER_PREFIX, ANSWER_REMEDY, ANSWERED, _under_graph_best
+    from tunelog.diagnoses import ANSWERED
+    from tunelog.diagnosis import ANSWER_PREFIX, ANSWER_REMEDY, _under_graph_best
 
     layer = "the NCHW8c form of layer 1x64x56x56 * 64x64x3x3 s1 p1, which the database answers"
     found = Diagnosis(

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from tunelog.diagnosis import NOT_IN_GRAPH, REASONS, Diagnosis, diagnose_workload, layer_of
+from tunelog.diagnoses import NOT_IN_GRAPH, REASONS, Diagnosis
+from tunelog.diagnosis import diagnose_workload, layer_of
 from tunelog.exceptions import TargetParseError, TargetRequiredError
 from tunelog.recordindex import RecordIndex
 from tunelog.targets import parse_target

@@ -25,81 +25,39 @@ reason, the context said.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from tunelog.ansordiagnosis import classify_ansor
+from tunelog.diagnoses import (
+    ALL_FAILED,
+    ANSWERED,
+    NO_RECORD,
+    NOT_IN_GRAPH,
+    NOT_OFFERED,
+    OTHER_TARGET,
+    PACKED,
+    V01_ONLY,
+    Diagnosis,
+    diagnosis_of,
+    group_of,
+    seconds_text,
+)
 from tunelog.errorcodes import error_name, lookup_error_code
 from tunelog.failurecauses import cause_of_failures, diagnose
-from tunelog.layers import SlotWinner, TargetGroup, query
+from tunelog.layers import SlotWinner, query
 from tunelog.layoutforms import packed_layout, packed_original
-from tunelog.nearest import Nearest, nearest_tuned
+from tunelog.nearest import nearest_tuned
 from tunelog.recordindex import RecordIndex, reaches
 from tunelog.strategies import relay_offers
 from tunelog.targets import Target, parse_target
 from tunelog.tvmmessages import (
     Workload,
-    as_json_list,
     workload_args,
     workload_key,
 )
 from tunelog.versions import V01, V02
 from tunelog.workloadinfo import WorkloadInfo
 from tunelog.workloads import layer_facts, layer_key, short_args
-
-ANSWERED = "answered"
-PACKED = "packed"
-ALL_FAILED = "all_failed"
-NOT_OFFERED = "not_offered"
-OTHER_TARGET = "other_target"
-V01_ONLY = "v01_only"
-NO_RECORD = "no_record"
-NOT_IN_GRAPH = "not_in_graph"
-REASONS = (
-    NO_RECORD,
-    OTHER_TARGET,
-    ALL_FAILED,
-    V01_ONLY,
-    NOT_OFFERED,
-    PACKED,
-    NOT_IN_GRAPH,
-    ANSWERED,
-)
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """Why one (target, workload) is or is not answered by the database."""
-
-    target: str
-    workload: Workload
-    reason: str
-    detail: str
-    original: Workload | None = None
-    nearest: tuple[Nearest, ...] = ()
-    line: int | None = None
-
-    @property
-    def answered(self) -> bool:
-        """The database answers it (the build that printed it read another file)."""
-        return self.reason == ANSWERED
-
-    def as_dict(self) -> dict[str, object]:
-        """JSON-ready: workloads as lists, exactly as TVM printed them."""
-        return {
-            "target": self.target,
-            "workload": as_json_list(self.workload),
-            "reason": self.reason,
-            "original": as_json_list(self.original) if self.original is not None else None,
-            "nearest": [
-                {
-                    "workload": as_json_list(n.workload),
-                    "differs": list(n.differs),
-                    "targets": list(n.targets),
-                }
-                for n in self.nearest
-            ],
-            "detail": self.detail,
-            "line": self.line,
-        }
 
 
 def relay_queries(keys: tuple[str, ...], info: WorkloadInfo) -> bool:
@@ -132,7 +90,7 @@ def layer_answered_by(
     queries under the target's keys (relay compares the tuned templates' costs; an untuned
     one, this workload's, loses to any tuned one), or None."""
     task = str(workload[0])
-    group = _group(target)
+    group = group_of(target)
     found: tuple[WorkloadInfo, SlotWinner] | None = None
     for wid in index.by_layer.get(layer_of(workload), []):
         info = index.recorded[wid].info
@@ -166,7 +124,7 @@ def diagnose_workload(
     """
     asked = parse_target(target)
     if ansor:
-        found = _classify_ansor(index, asked, workload)
+        found = classify_ansor(index, asked, workload)
         return replace(found, line=line)
     found = _classify(index, asked, workload, direct=direct)
     if graph:
@@ -174,55 +132,6 @@ def diagnose_workload(
     return Diagnosis(
         target, workload, found.reason, found.detail, found.original, found.nearest, line
     )
-
-
-def _classify_ansor(index: RecordIndex, asked: Target, workload: Workload) -> Diagnosis:
-    """An auto_scheduler workload (its key's items) auto_scheduler's ApplyHistoryBest found no
-    record for: answered by the database (the same slots as AutoTVM's: model, then keys), all
-    its records on reachable targets failed, tuned only on targets it never asks, or none."""
-    import json
-
-    from tunelog.selection import ansor_workload
-
-    key_hash, args = ansor_workload(json.dumps(as_json_list(workload)))
-    wid = index.ansor.get((key_hash, args))
-    if wid is None:
-        return _result(
-            asked,
-            workload,
-            NO_RECORD,
-            f"no auto_scheduler record of this workload (key {key_hash}) for any target: tune "
-            "its task",
-        )
-    holder = query(index.slots, _group(asked), wid)
-    if holder is not None:
-        detail = (
-            f"auto_scheduler's ApplyHistoryBest answers it: the record at "
-            f"{index.show_path(holder.source)}:{holder.line} ({_seconds(holder.mean_cost)}, "
-            f"tuned on {holder.target}); a build that printed it read another file: export this "
-            f"database (tunelog export --for-target '{asked.raw}' tuned.log) and build with that"
-        )
-        return _result(asked, workload, ANSWERED, detail)
-    counts: dict[int, int] = {}
-    elsewhere: set[str] = set()
-    for target_id, by_error in index.recorded[wid].by_target.items():
-        parsed = index.parsed(target_id)
-        if reaches(asked, parsed):
-            for error_no, records in by_error.items():
-                counts[error_no] = counts.get(error_no, 0) + records
-        else:
-            elsewhere.add(parsed.raw)
-    if counts:  # reachable records, none valid (a valid one would hold a slot asked)
-        failed = ", ".join(f"{error_name(e)} x{n}" for e, n in sorted(counts.items()))
-        detail = f"every auto_scheduler record of it on targets this one asks failed ({failed})"
-        return _result(asked, workload, ALL_FAILED, detail)
-    named = sorted(elsewhere)
-    detail = (
-        f"tuned only under {', '.join(named[:3])}{' and more' if len(named) > 3 else ''}; "
-        f"this target asks model {asked.model} and keys {','.join(asked.keys)}, never theirs: "
-        "tune on this device"
-    )
-    return _result(asked, workload, OTHER_TARGET, detail)
 
 
 def _under_graph_best(found: Diagnosis) -> Diagnosis:
@@ -285,22 +194,6 @@ def layer_of(workload: Workload) -> str:
     return layer_key(str(workload[0]), "", workload_args(workload))
 
 
-def _group(asked: Target) -> TargetGroup:
-    return TargetGroup(asked.keys, asked.model, (asked.raw,))
-
-
-def _result(
-    asked: Target,
-    workload: Workload,
-    reason: str,
-    detail: str,
-    *,
-    original: Workload | None = None,
-    nearest: tuple[Nearest, ...] = (),
-) -> Diagnosis:
-    return Diagnosis(asked.raw, workload, reason, detail, original, nearest)
-
-
 def _answered(
     index: RecordIndex,
     asked: Target,
@@ -316,7 +209,7 @@ def _answered(
     if exact is not None and (
         offered is None or relay_queries(asked.keys, index.recorded[exact].info)
     ):
-        holder = query(index.slots, _group(asked), exact)
+        holder = query(index.slots, group_of(asked), exact)
         found = None if holder is None else (index.recorded[exact].info, holder)
     if found is None and offered is not None:
         # Another spelling of the asked template is never queried; the layer's other
@@ -332,7 +225,7 @@ def _answered(
     fix = " --fix-targets" if held_on.fixed_by_dropping_options else ""
     detail = (
         f"{ANSWER_PREFIX}{how}: config {holder.config_index} from "
-        f"{where} ({_seconds(holder.mean_cost)}, tuned on "
+        f"{where} ({seconds_text(holder.mean_cost)}, tuned on "
         f"{holder.target}){ANSWER_REMEDY}export this database "
         f"(tunelog export{fix} --for-target '{asked.raw}' tuned.log) and build with that"
     )
@@ -341,7 +234,7 @@ def _answered(
             f" ({'; '.join(problems)}: such a TVM loads nothing of a file holding the "
             "record, not only that line)"
         )
-    return _result(asked, workload, ANSWERED, detail)
+    return diagnosis_of(asked, workload, ANSWERED, detail)
 
 
 def _packed(index: RecordIndex, asked: Target, workload: Workload, original: Workload) -> Diagnosis:
@@ -353,12 +246,12 @@ def _packed(index: RecordIndex, asked: Target, workload: Workload, original: Wor
             f"the {layout} form of layer {text}, which the database answers (relay uses the "
             f"layer's config for this form): {layer.detail}"
         )
-        return _result(asked, workload, ANSWERED, detail, original=original)
+        return diagnosis_of(asked, workload, ANSWERED, detail, original=original)
     detail = (
         f"the {layout} form of layer {text}, untuned because that layer is "
         f"({layer.reason}): tune the layer"
     )
-    return _result(asked, workload, PACKED, detail, original=original)
+    return diagnosis_of(asked, workload, PACKED, detail, original=original)
 
 
 def _reachable_counts(
@@ -406,7 +299,7 @@ def _all_failed(
             remedy = f" More remedies: `tunelog explain {cause}`."
     failed = "its 1 trial" if total == 1 else f"all {total} trials"
     detail = f"{failed} failed ({breakdown}). {' '.join(sentences)}{remedy}".strip()
-    return _result(asked, workload, ALL_FAILED, detail.replace("  ", " "))
+    return diagnosis_of(asked, workload, ALL_FAILED, detail.replace("  ", " "))
 
 
 def _not_offered(
@@ -427,7 +320,7 @@ def _not_offered(
         f"tuned only as {', '.join(names)}, which relay's strategy for keys "
         f"{','.join(asked.keys)} never queries; tune {workload[0]} for this target"
     )
-    return _result(asked, workload, NOT_OFFERED, detail)
+    return diagnosis_of(asked, workload, NOT_OFFERED, detail)
 
 
 def _other_target(
@@ -454,7 +347,7 @@ def _other_target(
         f"tuned only under {why}{more}; this target queries model {asked.model} and keys "
         f"{','.join(asked.keys)}, never theirs: tune on this device"
     )
-    return _result(asked, workload, OTHER_TARGET, detail)
+    return diagnosis_of(asked, workload, OTHER_TARGET, detail)
 
 
 def _v01_only(
@@ -470,7 +363,7 @@ def _v01_only(
         f"only v0.1 records ({', '.join(names)}), which TVM >= 0.7 skips: re-tune with the "
         "TVM that builds the model"
     )
-    return _result(asked, workload, V01_ONLY, detail)
+    return diagnosis_of(asked, workload, V01_ONLY, detail)
 
 
 def _no_record(
@@ -494,10 +387,4 @@ def _no_record(
         )
     if nearest:
         detail += "; nearest tuned: " + " | ".join(", ".join(n.differs) for n in nearest)
-    return _result(asked, workload, NO_RECORD, detail, nearest=tuple(nearest))
-
-
-def _seconds(cost: float) -> str:
-    if cost >= 1e-3:
-        return f"{cost * 1e3:.2f} ms"
-    return f"{cost * 1e6:.1f} us"
+    return diagnosis_of(asked, workload, NO_RECORD, detail, nearest=tuple(nearest))

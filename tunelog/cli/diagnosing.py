@@ -22,7 +22,7 @@ from tunelog.cli.running import checked, handles_errors, opened_store
 from tunelog.tables import Column
 
 if TYPE_CHECKING:
-    from tunelog.diagnosis import Diagnosis
+    from tunelog.diagnoses import Diagnosis
     from tunelog.tasklist import TaskProgress
 
 
