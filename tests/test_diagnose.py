@@ -534,7 +534,9 @@ def test_verdict_counts_each_layer_to_tune_once(
     unanswered: list[tuple[str, tuple[object, ...]]], layers: int
 ) -> None:
     diagnoses = [Diagnosis(target, workload, ALL_FAILED, "") for target, workload in unanswered]
-    assert verdict(diagnoses).endswith(f"; {layers} layer(s) to tune")
+    targets = len({target for target, _ in unanswered})
+    over = f" (over {targets} targets)" if targets > 1 else ""
+    assert verdict(diagnoses).endswith(f"; {layers} layer(s) to tune{over}")
 
 
 def test_verdict_counts_a_packed_form_as_its_layer() -> None:
@@ -673,3 +675,52 @@ def test_a_packed_form_under_apply_graph_best_keeps_its_detail_whole() -> None:
     assert _under_graph_best(found).detail.endswith(
         f"this database answers it under apply_history_best ({found.detail})"
     )
+
+
+def test_relay_s_messages_of_a_graph_tuned_build_are_asked_of_the_graph_tuner_s_output(
+    tmp_path: Path,
+) -> None:
+    """With DEBUG logging, a graph-tuned build also printed relay's message for dense's packed
+    form; it was called answered ("the build read another file"), though apply_graph_best
+    answered it no more than the layer (found by a new user, on a real build)."""
+    packed = (
+        "Cannot find tuning records for:\n    target=llvm -keys=cpu -mcpu=core-avx2 "
+        "-mtriple=x86_64-pc-linux-gnu\n    key=('dense_pack.x86', ('TENSOR', (1, 512), "
+        "'float32'), ('TENSOR', (100, 512, 10), 'float32'), None, 'float32')\n"
+    )
+    text = (FIXTURES / "graph_best.out").read_text() + packed
+    with Store(tmp_path / "d.db") as store:
+        api.import_paths(store, [str(FIXTURES / "full224.log")])
+        report = api.diagnose_untuned(store, text)
+    assert [d.reason for d in report.diagnoses] == ["not_in_graph"] * 3
+
+
+def test_apply_graph_best_past_the_end_of_its_file_is_said_and_fails_check(
+    tmp_path: Path,
+) -> None:
+    """`workload=None`: the graph tuner's output is shorter than the network (TVM then fails
+    with an AttributeError); it was "cut off or too long", and --check passed."""
+    from tests.conftest import run_db
+
+    text = (
+        "Config for target=llvm -keys=cpu -mcpu=core-avx2, workload=None is missing in "
+        "ApplyGraphBest context. A fallback configuration is used, which may bring great "
+        "performance regression.\n"
+    )
+    db = tmp_path / "d.db"
+    with Store(db) as store:
+        api.import_paths(store, [str(FIXTURES / "full224.log")])
+    code, _, err = run_db(db, "diagnose", "-", "--check", stdin=text)
+    assert code == 1
+    assert "message not read: apply_graph_best ran past the end of the graph tuner's output" in err
+
+
+def test_the_verdict_says_when_its_layers_are_counted_per_target() -> None:
+    from tunelog.diagnosereport import verdict
+
+    found = [
+        Diagnosis(target, ("dense_pack.x86", ("TENSOR", (1, n), "float32")), NO_RECORD, "")
+        for target in ("llvm", "cuda")
+        for n in (8, 16)
+    ]
+    assert verdict(found).endswith("; 4 layer(s) to tune (over 2 targets)")

@@ -44,9 +44,11 @@ def verdict(diagnoses: Sequence[Diagnosis]) -> str:
     # packed form counted as its layer. One apply_graph_best never asks is tuned already.
     layers = len({_layer_to_tune(d) for d in unanswered if d.reason != NOT_IN_GRAPH})
     outside = len({_layer_to_tune(d) for d in unanswered if d.reason == NOT_IN_GRAPH})
+    targets = len({d.target for d in unanswered})
     return (
         f"{len(unanswered)} of {len(diagnoses)} workloads unanswered ({parts}); "
         f"{layers} layer(s) to tune"
+        + (f" (over {targets} targets)" if targets > 1 else "")
         + (
             f"; {outside} tuned layer(s) fall back under apply_graph_best (not in the graph "
             "tuner's output)"
@@ -106,6 +108,9 @@ def diagnose_text(index: RecordIndex, text: str, *, target: str | None = None) -
         )
     diagnoses: list[Diagnosis] = []
     unread = list(read.unread)
+    # A build that printed apply_graph_best's warning ran under it: relay's own messages of
+    # the same build (DEBUG) were asked of the graph tuner's output too.
+    under_graph = any(message.graph for message in read.messages)
     for message in read.messages:
         try:
             diagnoses.append(
@@ -115,7 +120,7 @@ def diagnose_text(index: RecordIndex, text: str, *, target: str | None = None) -
                     message.workload,
                     line=message.line,
                     direct=message.direct,
-                    graph=message.graph,
+                    graph=message.graph or (under_graph and not message.direct),
                     ansor=message.ansor,
                 )
             )

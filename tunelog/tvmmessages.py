@@ -176,6 +176,12 @@ def _parse_chunk(chunk: str) -> tuple[str, Workload, bool, bool] | str:
     target = target.strip()
     if not target:
         return "empty target"
+    if graph and tail.lstrip().startswith("None"):
+        return (
+            "apply_graph_best ran past the end of the graph tuner's output (workload=None): the "
+            "output is shorter than the network (another network's, or cut short); TVM fails "
+            "after it"
+        )
     workload = read_workload(tail.lstrip())
     if isinstance(workload, str):
         return workload

@@ -82,7 +82,7 @@ def diagnose(
         emit_json([d.as_dict() for d in report.diagnoses], empty=empty)
     else:
         _print_diagnoses(report.diagnoses, empty=empty)
-    if check and report.unanswered:
+    if check and (report.unanswered or report.unread):  # an unread message is one TVM said
         raise typer.Exit(1)
 
 

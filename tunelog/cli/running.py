@@ -71,7 +71,8 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
             # place whole or not at all; a file whose import had committed is whole in the
             # database, one that had not left nothing.
             _err(
-                "Interrupted: nothing half-written was kept"
+                "Interrupted: no file was left half-written (what went to standard output "
+                "stops where it was)"
                 + (
                     " (an import keeps the files it had finished: run it again to add the rest)"
                     if func.__name__ == "import_command"
