@@ -518,3 +518,41 @@ def test_untuned_does_not_list_one_machine_spelled_two_ways(tmp_path: Path) -> N
         assert api.untuned(store) == []
         assert api.untuned(store, tunelog.Filters(for_target=spelled)) == []
         assert api.untuned(store, tunelog.Filters(for_target="llvm -mcpu=znver3")) != []
+
+
+def test_workloads_names_the_template_relay_offers_a_target_with_an_unknown_key(
+    tmp_path: Path,
+) -> None:
+    """`cuda -device=foo`: relay (TVM 0.16) picks conv2d_nchw.cuda at 200 us; `workloads` named
+    the faster mali template only a strategy registered for `foo` outside TVM could offer (found
+    by a new user). It stays listed, conditional, and no margin is taken from it."""
+    args = [["TENSOR", [1, 512, 14, 14], "float32"], ["TENSOR", [128, 512, 1, 1], "float32"],
+            [1, 1], [0, 0, 0, 0], [1, 1], "float32"]  # fmt: skip
+    log = tmp_path / "two.log"
+    log.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "input": [target, task, args, {}],
+                    "config": {"index": index, "code_hash": None, "entity": []},
+                    "result": [[cost], 0, 1.0, 1700000000],
+                    "version": 0.2,
+                    "tvm_version": "0.16.0",
+                }
+            )
+            + "\n"
+            for target, task, index, cost in [
+                ("cuda -device=foo", "conv2d_nchw.cuda", 1, 2e-4),
+                ("opencl -device=mali", "conv2d_nchw_spatial_pack.mali", 2, 1e-4),
+            ]
+        )
+    )
+    with Store(tmp_path / "t.db") as store:
+        api.import_paths(store, [str(log)])
+        (layer,) = [lay for lay in tunelog.layers(store) if "foo" in lay.group.keys]
+    assert layer.winner is not None and layer.winner.workload.task_name == "conv2d_nchw.cuda"
+    assert [t.workload.task_name for t in layer.templates] == [
+        "conv2d_nchw.cuda",
+        "conv2d_nchw_spatial_pack.mali",
+    ]
+    assert layer.margin is None

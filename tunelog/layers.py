@@ -34,7 +34,7 @@ from tunelog.machines import cross_machine_warning
 from tunelog.rules.failedrecords import has_failed_records as failed_records
 from tunelog.rules.slots import first_held, query_slots, target_group
 from tunelog.rules.throughput import gflops
-from tunelog.strategies import Offer, offer_facts, relay_offers, strategy_note
+from tunelog.strategies import OUTSIDE_TVM, Offer, offer_facts, relay_offers, strategy_note
 from tunelog.targets import UNKNOWN_MODEL, parse_target
 from tunelog.versions import ANSOR_VERSION, V01  # not tunelog.ansor's: it loads hashlib and orjson
 from tunelog.workloadinfo import WorkloadInfo
@@ -269,6 +269,7 @@ def build_layer(
     or when offered to it and answered by a slot its query asks.
     """
     templates: list[TemplateResult] = []
+    outside_tvm: set[int] = set()  # ids of templates only a strategy outside TVM could offer
     newer_answers = False  # a template of a log version after v0.1 is answered
     keys, offer_of = group.keys, offers.of
     for workload, tuned_here, answer in candidates:
@@ -285,6 +286,8 @@ def build_layer(
         template.offered = offered
         template.certain = offer.certain
         template.offer_note = offer.note
+        if offer.depends_on and offer.depends_on[0].startswith(OUTSIDE_TVM):
+            outside_tvm.add(id(template))
         templates.append(template)
         if chosen is not None and workload.version != V01:
             newer_answers = True
@@ -299,9 +302,17 @@ def build_layer(
     ranked = [t for t in templates if t.chosen is not None]
     # Stable: equal costs keep import order, as relay's strict `>` keeps the first.
     ranked.sort(key=_chosen_cost)
+    if outside_tvm:  # relay in tree never offers them: any template it does offer wins first
+        ranked.sort(key=lambda t: id(t) in outside_tvm)
     untuned = [t for t in templates if t.chosen is None]
     first = templates[0].workload.stored
     winner = ranked[0] if ranked else None
+    runner_up = ranked[1] if len(ranked) > 1 else None
+    if outside_tvm and winner is not None:
+        # Of the winner's kind: a faster template relay in tree never offers is no margin of
+        # the one it picks.
+        kind = id(winner) in outside_tvm
+        runner_up = next((t for t in ranked[1:] if (id(t) in outside_tvm) == kind), None)
     return Layer(
         group=group,
         key=layer_id,
@@ -309,7 +320,7 @@ def build_layer(
         shapes=first.shapes,
         templates=ranked + untuned,
         winner=winner,
-        runner_up=ranked[1] if len(ranked) > 1 else None,
+        runner_up=runner_up,
         warnings=_machine_warnings(group, winner),
     )
 

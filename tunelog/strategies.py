@@ -121,6 +121,9 @@ class Offer(NamedTuple):
 
 OFFERED = Offer(True)
 NEVER_OFFERED = Offer(False)
+# What an offer only a strategy registered outside TVM could make depends on (`relay_offers`
+# of a target with a key TVM has no strategy for): relay, in tree, does not offer it.
+OUTSIDE_TVM = "a strategy registered for key "
 
 
 @lru_cache(maxsize=1024)
@@ -175,7 +178,7 @@ def relay_offers(keys: tuple[str, ...], task_name: str, facts: Mapping[str, obje
         if offer.offered:
             return offer
         unknown = unknown_keys(keys) or keys
-        return Offer(True, False, tuple(f"a strategy registered for key {k}" for k in unknown))
+        return Offer(True, False, tuple(f"{OUTSIDE_TVM}{k}" for k in unknown))
     open_questions: list[str] = []
     for op, key in _deciding_keys(keys):
         if task_name not in STRATEGIES[key][op]:
