@@ -31,7 +31,8 @@ from tunelog.layoutforms import packed_original, workload_text
 from tunelog.recordindex import reaches
 from tunelog.store import Store
 from tunelog.targets import parse_target
-from tunelog.tvmmessages import read_messages, read_task_list
+from tunelog.tasklists import read_task_list
+from tunelog.tvmmessages import read_messages
 
 FIXTURES = DATA / "diagnose"
 X86 = "llvm -keys=cpu -mcpu=core-avx2 -mtriple=x86_64-pc-linux-gnu"

@@ -173,9 +173,9 @@ def test_a_target_with_an_unknown_key_is_read_by_its_other_keys(
     assert relay_offers(keys, task, facts) == offer
 
 
-def test_winners_only_keeps_the_template_relay_offers_a_target_with_an_unknown_key(
-    tmp_path: Path,
-) -> None:
+def _unknown_key_log(tmp_path: Path) -> Path:
+    """One layer measured on `cuda -device=foo` (conv2d_nchw.cuda, 200 us) and on a mali
+    (its spatial pack template, 100 us), which relay never offers a cuda target."""
     args = [["TENSOR", [1, 512, 14, 14], "float32"], ["TENSOR", [128, 512, 1, 1], "float32"],
             [1, 1], [0, 0, 0, 0], [1, 1], "float32"]  # fmt: skip
     log = tmp_path / "two.log"
@@ -197,6 +197,13 @@ def test_winners_only_keeps_the_template_relay_offers_a_target_with_an_unknown_k
             ]
         )
     )
+    return log
+
+
+def test_winners_only_keeps_the_template_relay_offers_a_target_with_an_unknown_key(
+    tmp_path: Path,
+) -> None:
+    log = _unknown_key_log(tmp_path)
     with Store(tmp_path / "t.db") as store:
         api.import_paths(store, [str(log)])
         report = api.export(store, str(tmp_path / "out.log"), winners_only=True)
@@ -526,27 +533,7 @@ def test_workloads_names_the_template_relay_offers_a_target_with_an_unknown_key(
     """`cuda -device=foo`: relay (TVM 0.16) picks conv2d_nchw.cuda at 200 us; `workloads` named
     the faster mali template only a strategy registered for `foo` outside TVM could offer (found
     by a new user). It stays listed, conditional, and no margin is taken from it."""
-    args = [["TENSOR", [1, 512, 14, 14], "float32"], ["TENSOR", [128, 512, 1, 1], "float32"],
-            [1, 1], [0, 0, 0, 0], [1, 1], "float32"]  # fmt: skip
-    log = tmp_path / "two.log"
-    log.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "input": [target, task, args, {}],
-                    "config": {"index": index, "code_hash": None, "entity": []},
-                    "result": [[cost], 0, 1.0, 1700000000],
-                    "version": 0.2,
-                    "tvm_version": "0.16.0",
-                }
-            )
-            + "\n"
-            for target, task, index, cost in [
-                ("cuda -device=foo", "conv2d_nchw.cuda", 1, 2e-4),
-                ("opencl -device=mali", "conv2d_nchw_spatial_pack.mali", 2, 1e-4),
-            ]
-        )
-    )
+    log = _unknown_key_log(tmp_path)
     with Store(tmp_path / "t.db") as store:
         api.import_paths(store, [str(log)])
         (layer,) = [lay for lay in tunelog.layers(store) if "foo" in lay.group.keys]

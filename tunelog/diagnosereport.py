@@ -13,16 +13,13 @@ from tunelog.diagnosis import diagnose_workload, layer_of
 from tunelog.exceptions import TargetParseError, TargetRequiredError
 from tunelog.recordindex import RecordIndex
 from tunelog.targets import parse_target
-from tunelog.tvmmessages import (
-    UnreadMessage,
-    Workload,
+from tunelog.tasklists import (
     looks_like_task_list,
     only_task_reprs,
-    read_messages,
     read_task_list,
     read_task_reprs,
-    workload_key,
 )
+from tunelog.tvmmessages import UnreadMessage, Workload, read_messages, workload_key
 
 
 def verdict(diagnoses: Sequence[Diagnosis]) -> str:

@@ -34,10 +34,10 @@ _EXPORTS = {
     "explain_record": "tunelog.api.explaining",
     "ExportReport": "tunelog.api.exporting",
     "LOG_FORMATS": "tunelog.api.exporting",
-    "METASCHEDULE_TARGET_WARNING": "tunelog.api.exporting",
+    "METASCHEDULE_TARGET_WARNING": "tunelog.api.msexporting",
     "export": "tunelog.api.exporting",
-    "export_metaschedule": "tunelog.api.exporting",
-    "metaschedule_version_warning": "tunelog.api.exporting",
+    "export_metaschedule": "tunelog.api.msexporting",
+    "metaschedule_version_warning": "tunelog.api.msexporting",
     "network": "tunelog.api.graphtuner",
     "network_totals": "tunelog.api.graphtuner",
     "ImportProgress": "tunelog.api.importing",
@@ -154,11 +154,8 @@ if TYPE_CHECKING:
     from tunelog.api.diagnosing import errors as errors
     from tunelog.api.diagnosing import tuning_progress as tuning_progress
     from tunelog.api.exporting import LOG_FORMATS as LOG_FORMATS
-    from tunelog.api.exporting import METASCHEDULE_TARGET_WARNING as METASCHEDULE_TARGET_WARNING
     from tunelog.api.exporting import ExportReport as ExportReport
     from tunelog.api.exporting import export as export
-    from tunelog.api.exporting import export_metaschedule as export_metaschedule
-    from tunelog.api.exporting import metaschedule_version_warning as metaschedule_version_warning
     from tunelog.api.graphtuner import network as network
     from tunelog.api.graphtuner import network_totals as network_totals
     from tunelog.api.importing import ImportProgress as ImportProgress
@@ -172,6 +169,9 @@ if TYPE_CHECKING:
     from tunelog.api.listing import layers_named as layers_named
     from tunelog.api.listing import untuned as untuned
     from tunelog.api.listing import untuned_report as untuned_report
+    from tunelog.api.msexporting import METASCHEDULE_TARGET_WARNING as METASCHEDULE_TARGET_WARNING
+    from tunelog.api.msexporting import export_metaschedule as export_metaschedule
+    from tunelog.api.msexporting import metaschedule_version_warning as metaschedule_version_warning
     from tunelog.api.reporting import write_report as write_report
     from tunelog.api.runs import ConvergenceKey as ConvergenceKey
     from tunelog.api.runs import LayerConvergence as LayerConvergence

@@ -108,7 +108,7 @@ def diagnose_untuned(
     from tunelog.diagnosereport import diagnose_text
     from tunelog.exceptions import NotBuildOutputError
     from tunelog.recordindex import RecordIndex
-    from tunelog.tvmmessages import wrong_input
+    from tunelog.tasklists import wrong_input
 
     if target is not None:  # as `--target` is checked: a target TVM would refuse
         optionvalues.target_string(target)
@@ -135,7 +135,8 @@ def tuning_progress(
     from tunelog import optionvalues
     from tunelog.store.trials import trial_runs
     from tunelog.tasklist import needing_trials, task_progress
-    from tunelog.tvmmessages import as_tuple, read_tasks
+    from tunelog.tasklists import read_tasks
+    from tunelog.tvmmessages import as_tuple
 
     optionvalues.target_string(target)  # as `--target` is checked: a target TVM would refuse
     if need_trials is not None:

@@ -75,7 +75,7 @@ def diagnose(
             raise typer.BadParameter(str(exc), param_hint="--target") from None
     for unread in report.unread[:WARNINGS_SHOWN]:
         _err(f"warning: {display_path(file)}:{unread.line}: message not read: {unread.reason}")
-    from tunelog.tvmmessages import looks_like_task_list
+    from tunelog.tasklists import looks_like_task_list
 
     empty = _EMPTY_TASKS if looks_like_task_list(text) else _NO_MESSAGE
     if as_json:
