@@ -379,3 +379,100 @@ def test_a_file_another_importer_read_while_this_one_waited_is_resumed_not_read_
     assert counts(import_one(store, log)) == (30, 10, 10, 0, 0, 0, 0)
     (source,) = store.sources()
     assert (source.lines, source.records, source.duplicates) == (40, 40, 0)
+
+
+# -- resume points through a merge ----------------------------------------------------------
+
+
+def _imported_at(db: Path, when: str) -> None:
+    """Date every import of the database's sources `when` (ISO, as the store writes it)."""
+    with Store(db) as store:
+        store.conn.execute("UPDATE source_imports SET imported_at = ?", (when,))
+        store.conn.execute("UPDATE sources SET imported_at = ?", (when,))
+        store.conn.commit()
+
+
+def test_a_merged_source_is_read_on_from_where_its_database_stopped(
+    tmp_path: Path, parsed_lines: list[int]
+) -> None:
+    """A log imported on one box and merged into a team database grows there: only the
+    appended lines are read, into the merged source (it became a second source of the file,
+    its first lines counted again as duplicates)."""
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:20]))
+    box = tmp_path / "box.db"
+    with Store(box) as store:
+        import_one(store, log)
+    with Store(tmp_path / "team.db") as team:
+        tunelog.merge(team, [str(box)])
+        with log.open("ab") as out:
+            out.writelines(X86_LINES[20:40])
+        report = import_one(team, log)
+        assert counts(report) == (20, 20, 20, 0, 0, 0, 0)
+        assert parsed_lines == [20, 20]
+        assert [(s.id, s.lines, s.records) for s in team.sources()] == [(1, 40, 40)]
+        assert database_contents(team.conn) == one_shot(tmp_path, log)
+
+
+@pytest.mark.parametrize(
+    ("here_at", "merged_at", "resumed_source"),
+    [
+        ("2026-01-01T00:00:00+00:00", "2026-02-01T00:00:00+00:00", 2),  # the merged: newer
+        ("2026-02-01T00:00:00+00:00", "2026-01-01T00:00:00+00:00", 1),  # this one's: newer
+        ("2026-01-01T00:00:00+00:00", "2026-01-01T00:00:00+00:00", 1),  # a tie: this one's
+    ],
+)
+def test_of_two_resume_points_of_one_file_the_newer_import_stays(
+    tmp_path: Path, here_at: str, merged_at: str, resumed_source: int
+) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:10]))
+    team, box = tmp_path / "team.db", tmp_path / "box.db"
+    with Store(team) as store:
+        import_one(store, log)
+    log.write_bytes(b"".join(X86_LINES[:20]))
+    with Store(box) as store:
+        import_one(store, log)
+    _imported_at(team, here_at)
+    _imported_at(box, merged_at)
+    with Store(team) as store:
+        tunelog.merge(store, [str(box)])
+        with log.open("ab") as out:
+            out.writelines(X86_LINES[20:25])
+        report = import_one(store, log)
+        assert report.source_id == resumed_source
+        assert report.skipped_lines == (20 if resumed_source == 2 else 10)
+        assert store.stats().records == 25
+
+
+def test_a_merged_resume_point_of_a_file_rewritten_since_reads_it_in_full(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:20]))
+    box = tmp_path / "box.db"
+    with Store(box) as store:
+        import_one(store, log)
+    log.write_bytes(b"".join(X86_LINES[40:45] + X86_LINES[:20]))
+    with Store(tmp_path / "team.db") as team:
+        tunelog.merge(team, [str(box)])
+        report = import_one(team, log)
+        assert report.prefix_changed
+        assert counts(report) == (0, 25, 5, 20, 0, 0, 0)
+
+
+def test_a_copy_of_some_targets_lines_carries_no_resume_point(tmp_path: Path) -> None:
+    """A database of one target's lines (`best --target`'s) holds part of the file: reading
+    on from its end would leave the other targets' earlier lines out of the source."""
+    from tunelog.store.merging import copy_sources
+
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:20]))
+    with Store(tmp_path / "a.db") as store, Store(tmp_path / "b.db") as into:
+        import_one(store, log)
+        (target_id,) = store.conn.execute("SELECT min(id) FROM targets").fetchone()
+        copy_sources(store, into, [1], [target_id])
+        assert into.conn.execute("SELECT count(*) FROM resume_points").fetchone() == (0,)
+        copy_sources(store, into := Store(tmp_path / "c.db"), [1])
+        assert into.conn.execute("SELECT count(*) FROM resume_points").fetchone() == (1,)
+        into.close()

@@ -301,6 +301,10 @@ class _Merger:
                 "SELECT line, reason FROM rejects WHERE source_id = ? ORDER BY line", (source_id,)
             ),
         )
+        if self.only_targets is None:  # a copy of only some targets' lines never grows on
+            from tunelog.store import resume
+
+            resume.carry(conn, self.other.conn, source_id, writer.source_id)
         conn.execute("RELEASE merge_source")
         result.new = report.new
         result.duplicates = duplicates_when_moved(records, duplicates, report.new)

@@ -66,3 +66,36 @@ def save(conn: sqlite3.Connection, point: ResumePoint) -> None:
             int(point.repair),
         ),
     )
+
+
+# The time of a source's newest import (`source_imports`; a database of an older schema may
+# hold only `sources.imported_at`).
+_LAST_IMPORT_SQL = """SELECT coalesce(
+                          (SELECT max(imported_at) FROM source_imports WHERE source_id = ?),
+                          (SELECT imported_at FROM sources WHERE id = ?))"""
+
+
+def carry(conn: sqlite3.Connection, other: sqlite3.Connection, merged: int, here: int) -> None:
+    """Give source `here` (the merge's copy of `other`'s source `merged`, all its lines) the
+    resume points `other` kept for it: a tuner's log imported on one box, merged into a team
+    database, then imported there as it grows, is read on from where that box stopped, under
+    that one source (as importing it here would). Of two points of one path, the one of the
+    newer import stays (as a newer import replaces it); `here`'s import times are the merged
+    source's, copied before. A point whose file changed since is no harm: its first bytes are
+    checked before any resume (`load`'s caller)."""
+    for real, offset, lines, prefix_hash, tail, repair in other.execute(
+        """SELECT real_path, offset, lines, prefix_hash, tail, repair FROM resume_points
+           WHERE source_id = ? ORDER BY real_path""",
+        (merged,),
+    ).fetchall():
+        held = conn.execute(
+            "SELECT source_id FROM resume_points WHERE real_path = ?", (real,)
+        ).fetchone()
+        if held is not None and _last_import(conn, here) <= _last_import(conn, int(held[0])):
+            continue
+        save(conn, ResumePoint(real, here, LineEnd(offset, lines, prefix_hash), tail, bool(repair)))
+
+
+def _last_import(conn: sqlite3.Connection, source_id: int) -> str:
+    (at,) = conn.execute(_LAST_IMPORT_SQL, (source_id, source_id)).fetchone()
+    return str(at or "")
