@@ -633,6 +633,38 @@ def test_two_databases_in_one_directory_are_paired_by_name(
         assert (report.path, report.new, report.rejected) == (named[0], 1, 0)
 
 
+@pytest.mark.parametrize("other_name", ["other_tuning_record.json", "run2_records.json"])
+def test_records_beside_another_database_are_not_read_against_its_workload_file(
+    tmp_path: Path, other_name: str
+) -> None:
+    """A records file whose named workload file is missing took the default-named one, which
+    its own records file beside it names: one database's records were read against another's
+    modules (their best assigned to the wrong operator; the export loads in no TVM)."""
+    database = _database(tmp_path / "db", [_graph("0.27.0", "A")], [_record(0, [0.004])])
+    other = database / other_name
+    other.write_text(_record(0, [0.001]) + "\n")
+    said = (
+        f"{other}: MetaSchedule records without their workload file: none of the 1 line(s) "
+        f"can be read (TVM cannot load them either); put the database's workload file "
+        f"({other_name.replace('tuning_record', 'workload').replace('records', 'workloads')}) "
+        "beside it and import again\n"
+    )
+    db = str(tmp_path / "ms.db")
+    result = runner.invoke(app, ["--db", db, "import", str(database)])
+    assert (result.exit_code, result.stderr) == (0, said)
+    result = runner.invoke(app, ["--db", db, "import", str(other)])
+    assert (result.exit_code, result.stderr) == (1, f"Error: {said}")
+    with Store(tmp_path / "ms.db") as store:
+        assert [(r.mean_cost, Path(r.source).name) for r in store.best()] == [
+            (0.004, "database_tuning_record.json")
+        ]
+    # Alone beside the default-named workload file, it is still read against it.
+    (database / "database_tuning_record.json").unlink()
+    with Store(tmp_path / "alone.db") as store:
+        (report,) = tunelog.import_paths(store, [str(database)])
+        assert (Path(report.path).name, report.new) == (other_name, 1)
+
+
 def test_a_database_with_a_line_tvm_cannot_read_is_said_to_load_in_no_tvm(
     tmp_path: Path,
 ) -> None:

@@ -251,7 +251,8 @@ def metaschedule_files(path: Path) -> tuple[Path, Path | None] | None:
     The partner of a file is, among the files of the other kind's content beside it: the one
     named as PATH with the kinds' words swapped (`a_records.json` / `a_workloads.json`,
     `x_tuning_record.json` / `x_workload.json`: two databases may share a directory), else
-    the default-named one, else the only one (several and none of those names: unknown). A
+    the default-named one, else the only one (several and none of those names: unknown), if
+    no other file beside it is named as its partner (it is another database's). A
     workload file without a records file belongs to no database worth reading (None).
     """
     kind = metaschedule_kind(path)
@@ -284,18 +285,45 @@ def _partner(path: Path, kind: str, default_name: str) -> Path | None:
         )
         if mine in path.name and path.name.replace(mine, theirs) in names:
             return names[path.name.replace(mine, theirs)]
-    if default_name in names:
+    # Not by name: the default-named one, else the only one, unless another file of PATH's
+    # kind is named as its partner (the other database's file beside it: pairing the two
+    # read one database's records against another's modules).
+    if default_name in names and not _named_partner_beside(names[default_name], kind, path):
         return names[default_name]
-    if len(found) == 1:
+    if len(found) == 1 and not _named_partner_beside(found[0], kind, path):
         return found[0]
     if not found and kind == METASCHEDULE_WORKLOADS:
         # A workload file whose first line is unreadable is not known by its content: by its
         # name, then (its lines that cannot be read are the records' rejects, one by one, not
         # "no workload file beside it" of a database that has one).
-        for named in (*_swapped_names(path.name), default_name):
+        for named in _swapped_names(path.name):
             if (path.parent / named).is_file() and named != path.name:
                 return path.parent / named
+        fallback = path.parent / default_name
+        if fallback.is_file() and not _named_partner_beside(fallback, kind, path):
+            return fallback
     return None
+
+
+def _named_partner_beside(candidate: Path, kind: str, path: Path) -> bool:
+    """Whether a file beside `candidate` (of `kind`), other than `path`, is named as its
+    partner (`_KIND_WORDS`) and has the other kind's content."""
+    if kind == METASCHEDULE_WORKLOADS:
+        own_kind, swaps = METASCHEDULE_RECORDS, [(w, r) for r, w in _KIND_WORDS]
+    else:
+        own_kind, swaps = METASCHEDULE_WORKLOADS, list(_KIND_WORDS)
+    for mine, theirs in swaps:
+        if mine in candidate.name:
+            named = candidate.parent / candidate.name.replace(mine, theirs)
+            if named != path and named.is_file() and metaschedule_kind(named) == own_kind:
+                return True
+    return False
+
+
+def workload_file_named_for(records_name: str) -> str:
+    """The workload file name a records file called `records_name` pairs with first: its name
+    with the kinds' words swapped (`_KIND_WORDS`), else the default one."""
+    return next(iter(_swapped_names(records_name)), METASCHEDULE_WORKLOAD_FILE)
 
 
 def _swapped_names(name: str) -> list[str]:

@@ -206,15 +206,15 @@ def _metaschedule_scanner(records: Path, workloads: Path) -> RecordScanner:
 
 def _orphan_records_report(path: str) -> FileReport:
     """One message for a records file without its workload file: no line can be read."""
+    from tunelog.discovery import workload_file_named_for
     from tunelog.importreport import FileReport, RejectedLine
-    from tunelog.metaschedule import WORKLOAD_FILE
 
     with open(path, "rb") as file:
         lines = sum(1 for _ in file)
     reason = (
         f"MetaSchedule records without their workload file: none of the {lines} line(s) can "
         f"be read (TVM cannot load them either); put the database's workload file "
-        f"({WORKLOAD_FILE}) beside it and import again"
+        f"({workload_file_named_for(os.path.basename(path))}) beside it and import again"
     )
     return FileReport(path, lines=lines, rejected=lines, rejects=[RejectedLine(0, reason)])
 
