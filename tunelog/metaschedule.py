@@ -80,6 +80,13 @@ def read_workloads(path: Path) -> list[Workload | str]:
     return found
 
 
+def workload_args(spelling: str) -> str | None:
+    """The workload arguments (`Workload.args_json`) a stored spelling (a workload line) is
+    filed under, as an import reads that line now; None if the line cannot be read."""
+    found = _workload(spelling.encode())
+    return found.args_json if isinstance(found, Workload) else None
+
+
 def _workload(raw: bytes) -> Workload | str:
     try:
         value = orjson.loads(raw)

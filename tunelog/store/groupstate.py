@@ -22,7 +22,7 @@ from tunelog.rules.bestsofar import BestSoFar
 from tunelog.rules.ranking import TopConfigs
 from tunelog.rules.slots import slots_of
 from tunelog.store.codec import improvements_text
-from tunelog.store.schema import TOP_CONFIGS_KEPT
+from tunelog.store.migrations_tables import TOP_CONFIGS_KEPT
 from tunelog.targets import Target
 
 # (target, workload) groups held in memory between two stores of their state: what the

@@ -22,14 +22,14 @@ from __future__ import annotations
 import bisect
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tunelog.rules.ranking import RANK_ORDER_SQL
 from tunelog.selection import HistoryBest
 from tunelog.store.holdings import held_only_by, intervals
+from tunelog.store.migrations_later import fill_run_marks, fill_top_config_ids, fill_trial_runs
 from tunelog.store.replaying import capture_replay, replay
-from tunelog.store.schema import fill_run_marks, fill_top_config_ids, fill_trial_runs
 
 # A (target, workload)'s kept configs best first: the first is its best record (the ranking
 # and the best-record rule order records alike).
@@ -63,6 +63,30 @@ def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[
         )
     ]
     replay_from = _first_rescuing_run(conn, removed_ids, gone)
+    _store_again(conn, removed_ids, gone, replay_from)
+    return removed
+
+
+def store_again_from(
+    conn: sqlite3.Connection, replay_from: int, rewrite: Callable[[sqlite3.Connection], None]
+) -> None:
+    """Store every import from the holdings run with rowid `replay_from` on again, in order,
+    from the stored lines, after `rewrite` changed what they are stored under (it is given
+    `temp.replay_lines`; a migration re-deriving an identity rule's answers): as `remove`
+    replays the imports after a removed file, removing none."""
+    _store_again(conn, [], [], replay_from, rewrite)
+
+
+def _store_again(
+    conn: sqlite3.Connection,
+    removed_ids: Sequence[int],
+    gone: Ranges,
+    replay_from: int | None,
+    rewrite: Callable[[sqlite3.Connection], None] | None = None,
+) -> None:
+    """Delete the removed sources (none: `store_again_from`) and the records in `gone`;
+    replay every import from run `replay_from` on (None: none); recompute the rest."""
+    ids = ",".join(str(i) for i in removed_ids) or "NULL"
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS removal_groups (target_id, workload_id)")
     conn.execute("DELETE FROM removal_groups")
     replayed: list[int] = []
@@ -83,6 +107,8 @@ def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[
     _recompute_slots(conn)
     _recount_trial_runs(conn, affected)
     if replayed:
+        if rewrite is not None:
+            rewrite(conn)
         replay(conn)
     _drop_empty_blocks(conn, affected)  # after the replay: it reads the lines from them
     _recount_sources(conn, replayed)
@@ -95,7 +121,6 @@ def remove_sources(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[
     conn.execute("DROP TABLE removal_groups")
     conn.execute("DROP TABLE IF EXISTS temp.replay_lines")
     conn.execute("DROP TABLE IF EXISTS temp.replay_steps")
-    return removed
 
 
 # -- record id ranges -----------------------------------------------------------------------------

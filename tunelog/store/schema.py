@@ -38,6 +38,7 @@ from tunelog.store.migrations_tables import (
     fill_top_configs,
 )
 from tunelog.store.migrations_views import _migration_6
+from tunelog.store.msidentities import _migration_17
 
 __all__ = [
     "APPLICATION_ID",
@@ -72,6 +73,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_14,
     _migration_15,
     _migration_16,
+    _migration_17,
 ]
 
 # Each migration's name, as sqlite-utils records it in `_sqlite_migrations` (store.migrating):
@@ -93,4 +95,5 @@ MIGRATION_NAMES: tuple[str, ...] = (
     "0014_sources_split",
     "0015_trial_run_marks",
     "0016_record_spellings",
+    "0017_metaschedule_identity",
 )

@@ -1,0 +1,137 @@
+"""Module variants and what apache-tvm's structural equality says of each pair, for tunelog's
+MetaSchedule workload identity (tests/test_metaschedule_identity.py).
+
+Run from the checkout with apache-tvm installed (`pip install -e '.[tvm]'`):
+
+    .venv/bin/python -m tests.realtvm.make_identities tests/data/metaschedule_identity.json.gz
+
+Writes each variant's workload line as a JSONDatabase writes it, and the variants grouped by
+`tvm_ffi.structural_equal` (one group per workload to TVM). The variants differ in names that
+equality ignores, in names a module repeats (tvm-ffi writes each distinct string once: a
+module whose two buffers share a name has one node fewer), in a buffer named like the function,
+and in what equality does not ignore (shapes, dtypes, operand order, one input used twice).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def _mod(func: Any) -> Any:
+    import tvm
+
+    return tvm.IRModule({"main": func})
+
+
+def _matmul(
+    n: int = 32,
+    a: str = "A",
+    b: str = "B",
+    c: str = "C",
+    k: str = "k",
+    dtype: str = "float32",
+    *,
+    same: bool = False,
+    swap: bool = False,
+) -> Any:
+    from tvm import te
+
+    x = te.placeholder((n, n), name=a, dtype=dtype)
+    y = x if same else te.placeholder((n, n), name=b, dtype=dtype)
+    r = te.reduce_axis((0, n), name=k)
+    first, second = (y, x) if swap else (x, y)
+    z = te.compute((n, n), lambda i, j: te.sum(first[i, r] * second[r, j], axis=r), name=c)
+    return _mod(te.create_prim_func([x, z] if same else [x, y, z]))
+
+
+def _add2d(a: str = "A", b: str = "B", c: str = "C", *, transpose: bool = False) -> Any:
+    from tvm import te
+
+    x = te.placeholder((16, 16), name=a)
+    y = te.placeholder((16, 16), name=b)
+    z = te.compute(
+        (16, 16),
+        (lambda i, j: x[i, j] + y[j, i]) if transpose else (lambda i, j: x[i, j] + y[i, j]),
+        name=c,
+    )
+    return _mod(te.create_prim_func([x, y, z]))
+
+
+def _softmax(name: str = "A", n: int = 256) -> Any:
+    from tvm import te, topi
+
+    x = te.placeholder((4, n), name=name)
+    return _mod(te.create_prim_func([x, topi.nn.softmax(x)]))
+
+
+def variants() -> dict[str, Any]:
+    """The modules, by name."""
+    return {
+        "matmul": _matmul(),
+        "matmul X X": _matmul(a="X", b="X"),
+        "matmul main B": _matmul(a="main"),
+        "matmul k B (the reduction's name)": _matmul(a="k"),
+        "matmul placeholder placeholder": _matmul(a="placeholder", b="placeholder"),
+        "matmul C C (the output's name)": _matmul(a="C", b="C"),
+        "matmul every name Z": _matmul(a="Z", b="Z", c="Z", k="Z"),
+        "matmul swapped": _matmul(swap=True),
+        "matmul swapped X X": _matmul(a="X", b="X", swap=True),
+        "matmul of one input": _matmul(same=True),
+        "matmul of one input B": _matmul(same=True, a="B"),
+        "matmul 64": _matmul(64),
+        "matmul float16": _matmul(dtype="float16"),
+        "add": _add2d(),
+        "add X X": _add2d(a="X", b="X"),
+        "add transposed": _add2d(transpose=True),
+        "add transposed X X": _add2d(a="X", b="X", transpose=True),
+        "add A A A": _add2d(a="A", b="A", c="A"),
+        "softmax": _softmax(),
+        "softmax data": _softmax("data"),
+        "softmax T_softmax_exp (a block's name)": _softmax("T_softmax_exp"),
+        "softmax 512": _softmax(n=512),
+    }
+
+
+def workload_line(module: Any) -> str:
+    """The module's line as a JSONDatabase writes it (one database per module: a database
+    commits structurally equal modules once)."""
+    from tvm.s_tir import meta_schedule as ms
+
+    with tempfile.TemporaryDirectory() as work:
+        path = Path(work) / "database_workload.json"
+        database = ms.database.JSONDatabase(
+            path_workload=str(path), path_tuning_record=str(Path(work) / "records.json")
+        )
+        database.commit_workload(module)
+        return path.read_text().strip()
+
+
+def make(out: Path) -> None:
+    """Write OUT: {"tvm", "variants": {name: workload line}, "groups": [[name, ...], ...]}."""
+    import tvm
+    import tvm_ffi
+
+    modules = variants()
+    groups: list[list[str]] = []
+    for name, module in modules.items():
+        for group in groups:
+            if tvm_ffi.structural_equal(modules[group[0]], module):
+                group.append(name)
+                break
+        else:
+            groups.append([name])
+    found = {
+        "tvm": tvm.__version__,
+        "variants": {name: workload_line(module) for name, module in modules.items()},
+        "groups": groups,
+    }
+    out.write_bytes(gzip.compress(json.dumps(found, indent=1).encode() + b"\n", mtime=0))
+
+
+if __name__ == "__main__":
+    make(Path(sys.argv[1]))

@@ -1,0 +1,145 @@
+"""MetaSchedule workload identity against apache-tvm's structural equality, and databases filed
+under the rule before (migration 17).
+
+`tests/data/metaschedule_identity.json.gz` holds module variants as a JSONDatabase writes them
+and apache-tvm 0.27's grouping by `structural_equal` (tests/realtvm/make_identities.py): tvm-ffi
+writes each distinct string once, so modules that repeat names differently (two inputs named
+`X`, an input named like the function) have other node numbers and are still one workload.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tunelog
+from tests.conftest import DATA, X86, undo_migrations
+from tests.test_metaschedule import _record
+from tunelog import msmodule
+from tunelog.metaschedule import Workload, read_workloads
+from tunelog.store import MIGRATIONS, Store
+
+FOUND: dict[str, Any] = json.loads(
+    gzip.decompress((DATA / "metaschedule_identity.json.gz").read_bytes())
+)
+VARIANTS: dict[str, str] = FOUND["variants"]
+
+
+def _identities(tmp_path: Path, names: list[str]) -> list[str]:
+    path = tmp_path / "database_workload.json"
+    path.write_text("".join(VARIANTS[name] + "\n" for name in names))
+    found = read_workloads(path)
+    assert all(isinstance(w, Workload) for w in found)
+    return [w.identity for w in found if isinstance(w, Workload)]
+
+
+def test_modules_are_one_workload_exactly_when_tvm_says_they_are_structurally_equal(
+    tmp_path: Path,
+) -> None:
+    names = list(VARIANTS)
+    groups: dict[str, list[str]] = {}
+    for name, identity in zip(names, _identities(tmp_path, names), strict=True):
+        groups.setdefault(identity, []).append(name)
+    assert sorted(groups.values()) == sorted(FOUND["groups"])
+
+
+def _database(directory: Path, names: list[str], records: list[tuple[int, float]]) -> Path:
+    directory.mkdir()
+    (directory / "database_workload.json").write_text(
+        "".join(VARIANTS[name] + "\n" for name in names)
+    )
+    (directory / "database_tuning_record.json").write_text(
+        "".join(_record(index, [seconds]) + "\n" for index, seconds in records)
+    )
+    return directory
+
+
+def _best(store: Store) -> list[tuple[str, float, int]]:
+    return sorted((Path(r.source).name, r.mean_cost, r.line) for r in store.best())
+
+
+def test_one_workload_spelled_twice_has_one_best(tmp_path: Path) -> None:
+    database = _database(
+        tmp_path / "db", ["matmul", "matmul X X"], [(0, 0.004), (1, 0.002), (1, 0.003)]
+    )
+    with Store(tmp_path / "ms.db") as store:
+        tunelog.import_paths(store, [str(database)])
+        assert _best(store) == [("database_tuning_record.json", 0.002, 2)]
+
+
+def _accounting(store: Store) -> list[tuple[Any, ...]]:
+    return [
+        (s.id, s.path, s.lines, s.records, s.duplicates, s.rejected, s.held, s.shared)
+        for s in store.sources()
+    ]
+
+
+def _workloads(store: Store) -> list[tuple[Any, ...]]:
+    """Each workload's identity, layer key and per-target tallies, in id order (the ids
+    themselves may differ: a replay gives new ones, never reusing one)."""
+    return store.conn.execute(
+        """SELECT w.args, w.layer_key, c.target_id, c.error_no, c.records
+           FROM workloads w JOIN tallies c ON c.workload_id = w.id ORDER BY w.id, 3, 4"""
+    ).fetchall()
+
+
+def _metaschedule_best(store: Store) -> list[Any]:
+    return [r for r in store.best() if r.log_version == "metaschedule"]
+
+
+def _filed_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Identities as tunelog computed them before (node numbers as written)."""
+    monkeypatch.setattr(msmodule, "_is_ffi_graph", lambda nodes: False)
+
+
+def _opened_at_16(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        undo_migrations(conn, 16)
+
+
+def test_workloads_filed_apart_before_are_one_after_the_migration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database of the old rule: its two spellings of one module were two workloads, each
+    with a best. The migration joins them (replaying the imports from the first that holds
+    one), as importing the files now does; the AutoTVM log before them is left as it was."""
+    first = _database(tmp_path / "a", ["matmul"], [(0, 0.004), (0, 0.002)])
+    second = _database(tmp_path / "b", ["matmul X X", "add"], [(0, 0.003), (1, 0.001), (0, 0.002)])
+    paths = [str(X86), str(first), str(second)]
+    old = tmp_path / "old.db"
+    with monkeypatch.context() as patched:
+        _filed_as_before(patched)
+        with Store(old) as store:
+            tunelog.import_paths(store, paths)
+            assert len(_metaschedule_best(store)) == 3  # matmul twice, add
+    _opened_at_16(old)
+    with Store(old) as store, Store(tmp_path / "new.db") as reference:
+        assert store.schema_version == len(MIGRATIONS)
+        tunelog.import_paths(reference, paths)
+        assert _best(store) == _best(reference)
+        assert len(_metaschedule_best(store)) == 2
+        assert _accounting(store) == _accounting(reference)
+        assert _workloads(store) == _workloads(reference)
+        again = tunelog.import_paths(store, [str(second)])
+        assert [(r.new, r.duplicates) for r in again] == [(0, 3)]
+
+
+def test_a_workload_only_renamed_by_the_migration_meets_its_other_spelling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = tmp_path / "old.db"
+    with monkeypatch.context() as patched:
+        _filed_as_before(patched)
+        with Store(old) as store:
+            tunelog.import_paths(
+                store, [str(_database(tmp_path / "a", ["matmul X X"], [(0, 0.004)]))]
+            )
+    _opened_at_16(old)
+    with Store(old) as store:
+        tunelog.import_paths(store, [str(_database(tmp_path / "b", ["matmul"], [(0, 0.002)]))])
+        assert [(r.mean_cost, Path(r.source).parent.name) for r in store.best()] == [(0.002, "b")]
