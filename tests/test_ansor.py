@@ -42,9 +42,10 @@ def ansor_line(
     error_no: int = 0,
     steps: list[Any] | None = None,
     version: str = "v0.6",
+    host: str = "",
 ) -> str:
     """One auto_scheduler record as TVM 0.8-0.19 writes it."""
-    task = [key, target, [-1, 16, 64, 49152, 2147483647, 1024, 8, 32], "", 0, []]
+    task = [key, target, [-1, 16, 64, 49152, 2147483647, 1024, 8, 32], host, 0, []]
     state = [[], steps if steps is not None else [["SP", 2, 0, 8, [2], 1]]]
     result = [costs if costs is not None else [0.001], error_no, 1.5, 1700000000]
     return json.dumps({"i": [task, state], "r": result, "v": version})
@@ -281,6 +282,37 @@ def test_link_params_is_flagged_and_fixed_for_ansor_lines(tmp_path: Path) -> Non
     assert fixed.rewritten_targets == 1
     record = parse_line((tmp_path / "fixed.json").read_bytes())
     assert isinstance(record, AnsorRecord) and record.target == "llvm -keys=cpu"
+
+
+@pytest.mark.parametrize(
+    ("target", "host", "fixed_target", "fixed_host"),
+    [
+        (CUDA, "llvm -keys=cpu -link-params=0", CUDA, "llvm -keys=cpu"),
+        # The same string in both fields: each is rewritten.
+        (*(["llvm -keys=cpu -link-params=0"] * 2), *(["llvm -keys=cpu"] * 2)),
+    ],
+)
+def test_a_target_host_tvm_refuses_is_flagged_and_fixed(
+    tmp_path: Path, target: str, host: str, fixed_target: str, fixed_host: str
+) -> None:
+    """TVM 0.16's auto_scheduler reader refuses the whole file over a target host with
+    -link-params (a TVM 0.8 log's): the export wrote it without a word, --fix-targets too."""
+    with _import(tmp_path, ansor_line(target=target, host=host)) as store:
+        report = tunelog.export(store, str(tmp_path / "as_is.json"))
+        fixed = tunelog.export(store, str(tmp_path / "fixed.json"), fix_targets=True)
+    assert report.unloadable_hosts == {host: 1}
+    assert report.warnings[-1] == (
+        f"1 auto_scheduler record(s) with target host {host!r} cannot be loaded by TVM (TVM >= "
+        "0.10 rejects the -link-params target option): TVM's reader refuses the whole file; "
+        "pass --fix-targets to drop the option"
+    )
+    assert (fixed.unloadable_hosts, fixed.unloadable_targets, fixed.warnings) == (
+        {},
+        {},
+        ["rewrote the target string of 1 record(s)"],
+    )
+    task = json.loads((tmp_path / "fixed.json").read_text())["i"][0]
+    assert (task[1], task[3]) == (fixed_target, fixed_host)
 
 
 def test_workloads_shows_the_key_with_its_shapes(tmp_path: Path) -> None:

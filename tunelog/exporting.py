@@ -295,10 +295,12 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def rewrite_target(raw: bytes, target: str) -> bytes:
+def rewrite_target(raw: bytes, target: str, *, last: bool = False) -> bytes:
     """The line with its target string replaced by the form modern AutoTVM accepts.
 
-    Only the JSON string of the target changes; every other byte is kept.
+    Only the JSON string of the target changes (its first occurrence, or with `last` its last:
+    an auto_scheduler line's target host follows its target, and may be the same string);
+    every other byte is kept.
     """
     fixed = parse_target(target).sanitized()
     if fixed == target:
@@ -307,4 +309,19 @@ def rewrite_target(raw: bytes, target: str) -> bytes:
 
     old = orjson.dumps(target)
     new = orjson.dumps(fixed)
-    return raw.replace(old, new, 1)
+    if not last:
+        return raw.replace(old, new, 1)
+    at = raw.rfind(old)
+    return raw if at < 0 else raw[:at] + new + raw[at + len(old) :]
+
+
+def ansor_target_host(raw: bytes) -> str:
+    """An auto_scheduler line's target host (`i[0][3]`; "" when it has none)."""
+    import orjson
+
+    try:
+        task = orjson.loads(raw)["i"][0]
+    except (orjson.JSONDecodeError, LookupError, TypeError):
+        return ""
+    host = task[3] if isinstance(task, list) and len(task) > 3 else ""
+    return host if isinstance(host, str) else ""

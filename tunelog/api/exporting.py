@@ -29,6 +29,8 @@ class ExportReport:
     written: int = 0
     skipped_v01: int = 0
     unloadable_targets: dict[str, int] = field(default_factory=dict)
+    # auto_scheduler records whose target host TVM refuses (its reader aborts the whole file).
+    unloadable_hosts: dict[str, int] = field(default_factory=dict)
     rewritten_targets: int = 0
     skipped_losing_templates: int = 0
     # --winners-only with record filters (--target-key, --model, --task, --template): nothing
@@ -69,6 +71,18 @@ class ExportReport:
             notes.append(
                 f"{count} record(s) with target {target!r} cannot be loaded by TVM >= 0.10 "
                 f"({problems}): {advice}"
+            )
+        for host, count in sorted(self.unloadable_hosts.items()):
+            parsed = parse_target(host)
+            notes.append(
+                f"{count} auto_scheduler record(s) with target host {host!r} cannot be loaded "
+                f"by TVM ({'; '.join(parsed.load_problems)}): TVM's reader refuses the whole "
+                "file; "
+                + (
+                    "pass --fix-targets to drop the option"
+                    if parsed.sanitized() != host
+                    else "leave these records out (--target-key, --target)"
+                )
             )
         if self.winners_only_kept_all:
             notes.append(
@@ -241,11 +255,9 @@ def _export(
             problems = problems_of.get(target)
             if problems is None:
                 problems = problems_of[target] = parse_target(target).load_problems
+            written = raw
             if problems and fix_targets:
-                fixed = rewrite_target(raw, target)
-                if fixed != raw:
-                    report.rewritten_targets += 1
-                    raw = fixed
+                written = rewrite_target(raw, target)
                 # What --fix-targets cannot drop (a kind TVM does not know, an option given
                 # twice) is still said: the line was written all the same.
                 target = parse_target(target).sanitized()
@@ -254,7 +266,11 @@ def _export(
                     problems = problems_of[target] = parse_target(target).load_problems
             if problems:
                 report.unloadable_targets[target] = report.unloadable_targets.get(target, 0) + 1
-            yield raw
+            if kind == "auto_scheduler":
+                written = _checked_host(written, report, fix_targets, problems_of)
+            if written != raw:
+                report.rewritten_targets += 1  # its target, its target host or both
+            yield written
 
     if not store.has_slot_winners(filters):
         raise NothingToExportError(
@@ -269,6 +285,28 @@ def _export(
         out, itertools.chain([first], written), force=force, protected=protected
     )
     return report
+
+
+def _checked_host(
+    raw: bytes, report: ExportReport, fix: bool, problems_of: dict[str, tuple[str, ...]]
+) -> bytes:
+    """An auto_scheduler line whose target host TVM refuses: counted, or with --fix-targets
+    rewritten as the target is (`problems_of`: each string's load problems, found once)."""
+    from tunelog.exporting import ansor_target_host, rewrite_target
+
+    host = ansor_target_host(raw)
+    problems = problems_of.get(host)
+    if problems is None:
+        problems = problems_of[host] = parse_target(host).load_problems if host else ()
+    if problems and fix:
+        fixed = rewrite_target(raw, host, last=True)
+        if fixed != raw:
+            raw = fixed
+            host = parse_target(host).sanitized()
+            problems = problems_of.get(host) or parse_target(host).load_problems
+    if problems:
+        report.unloadable_hosts[host] = report.unloadable_hosts.get(host, 0) + 1
+    return raw
 
 
 def _nothing_written(report: ExportReport) -> str:
