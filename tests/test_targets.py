@@ -54,6 +54,12 @@ from tunelog.targets import parse_target
         ("vulkan -model=v1000", ("vulkan", "gpu"), "v1000"),
         ("rocm -model=gfx900", ("rocm", "gpu"), "gfx900"),
         ("llvm -mcpu=cortex-m7", ("arm_cpu", "cpu"), "unknown"),
+        # The `c` kind takes the same CPU parser (microTVM; as TVM 0.16 parses these).
+        ("c -mcpu=cortex-m55", ("arm_cpu", "cpu"), "unknown"),
+        ("c -mcpu=cortex-m7 -model=stm32", ("arm_cpu", "cpu"), "stm32"),
+        ("c -keys=foo -mcpu=cortex-m4", ("foo", "arm_cpu", "cpu"), "unknown"),
+        ("c -device=arm_cpu", ("arm_cpu", "cpu"), "unknown"),
+        ("c", ("cpu",), "unknown"),
         ("llvm -mtriple=x86_64-pc-linux-gnu -mcpu=skylake-avx512", ("cpu",), "unknown"),
     ],
 )

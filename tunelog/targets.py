@@ -66,6 +66,7 @@ _CORTEX_M_PREFIXES = (
     "cortex-m85",
 )
 _ARM_PARSER_KEYS = ("arm_cpu", "cpu")
+_CPU_PARSER_KINDS = frozenset({"llvm", "c"})
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,8 @@ def parse_target(raw: str) -> Target:
     user_keys: list[str] | None = None
     if "keys" in opts:
         user_keys = [k for k in opts["keys"].split(",") if k]
-    if kind == "llvm" and _is_arm_profile(opts.get("mtriple"), opts.get("mcpu")):
+    # TVM's CPU target parser, registered for `llvm` and `c` (microTVM's Cortex-M targets).
+    if kind in _CPU_PARSER_KINDS and _is_arm_profile(opts.get("mtriple"), opts.get("mcpu")):
         merged = list(user_keys or [])
         merged += [k for k in _ARM_PARSER_KEYS if k not in merged]
         user_keys = merged
