@@ -9,6 +9,7 @@ the tallies, the sources and the exported bytes.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import shutil
@@ -303,6 +304,31 @@ def test_two_grown_reads_of_one_path_stay_two_sources_after_a_merge(
         assert run_cli(merged, "merge", str(db))[0] == 0
         with Store(merged) as store:
             assert [(s.label, s.lines, s.rejected) for s in store.sources()] == before
+
+
+def test_a_grown_source_labelled_here_since_is_not_merged_again(tmp_path: Path) -> None:
+    """A file that grew (no SHA-256) merged from a box, then labelled here by `import
+    --label`: merging the box again added a second source of it (all duplicates; removing the
+    file then removed both). Found by a model-based sequence of user operations."""
+    a, b = X86.read_bytes().splitlines(keepends=True)[:2]
+    log = tmp_path / "s.log"
+    side, main = tmp_path / "side.db", tmp_path / "main.db"
+    log.write_bytes(a)
+    run_cli(side, "import", str(log))
+    log.write_bytes(a + b)
+    run_cli(side, "import", str(log))
+    assert run_cli(main, "merge", str(side))[0] == 0
+    assert run_cli(main, "import", "--label", "B", str(log))[0] == 0
+    code, out, _ = run_cli(main, "merge", "--json", str(side))
+    assert code == 0
+    (source,) = json.loads(out)[0]["sources"]
+    assert (source["new"], source["already_merged_as"], source["label_here"]) == (
+        0,
+        f"#1 {log}",
+        None,
+    )
+    with Store(main) as store:
+        assert [(s.id, s.label, s.lines, s.records) for s in store.sources()] == [(1, "B", 2, 2)]
 
 
 def test_the_same_records_in_other_bytes_are_merged_as_a_new_source(tmp_path: Path) -> None:

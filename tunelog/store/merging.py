@@ -259,7 +259,7 @@ class _Merger:
             self._same_bytes(sha256, "AND id != ? AND path = ?", (writer.source_id, here))
             if sha256
             else self._same_lines_here(
-                writer.source_id, here, (lines, comments, blank, rejected, imported_at, label)
+                writer.source_id, here, (lines, comments, blank, rejected, imported_at), label
             )
         )
         if (
@@ -321,22 +321,26 @@ class _Merger:
         return None if row is None else (int(row[0]), str(row[1]))
 
     def _same_lines_here(
-        self, source_id: int, path: str, read: tuple[Any, ...]
+        self, source_id: int, path: str, read: tuple[Any, ...], label: str | None
     ) -> tuple[int, str] | None:
         """(id, path) of the source here that is the same read as the merged one, whose bytes
         are unknown (a file that grew keeps no SHA-256): from `path`, unknown bytes too, the
-        same `read` (lines, comments, blank, rejected, the time it was imported and its label,
-        which a merge keeps) and the same record lines as `source_id`. An empty SHA-256 names
-        no bytes: two reads of one path that grew apart are two sources."""
+        same `read` (lines, comments, blank, rejected and the time it was imported, which a
+        merge keeps) and the same record lines as `source_id`. An empty SHA-256 names no bytes:
+        two reads of one path that grew apart are two sources. Its label is asked only of a
+        source that holds no record line (its lines say nothing then): one given here since
+        (`import --label` of the file) is no other read, as for known bytes (`_already_here`
+        says which label stays)."""
         from tunelog.store.holdings import same_lines
 
-        for other_id, other_path in self.conn.execute(
-            """SELECT id, path FROM sources WHERE sha256 = '' AND id != ? AND path = ?
+        for other_id, other_path, other_label, held in self.conn.execute(
+            """SELECT id, path, label, records + duplicates FROM sources
+               WHERE sha256 = '' AND id != ? AND path = ?
                AND lines = ? AND comments = ? AND blank = ? AND rejected = ?
-               AND imported_at IS ? AND label IS ? ORDER BY id""",
+               AND imported_at IS ? ORDER BY id""",
             (source_id, path, *read),
         ).fetchall():
-            if same_lines(self.conn, int(other_id), source_id):
+            if (held or other_label == label) and same_lines(self.conn, int(other_id), source_id):
                 return (int(other_id), str(other_path))
         return None
 
