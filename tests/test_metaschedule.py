@@ -63,14 +63,14 @@ def test_the_pruned_database_keeps_the_best_valid_record_of_each_workload(tmp_pa
         _record(0, [0.0001], trace=ONLY_POSTPROC),  # empty trace: invalid
         _record(1, [1e10, 0.008]),  # valid (one value is not 1e10), mean ~5e9: loses
     ]
-    database = _database(tmp_path / "db", ["QUFB", "QkJC", "QUFB"], records)
+    database = _database(tmp_path / "db", [MODULE_A, MODULE_B, MODULE_A], records)
     workloads, kept = _pruned(tmp_path, database)
     # In import order of the winners, each with its own workload line (module A's winner was
     # measured against line 2), its index rewritten to that line's new place.
-    assert workloads == ['["1", "QkJC"]', '["2", "QUFB"]']
+    assert workloads == [f'["1", "{MODULE_B}"]', f'["2", "{MODULE_A}"]']
     assert kept == [_record(0, [0.009], target=CUDA), records[2].replace("[2,", "[1,", 1)]
     # Each kept record points at its own workload's new line.
-    assert [json.loads(workloads[json.loads(r)[0]])[1] for r in kept] == ["QkJC", "QUFB"]
+    assert [json.loads(workloads[json.loads(r)[0]])[1] for r in kept] == [MODULE_B, MODULE_A]
 
 
 def _hand_best(directory: Path) -> str:
@@ -313,6 +313,10 @@ def _graph(version: str, buffer_name: str = "A", function: str = "main", root: o
     return base64.b64encode(len(body).to_bytes(8, "little") + body).decode()
 
 
+# Modules of three functions (one workload each), for tests where the module is only a name.
+MODULE_A, MODULE_B, MODULE_C = (_graph("0.27.0", function=name) for name in ("fa", "fb", "fc"))
+
+
 def test_modules_equal_but_for_variable_names_are_one_workload(tmp_path: Path) -> None:
     modules = [_graph("0.27.0", "A"), _graph("0.27.0", "data"), _graph("0.27.0", "A", "other")]
     records = [_record(0, [0.004]), _record(1, [0.002]), _record(2, [0.003])]
@@ -348,7 +352,7 @@ def test_the_top_k_export_keeps_the_k_best_valid_distinct_traces(tmp_path: Path)
         _record(0, [0.0005], trace=ONLY_POSTPROC),  # invalid
         _record(0, [0.003], trace=third),
     ]
-    database = _database(tmp_path / "db", ["QUFB"], records)
+    database = _database(tmp_path / "db", [MODULE_A], records)
     with Store(tmp_path / "ms.db") as store:
         tunelog.import_paths(store, [str(database)])
         report = export_metaschedule(store, str(tmp_path / "out"), top_k=2)
@@ -365,9 +369,9 @@ def test_cli_export_metaschedule_takes_top_k_and_filters(
     db = str(tmp_path / "ms.db")
     other = [[["GetSBlock", [], ["D", "main"], ["b0"]]], []]
     first = _database(
-        tmp_path / "a", ["QUFB"], [_record(0, [0.004]), _record(0, [0.002], trace=other)]
+        tmp_path / "a", [MODULE_A], [_record(0, [0.004]), _record(0, [0.002], trace=other)]
     )
-    second = _database(tmp_path / "b", ["QkJC"], [_record(0, [0.001], target=CUDA)])
+    second = _database(tmp_path / "b", [MODULE_B], [_record(0, [0.001], target=CUDA)])
     assert runner.invoke(app, ["--db", db, "import", str(first), str(second)]).exit_code == 0
     out = tmp_path / "out"
     result = runner.invoke(
@@ -378,10 +382,10 @@ def test_cli_export_metaschedule_takes_top_k_and_filters(
     assert result.stderr.endswith(
         f"wrote 1 workload(s) and up to 5 best records of each (2 in all) to {out}\n"
     )
-    assert (out / "database_workload.json").read_text() == '["0", "QUFB"]\n'
+    assert (out / "database_workload.json").read_text() == f'["0", "{MODULE_A}"]\n'
     result = runner.invoke(app, ["--db", db, *command, "--source", "2", "--force", str(out)])
     assert result.exit_code == 0, result.stderr
-    assert (out / "database_workload.json").read_text() == '["0", "QkJC"]\n'
+    assert (out / "database_workload.json").read_text() == f'["0", "{MODULE_B}"]\n'
 
 
 ARM = {"kind": "llvm", "keys": ["arm_cpu", "cpu"], "tag": "", "mtriple": "aarch64-linux-gnu"}
@@ -414,7 +418,7 @@ def test_target_filters_answer_as_a_database_of_the_selected_records(
         _record(0, [1e10]),
         _record(0, [9e-5], target=T4, trace=[[["GetSBlock", [], ["F", "main"], ["b0"]]], []]),
     ]
-    database = _database(tmp_path / "db", ["QUFB"], records)
+    database = _database(tmp_path / "db", [MODULE_A], records)
     db = str(tmp_path / "ms.db")
     assert runner.invoke(app, ["--db", db, "import", str(database)]).exit_code == 0
     result = runner.invoke(app, ["--db", db, "best", "--json", *selection])
@@ -463,7 +467,7 @@ def test_databases_of_two_tvm_releases_warn_on_import_and_refuse_to_export(tmp_p
 
 
 def test_a_database_is_recognised_by_content_whatever_its_file_names(tmp_path: Path) -> None:
-    database = _database(tmp_path / "db", ["QUFB"], [_record(0, [0.004])])
+    database = _database(tmp_path / "db", [MODULE_A], [_record(0, [0.004])])
     (database / "database_workload.json").rename(database / "wl.jsonl")
     (database / "database_tuning_record.json").rename(database / "tuning.jsonl")
     (database / "logs").mkdir()
@@ -492,7 +496,7 @@ def test_records_without_their_workload_file_give_one_message(tmp_path: Path) ->
 
 
 def test_watch_on_a_work_dir_reads_the_database_and_skips_its_text_logs(tmp_path: Path) -> None:
-    work_dir = _database(tmp_path / "work", ["QUFB"], [_record(0, [0.004])])
+    work_dir = _database(tmp_path / "work", [MODULE_A], [_record(0, [0.004])])
     (work_dir / "logs").mkdir()
     (work_dir / "logs" / "task_0_main.log").write_text("2026-11-25 10:11:24 [INFO] picks\n")
     with Store(tmp_path / "ms.db") as store:
@@ -554,7 +558,7 @@ def test_failed_runs_are_named_for_what_they_are(tmp_path: Path) -> None:
         _record(0, [0.001], trace=[[["EnterPostproc", [], [], []], ["GetSBlock", [], [], []]], []]),
     ]
     db = str(tmp_path / "ms.db")
-    database = _database(tmp_path / "db", ["QUFB"], records)
+    database = _database(tmp_path / "db", [MODULE_A], records)
     assert runner.invoke(app, ["--db", db, "import", str(database)]).exit_code == 0
     result = runner.invoke(app, ["--db", db, "errors", "--json"])
     (row,) = json.loads(result.stdout)
@@ -633,6 +637,62 @@ def test_two_databases_in_one_directory_are_paired_by_name(
         assert (report.path, report.new, report.rejected) == (named[0], 1, 0)
 
 
+GOOD = _record(0, [0.004])
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        # Each makes TVM 0.27's JSONDatabase refuse the whole database (checked).
+        (_record(0, [0.001], target="llvm"), "target is not a target's JSON object with its kind"),
+        (
+            _record(0, [0.001], target={"kind": "nonexistent"}),
+            "target kind 'nonexistent' that no TVM registers",
+        ),
+        (
+            _record(0, [0.001], target={"kind": "cuda", "host": {"kind": "nope"}}),
+            "target kind 'nope' that no TVM registers",
+        ),
+        (
+            _record(0, [0.001], trace=[[["GetSBlock", [], ["C", "main"]]], []]),
+            "a trace instruction is not [kind, inputs, attrs, outputs]",
+        ),
+        ("", "a blank line, which TVM's JSONDatabase cannot read"),
+        (_record(2, [0.001]), "workload line 3 unreadable (module is neither base64 nor JSON)"),
+        # JSON's true and false are numbers to it: read, as TVM reads them.
+        (GOOD.replace("[0.004]", "[false]"), None),
+        (GOOD.replace("[0,", "[true,", 1).replace("[0.004]", "[0.001]"), None),
+    ],
+)
+def test_record_lines_are_read_as_tvm_reads_them(
+    tmp_path: Path, line: str, reason: str | None
+) -> None:
+    """Lines TVM's JSONDatabase refuses (and with them the database) were accepted, and
+    exported (found against apache-tvm 0.27); lines it reads were refused."""
+    database = _database(tmp_path / "db", [MODULE_A, MODULE_B, "@@@"], [GOOD, line])
+    with Store(tmp_path / "ms.db") as store:
+        (report,) = tunelog.import_paths(store, [str(database)])
+        rejects = [(r.line, r.reason) for r in report.rejects]
+        assert rejects == ([] if reason is None else [(2, f"MetaSchedule record: {reason}")])
+        assert report.accounted and report.new == 2 - (reason is not None)
+
+
+def test_a_workload_line_tvm_cannot_read_is_said_though_no_record_names_it(
+    tmp_path: Path,
+) -> None:
+    """TVM's JSONDatabase reads every workload line first: one it cannot read refuses the
+    database, named by a record or not (tunelog's import said nothing)."""
+    database = _database(tmp_path / "db", [MODULE_A, "@@@", "QUFB"], [GOOD])
+    result = runner.invoke(app, ["--db", str(tmp_path / "ms.db"), "import", str(database)])
+    assert result.exit_code == 0
+    assert result.stderr == (
+        f"warning: TVM's JSONDatabase cannot load the database of {database}/"
+        "database_tuning_record.json as it is: it refuses it over its workload file's line 2: "
+        "module is neither base64 nor JSON and 1 other(s) (the records of such a line tunelog "
+        "left out); `tunelog export-metaschedule DIR` writes one it loads\n"
+    )
+
+
 @pytest.mark.parametrize("other_name", ["other_tuning_record.json", "run2_records.json"])
 def test_records_beside_another_database_are_not_read_against_its_workload_file(
     tmp_path: Path, other_name: str
@@ -671,7 +731,7 @@ def test_a_database_with_a_line_tvm_cannot_read_is_said_to_load_in_no_tvm(
     """TVM's JSONDatabase refuses the whole database over a cut-off last line, where tunelog
     keeps the other records: the import says so (it said only the line was rejected)."""
     records = [_record(0, [0.004]), _record(0, [0.002])]
-    database = _database(tmp_path / "db", ["QUFB"], records)
+    database = _database(tmp_path / "db", [MODULE_A], records)
     record_file = database / "database_tuning_record.json"
     record_file.write_text(record_file.read_text() + records[0][:30])
     result = runner.invoke(app, ["--db", str(tmp_path / "ms.db"), "import", str(database)])
@@ -681,7 +741,7 @@ def test_a_database_with_a_line_tvm_cannot_read_is_said_to_load_in_no_tvm(
         "database over a line it cannot read (1 here, which tunelog left out); `tunelog "
         "export-metaschedule DIR` writes one it loads"
     )
-    whole = _database(tmp_path / "whole", ["QUFB"], records)
+    whole = _database(tmp_path / "whole", [MODULE_A], records)
     result = runner.invoke(app, ["--db", str(tmp_path / "b.db"), "import", "--json", str(whole)])
     assert "JSONDatabase" not in result.stderr
     assert [f["metaschedule"] for f in json.loads(result.stdout)["files"]] == [True]
@@ -691,7 +751,9 @@ def test_workloads_no_record_names_are_said_to_run_untuned(tmp_path: Path) -> No
     """TVM answers a workload of the database without a record with nothing (no tuned
     schedule); tunelog, which stores workloads through their records, said nothing of them
     and `untuned --check` passed. Module A's two lines are one workload (names aside)."""
-    database = _database(tmp_path / "db", ["QUFB", "QkJC", "QUFB", "Q0ND"], [_record(0, [0.004])])
+    database = _database(
+        tmp_path / "db", [MODULE_A, MODULE_B, MODULE_A, MODULE_C], [_record(0, [0.004])]
+    )
     db = str(tmp_path / "ms.db")
     result = runner.invoke(app, ["--db", db, "import", "--json", str(database)])
     assert result.exit_code == 0, result.stderr
@@ -711,7 +773,7 @@ def test_a_workload_file_whose_first_line_is_unreadable_is_still_its_records_par
     """Not known by its content, it was taken for missing: "records without their workload
     file ... put it beside it" of a database that has it, and no record was read."""
     database = _database(
-        tmp_path / "db", ["QUFB", "QkJC"], [_record(0, [0.004]), _record(1, [0.002])]
+        tmp_path / "db", [MODULE_A, MODULE_B], [_record(0, [0.004]), _record(1, [0.002])]
     )
     workloads = database / "database_workload.json"
     workloads.write_text("garbage\n" + workloads.read_text().splitlines()[1] + "\n")
@@ -760,7 +822,7 @@ def test_metaschedule_records_leave_autotvm_answers_to_target_filters_alone(
     runner.invoke(app, ["--db", db, "import", str(log)])
     autotvm_alone = rows()
     assert autotvm_alone == [("cpu", "conv2d_NCHWc.x86", 3e-5)]
-    database = _database(tmp_path / "ms", ["QUFB"], [_record(0, [2e-5])])
+    database = _database(tmp_path / "ms", [MODULE_A], [_record(0, [2e-5])])
     runner.invoke(app, ["--db", db, "import", str(database)])
     assert rows() == [*autotvm_alone, ("*", "metaschedule", 2e-5)]
 
@@ -771,10 +833,10 @@ def test_a_grown_records_file_read_again_keeps_its_records_place_among_ties(
     """Read in full again, it is another source, the earlier read kept: a version that
     replaced the earlier read replayed its records after a later database's, and a tie went
     to the later one (TVM keeps the earlier record)."""
-    a = _database(tmp_path / "a", ["QUFB"], [_record(0, [0.003])])
+    a = _database(tmp_path / "a", [MODULE_A], [_record(0, [0.003])])
     b = _database(
         tmp_path / "b",
-        ["QUFB"],
+        [MODULE_A],
         [_record(0, [0.003], trace=[[["GetSBlock", [], ["D", "main"], ["b0"]]], []])],
     )
     db = str(tmp_path / "ms.db")

@@ -91,6 +91,9 @@ class FileReport(_Dumpable):
     # Its database's workloads that no record names (TVM compiles them with no tuned
     # schedule); None when not known: not such a file, or not read whole.
     workloads_without_records: int | None = None
+    # Its workload file's lines TVM cannot read (`line N: why`): TVM's JSONDatabase refuses
+    # the whole database over one, named by a record or not.
+    workload_problems: list[str] = field(default_factory=list)
     # Bytes a source holds as read with the other --repair setting (`already_imported_as`):
     # this read's rejects ("use --repair") are no fault of the database's.
     other_repair: bool = False

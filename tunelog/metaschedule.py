@@ -34,6 +34,7 @@ from tunelog.selection import (
     metaschedule_schedules,
     metaschedule_valid,
 )
+from tunelog.targets import DEFAULT_KEYS
 from tunelog.versions import METASCHEDULE_TASK
 
 WORKLOAD_FILE = METASCHEDULE_WORKLOAD_FILE
@@ -101,10 +102,10 @@ def _workload(raw: bytes) -> Workload | str:
         return 'not ["<hash>", "<base64 module>"]'
     try:
         graph = decode(value[1])
-    except ModuleError:
-        # Not decodable: identified by its exact text, competing only with copies of itself.
-        text_hash = hashlib.sha256(value[1].encode()).hexdigest()
-        return Workload("text:" + text_hash, value[0], raw, None, None)
+    except ModuleError as exc:
+        # TVM's JSONDatabase cannot load it either (invalid base64, no JSON graph): it refuses
+        # the whole database, so its records are rejected, each saying so.
+        return str(exc)
     return Workload(structural_identity(graph), value[0], raw, graph.tvm_version, summarise(graph))
 
 
@@ -143,6 +144,10 @@ class RecordScanner:
             self._named.add(found.args_json)
         return found
 
+    def unreadable_workloads(self) -> list[str]:
+        """The workload file's lines that cannot be read, as `line N: why`."""
+        return [f"line {n}: {w}" for n, w in enumerate(self.workloads, 1) if isinstance(w, str)]
+
     def unrecorded(self) -> int:
         """How many workloads (one per structural identity) no record read so far names."""
         every = {w.args_json for w in self.workloads if isinstance(w, Workload)}
@@ -156,6 +161,8 @@ def record_scanner(workloads: list[Workload | str]) -> RecordScanner:
 
 def scan_record(line: bytes, workloads: list[Workload | str]) -> ScannedLine:
     """One record line as a Measurement, or why it cannot be used."""
+    if not line.strip():
+        return Rejected("MetaSchedule record: a blank line, which TVM's JSONDatabase cannot read")
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -244,24 +251,51 @@ def _decided_value(kind: str, attrs: Any, decision: object) -> object:
 
 
 def _record_problem(value: Any) -> str | None:
+    """Why TVM's JSONDatabase cannot read a decoded record line (it then refuses the whole
+    database), or None. JSON's `true` and `false` are numbers to it (1 and 0), as here."""
     if not isinstance(value, list) or len(value) != 2:
         return "not [workload_index, [trace, run_secs, target, args_info]]"
     index, body = value
-    if not isinstance(index, int) or isinstance(index, bool):
+    if not isinstance(index, int):
         return "workload index is not an integer"
     if not isinstance(body, list) or len(body) != 4:
         return "not [trace, run_secs, target, args_info]"
-    trace, run_secs = body[0], body[1]
+    trace, run_secs, target = body[0], body[1], body[2]
     if not isinstance(trace, list) or len(trace) != 2 or not isinstance(trace[0], list):
         return "trace is not [instructions, decisions]"
-    if not all(isinstance(inst, list) and inst and isinstance(inst[0], str) for inst in trace[0]):
-        return "a trace instruction is not a list starting with its kind"
+    if not all(_is_instruction(inst) for inst in trace[0]):
+        return "a trace instruction is not [kind, inputs, attrs, outputs]"
     if run_secs is not None and not (
-        isinstance(run_secs, list)
-        and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in run_secs)
+        isinstance(run_secs, list) and all(isinstance(x, (int, float)) for x in run_secs)
     ):
         return "run_secs is not a list of numbers"
-    return None
+    return None if target is None else _target_problem(target)
+
+
+def _is_instruction(inst: Any) -> bool:
+    """TVM reads each trace instruction as `[kind, inputs, attrs, outputs]`."""
+    return (
+        isinstance(inst, list)
+        and len(inst) == 4
+        and isinstance(inst[0], str)
+        and all(isinstance(part, list) for part in inst[1:])
+    )
+
+
+# Every target kind some TVM with MetaSchedule registers (0.9 to 0.27; others are refused).
+_TARGET_KINDS = frozenset(DEFAULT_KEYS) | {
+    "aitrace", "ccompiler", "composite", "cuda_host", "example_target_hook", "test", "trn",
+}  # fmt: skip
+
+
+def _target_problem(target: Any) -> str | None:
+    """Why TVM cannot make a target of a record's target JSON (a string is not one)."""
+    if not isinstance(target, dict) or not isinstance(target.get("kind"), str):
+        return "target is not a target's JSON object with its kind"
+    if target["kind"] not in _TARGET_KINDS:
+        return f"target kind {target['kind']!r} that no TVM registers"
+    host = target.get("host")
+    return None if host is None or isinstance(host, str) else _target_problem(host)
 
 
 def _trace_number(trace: Any) -> int:

@@ -183,6 +183,8 @@ def _import_one(
             follow=follow,
         )
     report.metaschedule = scanner is not None
+    if scanner is not None:
+        report.workload_problems = scanner.unreadable_workloads()
     if scanner is not None and not (
         report.skipped_lines or report.already_imported_as or report.rolled_back
     ):  # read whole: every record it holds was scanned

@@ -174,6 +174,7 @@ _REPORT_FIELDS = {
     "metaschedule",
     "other_repair",
     "workloads_without_records",
+    "workload_problems",
 }
 
 

@@ -21,7 +21,15 @@ def metaschedule_warnings(report: FileReport) -> list[str]:
     line it cannot read or that is not there, where tunelog keeps the rest), and workloads no
     record names."""
     found = []
-    if report.metaschedule and report.rejected and not report.rolled_back:
+    if report.workload_problems:
+        first, *more = report.workload_problems
+        others = f" and {len(more)} other(s)" if more else ""
+        found.append(
+            f"warning: TVM's JSONDatabase cannot load the database of {report.path} as it is: "
+            f"it refuses it over its workload file's {first}{others} (the records of such a "
+            "line tunelog left out); `tunelog export-metaschedule DIR` writes one it loads"
+        )
+    elif report.metaschedule and report.rejected and not report.rolled_back:
         found.append(
             f"warning: TVM's JSONDatabase cannot load {report.path} as it is: it refuses the "
             f"whole database over a line it cannot read ({report.rejected} here, which tunelog "
