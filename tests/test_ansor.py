@@ -134,11 +134,35 @@ def _mutated(path: list[Any], value: Any) -> bytes:
         (_mutated(["i", 1], [[]]), A + "state must be [stages, steps]"),
         (_mutated(["i", 1, 1], [5]), A + "a transform step is not a list starting with its kind"),
         (_mutated(["r", 0], [-1.0]), "negative cost -1.0"),
+        # Named as auto_scheduler records, not by the v0.1 AutoTVM field they lack.
+        (
+            _mutated(["v"], 6),
+            "auto_scheduler record whose version (v) is 6, not a string (TVM's reader aborts "
+            "on it)",
+        ),
+        (
+            ansor_line().replace("[0.001]", "[NaN]").encode(),
+            "auto_scheduler record v0.6 that is not plain JSON",
+        ),
+        (
+            ansor_line().replace("[0.001]", "[1e400]").encode(),
+            "auto_scheduler record v0.6 that is not plain JSON",
+        ),
     ],
 )
 def test_lines_tvm_cannot_read_are_rejected_with_a_reason(raw: bytes, reason: str) -> None:
     assert scan_line(raw) == Rejected(reason)
     assert parse_line(raw) == Rejected(reason)
+
+
+@pytest.mark.parametrize("version", ["v1.0", "V0.6", "0.6", ""])
+def test_any_version_string_is_read_as_tvm_reads_it(version: str) -> None:
+    """TVM's auto_scheduler reader takes any string as the version (TVM 0.16, checked): such
+    lines were refused as 'not plain JSON', and the best could differ from TVM's."""
+    raw = ansor_line(version=version).encode()
+    parsed = parse_line(raw)
+    assert isinstance(parsed, AnsorRecord) and parsed.version == version
+    assert scan_line(raw) == scan_line(ansor_line().encode())
 
 
 _JSON = st.recursive(

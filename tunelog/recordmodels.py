@@ -286,8 +286,10 @@ def _explain_rejection(line: bytes, tried: type[TuningRecord], exc: ValidationEr
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
-        # pydantic accepted the JSON but orjson did not (e.g. NaN, huge integers).
-        return Rejected(pydantic_reason(errors))
+        # pydantic accepted the JSON but orjson did not (NaN, 1e400, huge integers): an
+        # auto_scheduler record is still named as one (not by the v0.1 field it lacks).
+        fmt = foreign_format(_leniently_read(line))
+        return Rejected(fmt if fmt is not None else pydantic_reason(errors))
     fmt = foreign_format(value)
     if fmt is not None:
         return Rejected(fmt)
@@ -301,6 +303,16 @@ def _explain_rejection(line: bytes, tried: type[TuningRecord], exc: ValidationEr
     if "input" not in value and "i" not in value:
         return Rejected("JSON object is not an AutoTVM record (no input/i field)")
     return Rejected(pydantic_reason(errors))
+
+
+def _leniently_read(line: bytes) -> object:
+    """The line as Python's json reads it (NaN, the infinities), or None."""
+    import json
+
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _check_values_or_reject(record: TuningRecord) -> Rejected:

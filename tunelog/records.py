@@ -85,7 +85,7 @@ def parse_content(line: bytes) -> ParsedLine:
     if too_deep(line):
         return _TOO_DEEP
     v01_first = v01_layout_first(line)
-    if v01_first and b'"v0.' in line:  # auto_scheduler writes "v": "v0.6"
+    if v01_first and _STRING_VERSION.search(line):  # auto_scheduler writes "v": "v0.6"
         ansor = scan_ansor_line(line)
         if ansor is not None:
             return ansor if isinstance(ansor, Rejected) else ansor[0]
@@ -99,6 +99,11 @@ def parse_content(line: bytes) -> ParsedLine:
     from tunelog import recordmodels
 
     return recordmodels.validate(line, v01_first)
+
+
+# A "v" key with a string value: an auto_scheduler record's version ("v0.6"; TVM's reader
+# takes any string there, "v1.0" too), where AutoTVM's v0.1 writes a number.
+_STRING_VERSION = re.compile(rb'"v"[ \t\r\n]*:[ \t\r\n]*"')
 
 
 # How a JSON value can start, after JSON's own whitespace, as pydantic's parser reads JSON
@@ -192,7 +197,7 @@ def _scan_other(line: bytes) -> ScannedLine | FastRecordV02:
     else:
         if valid_workload(bytes(strict01.i[4])):
             return _v01_measurement(strict01, line)
-    if b'"v0.' in line:
+    if _STRING_VERSION.search(line):
         ansor = scan_ansor_line_fast(line) or scan_ansor_line(line)
         if ansor is not None:
             return ansor if isinstance(ansor, Rejected) else ansor[1]

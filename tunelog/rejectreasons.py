@@ -22,8 +22,13 @@ def foreign_format(value: JsonValue) -> str | None:
     if isinstance(value, dict):
         version = value.get("v")
         i = value.get("i")
-        if isinstance(version, str) and isinstance(i, list) and i and isinstance(i[0], list):
-            # Reached only when the line is not plain JSON (see _ansor).
+        if isinstance(i, list) and i and isinstance(i[0], list):  # [task, state]
+            if not isinstance(version, str):
+                return (
+                    f"auto_scheduler record whose version (v) is {json.dumps(version)}, not a "
+                    "string (TVM's reader aborts on it)"
+                )
+            # Reached only when the line is not plain JSON (see records.parse_content).
             return f"auto_scheduler record {version} that is not plain JSON"
         return None
     if isinstance(value, list):
