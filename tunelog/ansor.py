@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,6 +216,28 @@ SKIPPED_BY_ANSOR_READER = Rejected(
 )
 
 
+# The string escapes TVM's auto_scheduler reader (dmlc's C++ JSON reader) reads: it aborts on
+# any other (`\u00e9`, which Python's json.dumps writes for any non-ASCII text, `\/`, `\b`,
+# `\f`), and the whole file's load with it. Matched from the line's start, each character or
+# escape once (linear): a match ends at the first escape it does not read.
+_UNREAD_ESCAPE = re.compile(rb'(?:[^\\]|\\[rnt"\\])*\\([^rnt"\\])', re.DOTALL)
+_OTHER_ESCAPES = (b"\\u", b"\\/", b"\\b", b"\\f")
+
+
+def unread_escape(line: bytes) -> str | None:
+    """Why TVM's auto_scheduler reader cannot read the line's strings, or None."""
+    if not any(escape in line for escape in _OTHER_ESCAPES):
+        return None  # the usual line: a quick look
+    found = _UNREAD_ESCAPE.match(line)
+    if found is None:
+        return None
+    escape = found.group(1).decode("ascii", "replace")
+    return (
+        f"auto_scheduler record with the JSON escape \\{escape}, which TVM's reader does not "
+        "read (it aborts the whole file's load)"
+    )
+
+
 def scan_ansor_line(line: bytes) -> tuple[AnsorRecord, Measurement] | Rejected | None:
     """The line as an auto_scheduler record and its measurement, or why TVM cannot read it;
     None if it is not one."""
@@ -226,6 +249,9 @@ def scan_ansor_line(line: bytes) -> tuple[AnsorRecord, Measurement] | Rejected |
         return None
     if line[:1] == b" ":
         return SKIPPED_BY_ANSOR_READER
+    escape = unread_escape(line)
+    if escape is not None:
+        return Rejected(escape)
     parsed = parse_ansor(value)
     if isinstance(parsed, str):
         return Rejected(parsed)
@@ -257,7 +283,7 @@ def scan_ansor_line_fast(line: bytes) -> tuple[AnsorRecord, Measurement] | Rejec
     Accepts only what `scan_ansor_line` accepts, with the same record (the tests hold the two
     equal): orjson and parse_ansor's checks cost three quarters of an Ansor line's import.
     """
-    if line[:1] == b" ":
+    if line[:1] == b" " or unread_escape(line) is not None:
         return None
     try:
         fast = _FAST_ANSOR.decode(line)
