@@ -74,7 +74,7 @@ class Target:
     """A parsed target string.
 
     `options` keeps every `-name=value` flag in the order written (after the `-target` to
-    `-mtriple` rewrite); a flag without `=` has the value `"true"`.
+    `-mtriple` rewrite); a flag without `=` has the value `"1"`, as TVM parses it.
     """
 
     raw: str
@@ -166,7 +166,7 @@ def parse_target(raw: str) -> Target:
         name, sep, value = token[1:].partition("=")
         if not name:
             raise TargetParseError(f"bad target option {token!r} in {raw!r}")
-        options.append((name, value if sep else "true"))
+        options.append((name, value if sep else "1"))
     opts = dict(options)
 
     user_keys: list[str] | None = None
@@ -195,7 +195,7 @@ def query_target_problem(raw: str) -> str | None:
 
     Stricter than `parse_target`, which reads the records' own targets as AutoTVM's decoder
     does: the kind must be one TVM registers, and an option other than a boolean flag must
-    have a value (`cuda -model` would read the model as "true").
+    have a value (`cuda -model` would read the model as "1", as TVM does).
     """
     try:
         target = parse_target(raw)
@@ -210,7 +210,7 @@ def query_target_problem(raw: str) -> str | None:
 def option_problems(raw: str) -> list[str]:
     """The options of a target string TVM reads otherwise than as `name=value`: an option
     other than a boolean flag without a value, or with an empty one (TVM's parser refuses
-    `-keys=`; `parse_target` reads a bare `-model` as "true"), or one given twice (refused)."""
+    `-keys=`; `parse_target` reads a bare `-model` as "1"), or one given twice (refused)."""
     problems = []
     seen: set[str] = set()
     for token in raw.replace("-target=", "-mtriple=").split()[1:]:
