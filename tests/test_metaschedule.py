@@ -677,6 +677,21 @@ def test_record_lines_are_read_as_tvm_reads_them(
         assert report.accounted and report.new == 2 - (reason is not None)
 
 
+@pytest.mark.parametrize(("index", "workload"), [("true", 1), ("false", 0), ("1", 1), (" 1", 1)])
+def test_an_export_rewrites_the_workload_index_however_it_is_written(
+    tmp_path: Path, index: str, workload: int
+) -> None:
+    """A record indexed `true` was written `[0true, ...` (TVM refused the export)."""
+    line = "[" + index + _record(1, [0.001])[2:]
+    other = _record(1 - workload, [0.004])
+    database = _database(tmp_path / "db", [MODULE_A, MODULE_B], [other, line])
+    with Store(tmp_path / "ms.db") as store:
+        tunelog.import_paths(store, [str(database)])
+        export_metaschedule(store, str(tmp_path / "out"))
+    written = (tmp_path / "out" / "database_tuning_record.json").read_text().splitlines()
+    assert written == ["[0," + other.split(",", 1)[1], "[1," + line.split(",", 1)[1]]
+
+
 def test_a_workload_line_tvm_cannot_read_is_said_though_no_record_names_it(
     tmp_path: Path,
 ) -> None:
@@ -718,6 +733,14 @@ def test_records_beside_another_database_are_not_read_against_its_workload_file(
         assert [(r.mean_cost, Path(r.source).name) for r in store.best()] == [
             (0.004, "database_tuning_record.json")
         ]
+    # A copy of the database's records file kept before (it starts as that file does: the
+    # files only grow) is read against its workload file, as TVM reads it.
+    kept = database / "database_tuning_record_old.json"
+    kept.write_text((database / "database_tuning_record.json").read_text())
+    with Store(tmp_path / "kept.db") as store:
+        (report,) = tunelog.import_paths(store, [str(kept)])
+        assert (report.new, report.rejected) == (1, 0)
+    kept.unlink()
     # Alone beside the default-named workload file, it is still read against it.
     (database / "database_tuning_record.json").unlink()
     with Store(tmp_path / "alone.db") as store:

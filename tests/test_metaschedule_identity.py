@@ -143,3 +143,35 @@ def test_a_workload_only_renamed_by_the_migration_meets_its_other_spelling(
     with Store(old) as store:
         tunelog.import_paths(store, [str(_database(tmp_path / "b", ["matmul"], [(0, 0.002)]))])
         assert [(r.mean_cost, Path(r.source).parent.name) for r in store.best()] == [(0.002, "b")]
+
+
+def test_one_module_of_two_tvm_versions_is_left_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two TVM versions' databases of one module are two workloads (never mixed): nothing
+    joins, so the migration replays nothing (it replayed every import from theirs)."""
+    from tests.test_metaschedule import _graph
+
+    databases = [
+        _database_of(tmp_path / version, _graph(version), [(0, 0.004)])
+        for version in ("0.26.0", "0.27.0")
+    ]
+    old = tmp_path / "old.db"
+    with monkeypatch.context() as patched:
+        _filed_as_before(patched)
+        with Store(old) as store:
+            tunelog.import_paths(store, [str(X86), *map(str, databases)])
+            before = store.conn.execute("SELECT id, workload_id FROM records").fetchall()
+    _opened_at_16(old)
+    with Store(old) as store:
+        assert store.conn.execute("SELECT id, workload_id FROM records").fetchall() == before
+        assert len(_metaschedule_best(store)) == 2
+
+
+def _database_of(directory: Path, module: str, records: list[tuple[int, float]]) -> Path:
+    directory.mkdir()
+    (directory / "database_workload.json").write_text(json.dumps(["0", module]) + "\n")
+    (directory / "database_tuning_record.json").write_text(
+        "".join(_record(index, [seconds]) + "\n" for index, seconds in records)
+    )
+    return directory

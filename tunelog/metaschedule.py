@@ -15,15 +15,16 @@ log version "metaschedule", whose single slot ignores the target (rules.slots.sl
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from tunelog.discovery import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
 from tunelog.errorcodes import MS_NO_SCHEDULE, MS_NOT_MEASURED
 from tunelog.linesplit import OverlongLine, split_lines
+from tunelog.msfiles import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
 from tunelog.msmodule import ModuleError, decode, structural_identity
 from tunelog.mssummary import Summary, summarise, summary_args
 from tunelog.records import Measurement, Rejected, ScannedLine
@@ -321,10 +322,14 @@ def pruned_database(rows: list[tuple[int, bytes, bytes]]) -> tuple[list[bytes], 
         if index is None:
             index = new_index[workload_line] = len(workload_lines)
             workload_lines.append(workload_line)
-        rest = record_line.lstrip()[1:].lstrip()  # after "["
-        digits = len(rest) - len(rest.lstrip(b"-0123456789"))
-        record_lines.append(b"[" + str(index).encode() + rest[digits:])
+        # The index as written (digits, or JSON's true and false, which TVM reads as 1 and 0).
+        index_token = _INDEX_TOKEN.match(record_line)
+        rest = record_line[index_token.end() :] if index_token else record_line.lstrip()[1:]
+        record_lines.append(b"[" + str(index).encode() + rest)
     return workload_lines, record_lines
+
+
+_INDEX_TOKEN = re.compile(rb"\s*\[\s*(?:-?\d+|true|false)")
 
 
 def release(version: str) -> str:

@@ -194,7 +194,7 @@ def _import_one(
 
 def _metaschedule_files(source: LogInput) -> tuple[Path, Path | None] | None:
     """(records file, workload file or None) when SOURCE is part of a MetaSchedule database."""
-    from tunelog.discovery import metaschedule_files
+    from tunelog.msfiles import metaschedule_files
 
     return None if source.is_stdin else metaschedule_files(Path(source.path))
 
@@ -208,8 +208,8 @@ def _metaschedule_scanner(records: Path, workloads: Path) -> RecordScanner:
 
 def _orphan_records_report(path: str) -> FileReport:
     """One message for a records file without its workload file: no line can be read."""
-    from tunelog.discovery import workload_file_named_for
     from tunelog.importreport import FileReport, RejectedLine
+    from tunelog.msfiles import workload_file_named_for
 
     with open(path, "rb") as file:
         lines = sum(1 for _ in file)

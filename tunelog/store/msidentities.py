@@ -53,16 +53,19 @@ def refile_metaschedule_workloads(conn: sqlite3.Connection) -> bool:
     """Bring every stored MetaSchedule workload to the current identity rule; whether one
     was filed otherwise (its facts are then to be computed: `fill_workload_facts`)."""
     stored = conn.execute(
-        "SELECT id, args, spelling FROM workloads WHERE version = ?", (METASCHEDULE_VERSION,)
+        "SELECT id, args, spelling, template_key FROM workloads WHERE version = ?",
+        (METASCHEDULE_VERSION,),
     ).fetchall()
     if not stored:
         return False
     identities = _Identities()
-    filed = {int(i): identities.filed(spelling, args) for i, args, spelling in stored}
-    by_args: dict[str, list[int]] = defaultdict(list)
-    for workload_id, args in filed.items():
-        by_args[args].append(workload_id)
-    joined = {i for ids in by_args.values() if len(ids) > 1 for i in ids}
+    filed = {int(i): identities.filed(spelling, args) for i, args, spelling, _ in stored}
+    # One workload is one identity measured by one TVM version (the template key: databases of
+    # two versions never mix), as the table's UNIQUE has it.
+    by_identity: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, _, _, release in stored:
+        by_identity[(filed[int(i)], release)].append(int(i))
+    joined = {i for ids in by_identity.values() if len(ids) > 1 for i in ids}
     for workload_id, spelling in conn.execute(
         """SELECT DISTINCT r.workload_id, t.spelling FROM record_spellings rs
            JOIN records r ON r.id = rs.record_id
@@ -72,7 +75,7 @@ def refile_metaschedule_workloads(conn: sqlite3.Connection) -> bool:
     ).fetchall():
         if identities.filed(spelling, filed[workload_id]) != filed[workload_id]:
             joined.add(int(workload_id))  # a record of it is now another workload's
-    renamed = [int(i) for i, args, _ in stored if filed[int(i)] != args and int(i) not in joined]
+    renamed = [int(i) for i, args, *_ in stored if filed[int(i)] != args and int(i) not in joined]
     # Through names no workload has: one renamed may take the identity another one had.
     conn.executemany(
         "UPDATE workloads SET args = 'renaming ' || id WHERE id = ?", [(i,) for i in renamed]
