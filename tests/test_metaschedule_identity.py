@@ -94,7 +94,7 @@ def _metaschedule_best(store: Store) -> list[Any]:
 
 def _filed_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
     """Identities as tunelog computed them before (node numbers as written)."""
-    monkeypatch.setattr(msmodule, "_is_ffi_graph", lambda nodes: False)
+    monkeypatch.setattr(msmodule, "is_ffi_graph", lambda nodes: False)
 
 
 def _opened_at_16(path: Path) -> None:

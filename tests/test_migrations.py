@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import tunelog
-from tests.conftest import EDGE, X86, undo_migrations
+from tests.conftest import EDGE, X86, X86_LINES, undo_migrations
 from tunelog.store import MIGRATIONS, Store
 from tunelog.store.migrating import MIGRATION_SET, MIGRATIONS_TABLE
 from tunelog.store.schema import APPLICATION_ID, MIGRATION_NAMES
@@ -167,3 +167,44 @@ def test_migration_13_keeps_every_group_s_top_configs(tmp_path: Path) -> None:
         groups = store.conn.execute("SELECT count(*) FROM top_config_ids").fetchone()[0]
     assert after == before
     assert groups == len({(target, workload) for target, workload, *_ in before})
+
+
+def test_migration_18_parses_stored_targets_again_and_offers_their_slots_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database that stored `c -mcpu=cortex-m7` with the `cpu` key alone (before the `c`
+    kind took TVM's CPU parser) kept answering its arm_cpu slot with nothing, and a bare
+    `-model` as "true": after the migration its targets and slots are a fresh import's."""
+    from tunelog import targets
+
+    x86 = X86_LINES[0]
+    log = tmp_path / "micro.log"
+    log.write_bytes(
+        x86
+        + x86.replace(
+            b"llvm -keys=cpu -mcpu=skylake-avx512 -mtriple=x86_64-pc-linux-gnu",
+            b"c -mcpu=cortex-m7",
+        )
+        + x86.replace(
+            b"llvm -keys=cpu -mcpu=skylake-avx512 -mtriple=x86_64-pc-linux-gnu", b"cuda -model"
+        )
+    )
+    old = tmp_path / "old.db"
+    with monkeypatch.context() as patched:
+        patched.setattr(targets, "_CPU_PARSER_KINDS", frozenset({"llvm"}))
+        targets.parse_target.cache_clear()
+        with Store(old) as store:
+            tunelog.import_paths(store, [str(log)])
+            store.conn.execute("UPDATE targets SET model = 'true' WHERE model = '1'")
+            store.conn.commit()
+    targets.parse_target.cache_clear()
+    with sqlite3.connect(old) as conn:
+        undo_migrations(conn, 17)
+    with Store(old) as store, Store(tmp_path / "new.db") as fresh:
+        tunelog.import_paths(fresh, [str(log)])
+        for table in ("targets", "slots"):
+            query = f"SELECT * FROM {table} ORDER BY 1, 2, 3"
+            assert store.conn.execute(query).fetchall() == fresh.conn.execute(query).fetchall()
+        assert ("key", "arm_cpu") in {
+            row[:2] for row in store.conn.execute("SELECT kind, name FROM slots")
+        }

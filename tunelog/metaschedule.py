@@ -103,11 +103,12 @@ def _workload(raw: bytes) -> Workload | str:
         return 'not ["<hash>", "<base64 module>"]'
     try:
         graph = decode(value[1])
+        identity = structural_identity(graph)
     except ModuleError as exc:
         # TVM's JSONDatabase cannot load it either (invalid base64, no JSON graph): it refuses
         # the whole database, so its records are rejected, each saying so.
         return str(exc)
-    return Workload(structural_identity(graph), value[0], raw, graph.tvm_version, summarise(graph))
+    return Workload(identity, value[0], raw, graph.tvm_version, summarise(graph))
 
 
 def target_text(target: object) -> str:

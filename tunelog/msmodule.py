@@ -22,6 +22,8 @@ from typing import Any
 
 import orjson
 
+from tunelog.msffi import ffi_identity, is_ffi_graph
+
 # Fields TVM's structural equality ignores, by the node type's last dotted part (ir.Var, tirx.Var,
 # tir.SizeVar, tir.Buffer, s_tir.SBlock, tir.Block across versions).
 _IGNORED_FIELDS: dict[str, tuple[str, ...]] = {
@@ -84,10 +86,20 @@ def _graph_bytes(text: str) -> bytes:
 
 
 def structural_identity(graph: ModuleGraph) -> str:
-    """A hash equal for two modules exactly when TVM's structural equality holds (see above)."""
-    if _is_ffi_graph(graph.nodes):
-        payload = orjson.dumps(_ffi_canonical(graph), option=orjson.OPT_SORT_KEYS)
-        return hashlib.sha256(payload).hexdigest()
+    """A hash equal for two modules exactly when TVM's structural equality holds (see above).
+
+    Raises ModuleError for a graph holding values nested too deep to write out again (orjson
+    writes 254 levels; no module nests a tenth of that).
+    """
+    try:
+        return _identity(graph)
+    except (TypeError, RecursionError) as exc:  # orjson.JSONEncodeError is a TypeError
+        raise ModuleError(f"module graph nests too deep ({exc})") from exc
+
+
+def _identity(graph: ModuleGraph) -> str:
+    if is_ffi_graph(graph.nodes):
+        return ffi_identity(graph.nodes, graph.root, _IGNORED_FIELDS)
     nodes = graph.nodes
     blank: set[int] = set()
     canonical: list[Any] = []
@@ -161,108 +173,3 @@ def _index(value: Any) -> int | None:
     if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20:
         return int(value)
     return value if isinstance(value, int) and value >= 0 else None
-
-
-# -- graphs of tvm-ffi's serialiser (TVM >= 0.22) ------------------------------------------------
-#
-# It writes each distinct value of a value type once, however many fields hold it (two buffers
-# named "X", a buffer named like the function): equal strings share one node, so which names a
-# module repeats changes its node count and every index after. Such nodes are read into the
-# fields that point at them, and the other nodes (objects, shared only where the module shares
-# them, which structural equality sees: a variable used twice) renumbered without them.
-
-_FFI_VALUE_TYPES = frozenset(
-    {"None", "bool", "int", "float", "DataType", "Device", "ffi.String", "ffi.Bytes", "ffi.Shape"}
-)
-# Data of these types lists references (the others' data is a value of its own).
-_FFI_SEQUENCES = frozenset({"ffi.Array", "ffi.List", "ffi.Map", "ffi.Dict"})
-# Object fields of a plain int type, written as the int itself (any other object field holds a
-# node index): by the type's last dotted part, as reflected by apache-tvm 0.27 (and the names
-# the same fields had before).
-_FFI_INT_FIELDS: dict[str, frozenset[str]] = {
-    name: frozenset(fields)
-    for name, fields in {
-        "For": ("kind",),
-        "IterVar": ("iter_type",),
-        "Buffer": ("data_alignment", "offset_factor"),
-        "BufferType": ("data_alignment", "offset_factor"),
-        "ShapeType": ("ndim",),
-        "TensorType": ("ndim",),
-        "ShapeStructInfo": ("ndim",),
-        "TensorStructInfo": ("ndim",),
-        "TupleGetItem": ("index",),
-        "TupleGetItemPattern": ("index",),
-        "VDevice": ("vdevice_id",),
-        "PlacementSpec": ("axis", "kind"),
-        "ExecScope": ("kind",),
-        "ScopeIdDef": ("scope",),
-        "Op": ("num_inputs", "support_level"),
-        "StmtSRef": ("seq_index",),
-        "ComposeLayout": ("atom_len", "inner_mask", "outer_mask", "per_element", "swizzle_len"),
-        "TensorMapEncodeTiledAttr": (
-            "force_cu_dtype",
-            "interleave",
-            "l2_promotion",
-            "oob_fill",
-            "rank",
-            "swizzle",
-        ),
-    }.items()
-}
-
-
-def _is_ffi_graph(nodes: list[Any]) -> bool:
-    """Whether the nodes are tvm-ffi's (`{"type", "data"}`), not the older `type_key` layout."""
-    first = nodes[0] if nodes else None
-    return isinstance(first, dict) and "type" in first and "type_key" not in first
-
-
-def _ffi_canonical(graph: ModuleGraph) -> list[Any]:
-    """The graph's object nodes, renumbered without its value nodes, each field holding its
-    value (spans dropped, ignored names blanked); the root first."""
-    nodes = graph.nodes
-    count = len(nodes)
-    values: dict[int, Any] = {}
-    numbers: dict[int, int] = {}
-    for index, node in enumerate(nodes):
-        if isinstance(node, dict) and node.get("type") in _FFI_VALUE_TYPES:
-            values[index] = [node.get("type"), node.get("data")]
-        else:
-            numbers[index] = len(numbers)
-
-    def held(value: Any) -> Any:
-        """A reference's canonical form: the value it names, or the object's new number."""
-        index = _index(value)
-        if index is None or index >= count:
-            return ["literal", value]
-        return values[index] if index in values else ["node", numbers[index]]
-
-    canonical: list[Any] = [held(graph.root)]
-    for index, node in enumerate(nodes):
-        if index in values:
-            continue
-        if not isinstance(node, dict) or not isinstance(node.get("type"), str):
-            canonical.append(["literal", node])
-            continue
-        type_key: str = node["type"]
-        data = node.get("data")
-        last = type_key.rsplit(".", 1)[-1]
-        if isinstance(data, dict):
-            ignored = _IGNORED_FIELDS.get(last, ())
-            plain = _FFI_INT_FIELDS.get(last, frozenset())
-            fields: dict[str, Any] = {}
-            for name, value in data.items():
-                if name == _SPAN:
-                    continue
-                if name in ignored:
-                    fields[_NAME_MARK + name] = ""
-                elif isinstance(value, int) and not isinstance(value, bool) and name not in plain:
-                    fields[name] = held(value)
-                else:
-                    fields[name] = value
-            canonical.append([type_key, fields])
-        elif type_key in _FFI_SEQUENCES and isinstance(data, list):
-            canonical.append([type_key, [held(item) for item in data]])
-        else:
-            canonical.append([type_key, data])
-    return canonical

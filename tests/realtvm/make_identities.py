@@ -62,6 +62,27 @@ def _add2d(a: str = "A", b: str = "B", c: str = "C", *, transpose: bool = False)
     return _mod(te.create_prim_func([x, y, z]))
 
 
+def _add_shaped_like(*, reuse: bool) -> Any:
+    """An add whose output takes its first input's shape objects (`reuse`: one IntImm object
+    in two shapes), or equal ones of its own."""
+    from tvm import te
+
+    x = te.placeholder((16, 16), name="A")
+    y = te.placeholder((16, 16), name="B")
+    z = te.compute(x.shape if reuse else (16, 16), lambda i, j: x[i, j] + y[i, j], name="C")
+    return _mod(te.create_prim_func([x, y, z]))
+
+
+def _with_attrs(names: tuple[str, ...]) -> Any:
+    """An add whose function has attributes added in the order of `names`."""
+    import tvm
+
+    func: Any = _add2d()["main"]
+    for name in names:
+        func = func.with_attr(name, "value of " + name)
+    return tvm.IRModule({"main": func})
+
+
 def _softmax(name: str = "A", n: int = 256) -> Any:
     from tvm import te, topi
 
@@ -90,6 +111,11 @@ def variants() -> dict[str, Any]:
         "add transposed": _add2d(transpose=True),
         "add transposed X X": _add2d(a="X", b="X", transpose=True),
         "add A A A": _add2d(a="A", b="A", c="A"),
+        "add shaped like its input (shared IntImm objects)": _add_shaped_like(reuse=True),
+        "add shaped alike": _add_shaped_like(reuse=False),
+        "add with attributes a, bb": _with_attrs(("a", "bb")),
+        "add with attributes bb, a": _with_attrs(("bb", "a")),
+        "add with attribute a": _with_attrs(("a",)),
         "softmax": _softmax(),
         "softmax data": _softmax("data"),
         "softmax T_softmax_exp (a block's name)": _softmax("T_softmax_exp"),

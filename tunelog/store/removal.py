@@ -77,6 +77,20 @@ def store_again_from(
     _store_again(conn, [], [], replay_from, rewrite)
 
 
+def recompute_slots_of_targets(conn: sqlite3.Connection, target_ids: Sequence[int]) -> None:
+    """Every slot of the workloads these targets have records of, by the rule again (their
+    keys or model changed: a migration re-parsing target strings)."""
+    ids = ",".join(str(int(i)) for i in target_ids) or "NULL"
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS removal_groups (target_id, workload_id)")
+    conn.execute("DELETE FROM removal_groups")
+    conn.execute(
+        f"""INSERT INTO removal_groups SELECT DISTINCT target_id, workload_id FROM tallies
+            WHERE target_id IN ({ids})"""
+    )
+    _recompute_slots(conn)
+    conn.execute("DROP TABLE removal_groups")
+
+
 def _store_again(
     conn: sqlite3.Connection,
     removed_ids: Sequence[int],

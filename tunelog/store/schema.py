@@ -39,6 +39,7 @@ from tunelog.store.migrations_tables import (
 )
 from tunelog.store.migrations_views import _migration_6
 from tunelog.store.msidentities import _migration_17
+from tunelog.store.reparsing import _migration_18
 
 __all__ = [
     "APPLICATION_ID",
@@ -74,6 +75,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_15,
     _migration_16,
     _migration_17,
+    _migration_18,
 ]
 
 # Each migration's name, as sqlite-utils records it in `_sqlite_migrations` (store.migrating):
@@ -96,4 +98,5 @@ MIGRATION_NAMES: tuple[str, ...] = (
     "0015_trial_run_marks",
     "0016_record_spellings",
     "0017_metaschedule_identity",
+    "0018_reparsed_targets_identity_tree",
 )
