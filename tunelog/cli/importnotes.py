@@ -23,11 +23,12 @@ def metaschedule_warnings(report: FileReport) -> list[str]:
     found = []
     if report.workload_problems:
         first, *more = report.workload_problems
-        others = f" and {len(more)} other(s)" if more else ""
+        others = f"; {len(more)} more such line(s)" if more else ""
         found.append(
             f"warning: TVM's JSONDatabase cannot load the database of {report.path} as it is: "
-            f"it refuses it over its workload file's {first}{others} (the records of such a "
-            "line tunelog left out); `tunelog export-metaschedule DIR` writes one it loads"
+            f"it refuses it over a line of its workload file it cannot read ({first}{others}; "
+            "their records tunelog left out); `tunelog export-metaschedule DIR` writes one it "
+            "loads"
         )
     elif report.metaschedule and report.rejected and not report.rolled_back:
         found.append(
