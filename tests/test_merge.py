@@ -714,3 +714,23 @@ def test_a_merge_carries_what_each_file_held(tmp_path: Path) -> None:
         assert sorted(line.raw for line in merged.winner_lines(chosen)) == expected
         tunelog.remove_sources(merged, "first")
         assert sorted(line.raw for line in merged.winner_lines()) == expected
+
+
+def test_a_source_read_on_here_since_a_merge_is_not_merged_again(tmp_path: Path) -> None:
+    """The merge carried the file's resume point; the file grew and was read on here into
+    that source (its SHA-256 gone with it): merging the box again added a second source of
+    its first lines, all duplicates (found by a review)."""
+    log = tmp_path / "L.log"
+    lines = X86.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:10]))
+    box, team = tmp_path / "A.db", tmp_path / "T.db"
+    run_cli(box, "import", str(log))
+    assert run_cli(team, "merge", str(box))[0] == 0
+    log.write_bytes(b"".join(lines[:15]))
+    run_cli(team, "import", str(log))
+    code, out, _ = run_cli(team, "merge", "--json", str(box))
+    assert code == 0
+    (source,) = json.loads(out)[0]["sources"]
+    assert (source["new"], source["already_merged_as"]) == (0, f"#1 {log}")
+    with Store(team) as store:
+        assert [(s.id, s.lines, s.records) for s in store.sources()] == [(1, 15, 15)]

@@ -263,17 +263,22 @@ def held_only_by(conn: sqlite3.Connection, source_ids: Sequence[int]) -> list[tu
     return found
 
 
-def same_lines(conn: sqlite3.Connection, source_id: int, other: int) -> bool:
+def same_lines(
+    conn: sqlite3.Connection, source_id: int, other: int, *, prefix: bool = False
+) -> bool:
     """Whether two sources hold the same record lines: the same records at the same line
-    numbers, in the same order (read side by side, never held whole)."""
+    numbers, in the same order (read side by side, never held whole); `prefix`: whether
+    `other`'s are the first of `source_id`'s (a read of the file before it grew)."""
     from itertools import zip_longest
 
     mine, theirs = held_records(conn, source_id), held_records(conn, other)
     done = object()
-    return all(
-        a is not done and b is not done and a[1:3] == b[1:3]  # type: ignore[index]
-        for a, b in zip_longest(mine, theirs, fillvalue=done)
-    )
+    for a, b in zip_longest(mine, theirs, fillvalue=done):
+        if b is done and prefix:
+            return True
+        if a is done or b is done or a[1:3] != b[1:3]:  # type: ignore[index]
+            return False
+    return True
 
 
 def holds_more_lines(new: int, duplicates: int, conn: sqlite3.Connection, source_id: int) -> bool:

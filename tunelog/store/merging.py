@@ -262,6 +262,8 @@ class _Merger:
                 writer.source_id, here, (lines, comments, blank, rejected, imported_at), label
             )
         )
+        if same is None and report.new + report.duplicates:  # its lines say which file it is
+            same = self._grown_here(writer.source_id, here, imported_at)
         if (
             report.new == 0
             and same is not None
@@ -341,6 +343,21 @@ class _Merger:
             (source_id, path, *read),
         ).fetchall():
             if (held or other_label == label) and same_lines(self.conn, int(other_id), source_id):
+                return (int(other_id), str(other_path))
+        return None
+
+    def _grown_here(self, source_id: int, path: str, imported_at: str) -> tuple[int, str] | None:
+        """(id, path) of the source here that is the merged one's file read on since (its
+        resume point came with an earlier merge): from `path`, first imported at the same
+        time, its record lines starting with the merged one's."""
+        from tunelog.store.holdings import same_lines
+
+        for other_id, other_path in self.conn.execute(
+            """SELECT id, path FROM sources WHERE id != ? AND path = ? AND imported_at IS ?
+               AND lines > 0 ORDER BY id""",
+            (source_id, path, imported_at),
+        ).fetchall():
+            if same_lines(self.conn, int(other_id), source_id, prefix=True):
                 return (int(other_id), str(other_path))
         return None
 
