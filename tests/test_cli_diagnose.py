@@ -38,7 +38,7 @@ def test_diagnose_check_passes_when_the_database_answers_everything(db: str) -> 
     code, out, err = run("--db", db, "diagnose", "--check", f"{FIXTURES}/partial224.out")
     assert (code, err) == (0, "")
     assert out.endswith(
-        "\nthe database answers all 16 workloads: the build read another file "
+        "\nthe database answers all 16 workloads: a build that said otherwise read another file "
         "(export this database and build with it)\n"
     )
     assert f"from {FIXTURES}/full224.log:10 " in out  # paths shown relative, as elsewhere

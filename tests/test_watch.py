@@ -425,3 +425,24 @@ def test_a_refresh_while_another_program_holds_the_write_lock_reads_the_files_ne
         ("another program held the database's write lock", 20, ["a.log"]),
         (None, 10, ["b.log"]),
     ]
+
+
+def test_until_idle_counts_once_every_named_path_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watch started with a tuner whose first line takes longer than --until-idle stopped
+    before the log existed, with nothing read (found by a new user against TVM 0.16)."""
+    log = tmp_path / "tuning.log"
+    refreshes: list[int] = []
+
+    def sleep(_: float) -> None:
+        refreshes.append(1)
+        if len(refreshes) == 5:  # the tuner writes its first lines late
+            log.write_bytes(b"".join(X86_LINES[:10]))
+        time.sleep(0.02)
+
+    monkeypatch.setattr(live, "pause", sleep)
+    with Store(tmp_path / "w.db") as store:
+        last = tunelog.watch(store, [str(log)], on_refresh=lambda _: None, until_idle=0.05)
+        assert len(refreshes) > 5 and not last.waiting_for
+        assert store.stats().records == 10

@@ -43,8 +43,9 @@ def classify_ansor(index: RecordIndex, asked: Target, workload: Workload) -> Dia
         detail = (
             f"auto_scheduler's ApplyHistoryBest answers it: the record at "
             f"{index.show_path(holder.source)}:{holder.line} ({seconds_text(holder.mean_cost)}, "
-            f"tuned on {holder.target}); a build that printed it read another file: export this "
-            f"database (tunelog export --for-target '{asked.raw}' tuned.log) and build with that"
+            f"tuned on {holder.target}); a build that said otherwise read another file: "
+            f"export this database (tunelog export --for-target '{asked.raw}' tuned.log) and "
+            "build with that"
         )
         return diagnosis_of(asked, workload, ANSWERED, detail)
     counts: dict[int, int] = {}

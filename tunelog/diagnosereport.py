@@ -30,7 +30,7 @@ def verdict(diagnoses: Sequence[Diagnosis]) -> str:
     if not unanswered:
         every = "the 1 workload" if len(diagnoses) == 1 else f"all {len(diagnoses)} workloads"
         return (
-            f"the database answers {every}: the build read another file "
+            f"the database answers {every}: a build that said otherwise read another file "
             "(export this database and build with it)"
         )
     counts: dict[str, int] = {}

@@ -45,7 +45,7 @@ class Diagnosis:
 
     @property
     def answered(self) -> bool:
-        """The database answers it (the build that printed it read another file)."""
+        """The database answers it (a build that said otherwise read another file)."""
         return self.reason == ANSWERED
 
     def as_dict(self) -> dict[str, object]:

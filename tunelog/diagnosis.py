@@ -103,7 +103,7 @@ def layer_answered_by(
 
 
 ANSWER_PREFIX = "apply_history_best answers it"
-ANSWER_REMEDY = "; a build that printed it read another file: "
+ANSWER_REMEDY = "; a build that said otherwise read another file: "
 
 
 def diagnose_workload(
