@@ -48,6 +48,21 @@ def test_modules_are_one_workload_exactly_when_tvm_says_they_are_structurally_eq
     assert sorted(groups.values()) == sorted(FOUND["groups"])
 
 
+def test_every_field_tvm_writes_as_a_plain_int_is_known() -> None:
+    """An int field read as a node index joins modules TVM tells apart (a softmax over axis
+    3 and over axis 4) and splits ones it joins: the table must hold every such field."""
+    pytest.importorskip("tvm")
+    from tests.realtvm.ffi_fields import int_fields
+    from tunelog.msffifields import INT_FIELDS
+
+    missing = {
+        name: sorted(fields - INT_FIELDS.get(name, frozenset()))
+        for name, fields in int_fields().items()
+        if fields - INT_FIELDS.get(name, frozenset())
+    }
+    assert missing == {}
+
+
 def _database(directory: Path, names: list[str], records: list[tuple[int, float]]) -> Path:
     directory.mkdir()
     (directory / "database_workload.json").write_text(

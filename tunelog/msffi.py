@@ -15,10 +15,13 @@ the root first meets it (and its own fields) rather than by where it sits in the
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
+
+from tunelog.msffifields import INT_FIELDS
 
 # Nodes whose data is a value (the serialiser writes each distinct value once).
 _VALUE_TYPES = frozenset(
@@ -28,41 +31,6 @@ _SEQUENCES = frozenset({"ffi.Array", "ffi.List"})  # data: the items' node index
 _MAPS = frozenset({"ffi.Map", "ffi.Dict"})  # data: key, value, key, value... node indexes
 # Objects equality maps from one module to the other (by the type's last dotted part).
 _VARIABLES = frozenset({"Var", "SizeVar", "DataflowVar", "TypeVar"})
-# Object fields of a plain int type, written as the int itself (any other object field holds a
-# node index): by the type's last dotted part, as apache-tvm 0.27 reflects them (and the names
-# the same fields had in earlier tvm-ffi releases).
-_INT_FIELDS: dict[str, frozenset[str]] = {
-    name: frozenset(fields)
-    for name, fields in {
-        "For": ("kind",),
-        "IterVar": ("iter_type",),
-        "Buffer": ("data_alignment", "offset_factor", "buffer_type"),
-        "BufferType": ("data_alignment", "offset_factor"),
-        "Reduce": ("value_index",),
-        "Tensor": ("value_index",),
-        "ShapeType": ("ndim",),
-        "TensorType": ("ndim",),
-        "ShapeStructInfo": ("ndim",),
-        "TensorStructInfo": ("ndim",),
-        "TupleGetItem": ("index",),
-        "TupleGetItemPattern": ("index",),
-        "VDevice": ("vdevice_id",),
-        "PlacementSpec": ("axis", "kind"),
-        "ExecScope": ("kind",),
-        "ScopeIdDef": ("scope",),
-        "Op": ("num_inputs", "support_level"),
-        "StmtSRef": ("seq_index",),
-        "ComposeLayout": ("atom_len", "inner_mask", "outer_mask", "per_element", "swizzle_len"),
-        "TensorMapEncodeTiledAttr": (
-            "force_cu_dtype",
-            "interleave",
-            "l2_promotion",
-            "oob_fill",
-            "rank",
-            "swizzle",
-        ),
-    }.items()
-}
 _SPAN = "span"
 
 
@@ -110,7 +78,7 @@ class _Graph:
         type_key: str = node["type"]
         data = node.get("data")
         if type_key in _VALUE_TYPES:
-            return [type_key, data], []
+            return [type_key, _scalar(data)], []
         children: list[int] = []
 
         def held(value: Any) -> Any:
@@ -129,7 +97,7 @@ class _Graph:
             return [type_key, data], []
         last = type_key.rsplit(".", 1)[-1]
         ignored = self.ignored.get(last, ())
-        plain = _INT_FIELDS.get(last, frozenset())
+        plain = INT_FIELDS.get(last, frozenset())
         fields: dict[str, Any] = {}
         for name, value in data.items():
             if name == _SPAN:
@@ -139,7 +107,7 @@ class _Graph:
             elif isinstance(value, int) and not isinstance(value, bool) and name not in plain:
                 fields[name] = held(value)
             else:
-                fields[name] = value
+                fields[name] = _scalar(value)
         return [type_key, fields], children
 
     def is_variable(self, index: int) -> bool:
@@ -149,23 +117,39 @@ class _Graph:
         return isinstance(type_key, str) and type_key.rsplit(".", 1)[-1] in _VARIABLES
 
     def ordered_children(self, index: int) -> list[int]:
-        """The node's children in the order a walk meets them: a map's pairs by their keys'
-        values where every key is a value (its pairs' order is no part of it)."""
+        """The node's children in the order a walk meets them: a map's pairs by their keys
+        where no key holds a variable (its pairs' order is no part of it: a module's functions
+        added in another order are one module)."""
         content, children = self.read(index)
         if content[0] in _MAPS and isinstance(content[1], list):
             pairs = content[1]
-            keys = [self._value_key(pair[0], children) for pair in pairs]
+            keys = [self._key_order(pair[0], children) for pair in pairs]
             if all(key is not None for key in keys):
                 order = sorted(range(len(pairs)), key=lambda n: keys[n] or b"")
                 return [c for n in order for c in self._pair_children(pairs[n], children)]
         return children
 
-    def _value_key(self, item: Any, children: list[int]) -> bytes | None:
-        """A map key's sort key: its value, None for an object (a variable: no order)."""
+    def _key_order(self, item: Any, children: list[int]) -> bytes | None:
+        """A map key's sort key: its value, or the hash of an object holding no variable
+        (a function's GlobalVar); None for one that does (no order without numbering it)."""
         if not isinstance(item, _Child):
             return orjson.dumps(item)
-        content, grandchildren = self.read(children[item.n])
-        return orjson.dumps(content) if not grandchildren else None
+        key = children[item.n]
+        return None if self.holds_variable(key) else self.digest(key, {})
+
+    def holds_variable(self, top: int) -> bool:
+        """Whether the node or a node below it is a variable."""
+        seen: set[int] = set()
+        stack = [top]
+        while stack:
+            index = stack.pop()
+            if index in seen:
+                continue
+            seen.add(index)
+            if self.is_variable(index):
+                return True
+            stack.extend(self.read(index)[1])
+        return False
 
     @staticmethod
     def _pair_children(pair: list[Any], children: list[int]) -> Iterator[int]:
@@ -224,6 +208,14 @@ class _Graph:
         if index in numbers:
             filled = ["variable", numbers[index], filled]
         return hashlib.blake2b(orjson.dumps(filled), digest_size=16).digest()
+
+
+def _scalar(value: Any) -> Any:
+    """A value as hashed: an infinite or NaN float by its sign and kind (JSON has none of
+    them: written out, each would be null, and -inf, inf and NaN one value)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return ["float", repr(value)]
+    return value
 
 
 class _Child:

@@ -28,6 +28,8 @@ from tunelog.msffi import ffi_identity, is_ffi_graph
 # tir.SizeVar, tir.Buffer, s_tir.SBlock, tir.Block across versions).
 _IGNORED_FIELDS: dict[str, tuple[str, ...]] = {
     "Var": ("name", "name_hint"),
+    "DataflowVar": ("name", "name_hint"),
+    "IndexMap": ("inverse_index_map",),
     "SizeVar": ("name", "name_hint"),
     "Buffer": ("name",),
     "SBlock": ("name_hint",),
@@ -56,8 +58,8 @@ def decode(text: str) -> ModuleGraph:
     raw = _graph_bytes(text)
     try:
         graph = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise ModuleError("module is not a JSON object graph") from exc
+    except orjson.JSONDecodeError:
+        graph = _with_non_finite_floats(raw)
     if not isinstance(graph, dict) or not isinstance(graph.get("nodes"), list):
         raise ModuleError("module graph has no node list")
     root = graph.get("root_index", graph.get("root", 0))
@@ -78,11 +80,30 @@ def _graph_bytes(text: str) -> bytes:
         raw = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise ModuleError("module is neither base64 nor JSON") from exc
-    # The header is the graph's length as 8 little-endian bytes (which may hold a `{` byte).
-    for start in (0, _HEADER_BYTES):
+    # The header is the graph's length as 8 little-endian bytes: its first byte may be `{`
+    # (one graph length in 256), so a header is known by the length it gives.
+    if (
+        len(raw) > _HEADER_BYTES
+        and int.from_bytes(raw[:_HEADER_BYTES], "little") == len(raw) - _HEADER_BYTES
+        and raw[_HEADER_BYTES : _HEADER_BYTES + 1] == b"{"
+    ):
+        return raw[_HEADER_BYTES:]
+    for start in (0, _HEADER_BYTES):  # no header, or one that gives another length
         if raw[start : start + 1] == b"{":
             return raw[start:]
     raise ModuleError("module holds no JSON object graph")
+
+
+def _with_non_finite_floats(raw: bytes) -> Any:
+    """The graph as Python's json reads it: TVM writes an infinite or NaN float constant as
+    the bare word `Infinity`, `-Infinity` or `NaN` (a -inf mask in an attention kernel),
+    which orjson refuses."""
+    import json
+
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ModuleError("module is not a JSON object graph") from exc
 
 
 def structural_identity(graph: ModuleGraph) -> str:

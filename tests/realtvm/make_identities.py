@@ -83,6 +83,63 @@ def _with_attrs(names: tuple[str, ...]) -> Any:
     return tvm.IRModule({"main": func})
 
 
+def _max_with(constant: float) -> Any:
+    """max(x, constant): TVM writes an infinite or NaN constant as a bare word."""
+    from tvm import te, tirx
+
+    x = te.placeholder((4,), name="A")
+    y = te.compute((4,), lambda i: te.max(x[i], tirx.const(constant, "float32")), name="B")
+    return _mod(te.create_prim_func([x, y]))
+
+
+def _header_brace(*, longer: bool) -> Any:
+    """An add whose graph's length has `{` as its low byte (its 8-byte header starts with
+    it), found by lengthening its input's name; `longer`: one character more."""
+    import base64
+    import json
+
+    for size in range(1, 600):
+        module = _add_one(size)
+        if base64.b64decode(json.loads(workload_line(module))[1])[:1] == b"{":
+            return _add_one(size + 1) if longer else module
+    raise AssertionError("no name length gives a header starting with {")
+
+
+def _add_one(name_size: int) -> Any:
+    """x + 1 over 4 floats, its input named with `name_size` characters."""
+    from tvm import te
+
+    x = te.placeholder((4,), name="A" * name_size)
+    return _mod(te.create_prim_func([x, te.compute((4,), lambda i: x[i] + 1.0, name="B")]))
+
+
+def _two_functions(order: tuple[str, ...]) -> Any:
+    """A module of an add and a matmul, added in `order`."""
+    import tvm
+
+    functions = {"f_add": _add2d()["main"], "g_mm": _matmul()["main"]}
+    return tvm.IRModule({name: functions[name] for name in order})
+
+
+def _relax(op: str, *, axis: int = 0, names: tuple[str, str] = ("x", "lv")) -> Any:
+    """A relax function of one op on a rank-8 tensor (op attributes written as plain ints;
+    a dataflow variable's name, which equality ignores)."""
+    from tvm import relax
+
+    builder = relax.BlockBuilder()
+    x = relax.Var(names[0], relax.TensorType((2,) * 8, "float32"))
+    with builder.function("main", [x]):
+        with builder.dataflow():
+            ops = {
+                "softmax": lambda: relax.op.nn.softmax(x, axis=axis),
+                "repeat": lambda: relax.op.repeat(x, 26, axis=axis),
+            }
+            value = builder.emit(ops[op](), name_hint=names[1])
+            out = builder.emit_output(value)
+        builder.emit_func_output(out)
+    return builder.get()
+
+
 def _softmax(name: str = "A", n: int = 256) -> Any:
     from tvm import te, topi
 
@@ -116,6 +173,19 @@ def variants() -> dict[str, Any]:
         "add with attributes a, bb": _with_attrs(("a", "bb")),
         "add with attributes bb, a": _with_attrs(("bb", "a")),
         "add with attribute a": _with_attrs(("a",)),
+        "max with -inf": _max_with(float("-inf")),
+        "max with +inf": _max_with(float("inf")),
+        "add, header starting with {": _header_brace(longer=False),
+        "add, its input named one character longer": _header_brace(longer=True),
+        "add and matmul": _two_functions(("f_add", "g_mm")),
+        "matmul and add": _two_functions(("g_mm", "f_add")),
+        "relax softmax axis 3": _relax("softmax", axis=3),
+        "relax softmax axis 4": _relax("softmax", axis=4),
+        "relax softmax axis 3, its dataflow variable renamed": _relax(
+            "softmax", axis=3, names=("x", "other")
+        ),
+        "relax repeat 26": _relax("repeat"),
+        "relax repeat 26, its input renamed": _relax("repeat", names=("xxxxxxxxx", "lv")),
         "softmax": _softmax(),
         "softmax data": _softmax("data"),
         "softmax T_softmax_exp (a block's name)": _softmax("T_softmax_exp"),

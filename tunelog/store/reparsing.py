@@ -24,6 +24,18 @@ def _migration_18(conn: sqlite3.Connection) -> None:
         fill_workload_facts(conn)
 
 
+def _migration_19(conn: sqlite3.Connection) -> None:
+    """MetaSchedule workloads filed again: the identity reads a graph whose 8-byte header
+    starts with `{`, infinite and NaN constants, a module's functions in any order, relax
+    dataflow variables' names and op attributes' plain ints as TVM compares them."""
+    from tunelog.store.msidentities import refile_metaschedule_workloads
+
+    if refile_metaschedule_workloads(conn):
+        from tunelog.store.workloadfacts import fill_workload_facts
+
+        fill_workload_facts(conn)
+
+
 def reparse_targets(conn: sqlite3.Connection) -> list[int]:
     """Each stored target's kind, keys and model as `parse_target` reads its string now; the
     ids of those that changed (their workloads' slots offered again)."""

@@ -39,7 +39,7 @@ from tunelog.store.migrations_tables import (
 )
 from tunelog.store.migrations_views import _migration_6
 from tunelog.store.msidentities import _migration_17
-from tunelog.store.reparsing import _migration_18
+from tunelog.store.reparsing import _migration_18, _migration_19
 
 __all__ = [
     "APPLICATION_ID",
@@ -76,6 +76,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migration_16,
     _migration_17,
     _migration_18,
+    _migration_19,
 ]
 
 # Each migration's name, as sqlite-utils records it in `_sqlite_migrations` (store.migrating):
@@ -99,4 +100,5 @@ MIGRATION_NAMES: tuple[str, ...] = (
     "0016_record_spellings",
     "0017_metaschedule_identity",
     "0018_reparsed_targets_identity_tree",
+    "0019_metaschedule_identity_values",
 )
