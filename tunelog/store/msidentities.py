@@ -8,7 +8,9 @@ modules that are one to TVM, split before: their buffers repeated names differen
 record whose own line now names another workload, are stored again: every import from the
 first that holds one of their records is replayed from its stored lines under the new
 identities (`store.removal.store_again_from`), so slots, tallies, duplicates and accounting are
-exactly those of importing the files again.
+those of importing the files again; but for the records of a workload line TVM cannot read,
+which an import now rejects and this keeps (filed under the line's text, as before).
+Migrations 18 and 19 run it again for the rule's later changes (it changes only what differs).
 """
 
 from __future__ import annotations
