@@ -476,3 +476,21 @@ def test_a_copy_of_some_targets_lines_carries_no_resume_point(tmp_path: Path) ->
         copy_sources(store, into := Store(tmp_path / "c.db"), [1])
         assert into.conn.execute("SELECT count(*) FROM resume_points").fetchone() == (1,)
         into.close()
+
+
+def test_a_file_read_with_its_half_written_line_is_known_while_unchanged(tmp_path: Path) -> None:
+    """A watch (which holds a half-written last line back), an import (which reads and
+    rejects it), then a watch of the unchanged file: it was read in full again, a second
+    source of the file (found by a new user). Once the line is whole, it is read on into the
+    one source and its rejection goes."""
+    log = tmp_path / "tuning.log"
+    half = X86_LINES[10][:25]
+    log.write_bytes(b"".join(X86_LINES[:10]) + half)
+    with Store(tmp_path / "t.db") as store:
+        tunelog.import_paths(store, [str(log)], follow=True)
+        assert counts(import_one(store, log)) == (10, 1, 0, 0, 0, 0, 1)
+        again = import_one(store, log, follow=True)
+        assert again.already_imported_as == f"#1 {log}" and not again.prefix_changed
+        log.write_bytes(b"".join(X86_LINES[:12]))
+        assert counts(import_one(store, log)) == (10, 2, 2, 0, 0, 0, 0)
+        assert [(s.id, s.lines, s.records, s.rejected) for s in store.sources()] == [(1, 12, 12, 0)]

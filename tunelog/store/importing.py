@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from tunelog.store.holdings import holds_more_lines
 from tunelog.store.knownfiles import KnownFiles
+from tunelog.store.resumetail import forget_rejected_tail, grown_past_rejected_tail, unchanged_since
 
 if TYPE_CHECKING:
     from tunelog.importreport import FileReport
@@ -105,7 +105,17 @@ class Importing(KnownFiles):
 
             for _attempt in range(3 if scanner is None else 0):
                 point = seen = resume.load(self.conn, opened.source.path)
-                if point is not None and point.tail and not self._grown_past_rejected_tail(point):
+                if (
+                    point is not None
+                    and point.tail
+                    and not grown_past_rejected_tail(self.conn, point)
+                ):
+                    if unchanged_since(point, opened):  # the bytes that import read
+                        if progress is not None:
+                            progress(point.end.offset + point.tail)
+                        return self._known_report(
+                            point.source_id, opened.source.path, strict, label=label
+                        )
                     # Its last line was read without its line end: it may have grown since.
                     tail_read = True
                     break
@@ -221,7 +231,7 @@ class Importing(KnownFiles):
                 if resume.load(self.conn, opened.source.path) != point:
                     raise _StaleResumePoint  # read before the write lock: moved on since
                 if point.tail:  # its last line, rejected unfinished, is read again
-                    self._forget_rejected_tail(point)
+                    forget_rejected_tail(self.conn, point)
                 with ImportWriter(
                     self.conn,
                     report,
@@ -238,36 +248,6 @@ class Importing(KnownFiles):
                     writer, point, report, label, strict, _ReadUpTo(end, read, follow)
                 )
         return report
-
-    def _grown_past_rejected_tail(self, point: ResumePoint) -> bool:
-        """Whether the file grew past a last line read without its line end that was
-        rejected (a line still being written): then it is read on from that line, which is
-        read again (`_forget_rejected_tail`). A tail that was a record, a comment or blank
-        is not known to be whole: such a file is read in full when it changes."""
-        try:
-            size = os.path.getsize(point.real_path)
-        except OSError:
-            return False
-        if size <= point.end.offset + point.tail:
-            return False  # not grown: the same bytes, known without reading
-        return (
-            self.conn.execute(
-                "SELECT 1 FROM rejects WHERE source_id = ? AND line = ?",
-                (point.source_id, point.end.lines + 1),
-            ).fetchone()
-            is not None
-        )
-
-    def _forget_rejected_tail(self, point: ResumePoint) -> None:
-        """Take the rejected unfinished last line out of its source before it is read again."""
-        line = point.end.lines + 1
-        self.conn.execute(
-            "DELETE FROM rejects WHERE source_id = ? AND line = ?", (point.source_id, line)
-        )
-        self.conn.execute(
-            "UPDATE sources SET lines = lines - 1, rejected = rejected - 1 WHERE id = ?",
-            (point.source_id,),
-        )
 
     def _extend_source(
         self,
