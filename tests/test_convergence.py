@@ -310,6 +310,23 @@ def test_a_layer_name_is_found_whatever_its_spaces(tmp_path: Path, name: str) ->
     assert result.stdout.splitlines()[0].startswith("cpu  1x8192 * 10x8192  dense_")
 
 
+def test_an_auto_scheduler_layer_is_found_as_best_shows_it(tmp_path: Path) -> None:
+    """`best` shows an auto_scheduler layer's arguments `[1,8] [8,8]`, `workloads` as
+    `[1, 8], [8, 8]`: `curve` took only the second (found by a new user)."""
+    from tests.test_ansor import ansor_line
+
+    log = tmp_path / "a.json"
+    log.write_text(ansor_line() + "\n")
+    db = str(tmp_path / "t.db")
+    runner.invoke(app, ["--db", db, "import", str(log)])
+    best = runner.invoke(app, ["--db", db, "best", "--json"])
+    assert best.exit_code == 0
+    for name in ("[1,8] [8,8]", "[1, 8], [8, 8]", "[8,8]"):
+        result = runner.invoke(app, ["--db", db, "curve", name])
+        assert result.exit_code == 0, (name, result.stderr)
+    assert runner.invoke(app, ["--db", db, "curve", "[1,88]"]).exit_code == 1
+
+
 def test_forum_paste_gets_a_verdict_per_layer(store: Store) -> None:
     paste = CORPUS / "forum" / "centernet_forum_paste.log"
     if not paste.is_file():

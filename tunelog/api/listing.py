@@ -180,16 +180,22 @@ def find_layer(store: Store, name: str, filters: Filters | None = None) -> Layer
 def layers_named(found: Sequence[Layer], name: str) -> list[Layer]:
     """The layers `name` names: those whose layer_key or shapes text it is exactly, else
     those whose layer_key or shapes text contains it, else those whose shapes text contains
-    it with the spaces of both left out (`128x768*2304x768` for `128x768 * 2304x768`)
-    (`find_layer`, `workloads LAYER`)."""
+    it with the spaces of both left out, and the commas between lists (`128x768*2304x768`
+    for `128x768 * 2304x768`; `best`'s `[1,7,7,512] [3,3,512,512]` for an auto_scheduler
+    layer's `[1, 7, 7, 512], [3, 3, 512, 512]`) (`find_layer`, `workloads LAYER`)."""
     exact = [lay for lay in found if name in (lay.key, lay.shapes)]
     if exact:
         return exact
     within = [lay for lay in found if name in lay.key or name in lay.shapes]
-    squeezed = "".join(name.split())
+    squeezed = _squeezed(name)
     if within or not squeezed:
         return within
-    return [lay for lay in found if squeezed in "".join(lay.shapes.split())]
+    return [lay for lay in found if squeezed in _squeezed(lay.shapes)]
+
+
+def _squeezed(text: str) -> str:
+    """`text` without spaces, and without the commas between two lists."""
+    return "".join(text.split()).replace("],[", "][")
 
 
 def left_out(store: Store, name: str, filters: Filters | None) -> str | None:
