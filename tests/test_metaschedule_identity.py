@@ -190,3 +190,47 @@ def _database_of(directory: Path, module: str, records: list[tuple[int, float]])
         "".join(_record(index, [seconds]) + "\n" for index, seconds in records)
     )
     return directory
+
+
+def _workload_line(graph: dict[str, Any]) -> bytes:
+    import base64
+
+    body = json.dumps(graph).encode()
+    text = base64.b64encode(len(body).to_bytes(8, "little") + body).decode()
+    return json.dumps(["0", text]).encode()
+
+
+def test_each_node_is_hashed_once_however_many_map_keys_share_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A map whose keys all point at one long chain hashed the chain once per key (a hostile
+    line of 187 kB took 45 s; found by a review)."""
+    from tunelog import msffi
+    from tunelog.metaschedule import _workload
+
+    chain, keys = 300, 300
+    nodes: list[Any] = [{"type": "None"}]
+    nodes += [
+        {"type": "test.Chain", "data": {"next": n + 2 if n < chain - 1 else 0}}
+        for n in range(chain)
+    ]
+    nodes.append({"type": "ffi.Map", "data": [x for _ in range(keys) for x in (1, 0)]})
+    hashed: list[int] = []
+    real = msffi._Graph._node_digest
+
+    def counted(self: Any, index: int, *args: Any) -> bytes:
+        hashed.append(index)
+        return real(self, index, *args)
+
+    monkeypatch.setattr(msffi._Graph, "_node_digest", counted)
+    found = _workload(_workload_line({"root_index": len(nodes) - 1, "nodes": nodes}))
+    assert isinstance(found, Workload)
+    assert len(hashed) <= 2 * (chain + 2)  # each node once as a key's, once in the tree
+
+
+def test_a_root_that_names_no_node_makes_the_line_unreadable() -> None:
+    """Two such graphs had one identity (the root's number alone was hashed)."""
+    from tunelog.metaschedule import _workload
+
+    found = _workload(_workload_line({"root_index": 99, "nodes": [{"type": "None"}]}))
+    assert found == "module graph cannot be read (root index 99 names no node of the graph)"

@@ -427,7 +427,7 @@ def test_a_refresh_while_another_program_holds_the_write_lock_reads_the_files_ne
     ]
 
 
-def test_until_idle_counts_once_every_named_path_exists(
+def test_until_idle_counts_once_a_named_path_exists(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A watch started with a tuner whose first line takes longer than --until-idle stopped
@@ -446,3 +446,21 @@ def test_until_idle_counts_once_every_named_path_exists(
         last = tunelog.watch(store, [str(log)], on_refresh=lambda _: None, until_idle=0.05)
         assert len(refreshes) > 5 and not last.waiting_for
         assert store.stats().records == 10
+
+
+def test_a_path_that_never_comes_beside_one_there_does_not_keep_the_watch_going(
+    tmp_path: Path,
+) -> None:
+    """One named path there is enough for --until-idle to count (a typo beside the log)."""
+    log = tmp_path / "tuning.log"
+    log.write_bytes(b"".join(X86_LINES[:10]))
+    with Store(tmp_path / "w.db") as store:
+        last = tunelog.watch(
+            store,
+            [str(log), str(tmp_path / "typo.lg")],
+            on_refresh=lambda _: None,
+            interval=0.01,
+            until_idle=0.05,
+            refreshes=500,
+        )
+    assert last.number < 500 and last.waiting_for == [str(tmp_path / "typo.lg")]

@@ -31,7 +31,7 @@ _SEQUENCES = frozenset({"ffi.Array", "ffi.List"})  # data: the items' node index
 _MAPS = frozenset({"ffi.Map", "ffi.Dict"})  # data: key, value, key, value... node indexes
 # Objects equality maps from one module to the other (by the type's last dotted part).
 _VARIABLES = frozenset({"Var", "SizeVar", "DataflowVar", "TypeVar"})
-_SPAN = "span"
+SPAN = "span"  # the source span of a node, which equality ignores
 
 
 def is_ffi_graph(nodes: list[Any]) -> bool:
@@ -45,8 +45,8 @@ def ffi_identity(nodes: list[Any], root: Any, ignored: dict[str, tuple[str, ...]
     fields equality ignores, by the type's last dotted part."""
     graph = _Graph(nodes, ignored)
     top = graph.reference(root)
-    if top is None:
-        return hashlib.sha256(orjson.dumps(["literal", root])).hexdigest()
+    if top is None:  # TVM cannot load a graph whose root is no node either
+        raise ValueError(f"root index {root!r} names no node of the graph")
     numbers = graph.variables_in_order(top)
     return hashlib.sha256(graph.digest(top, numbers)).hexdigest()
 
@@ -58,6 +58,10 @@ class _Graph:
         self.nodes = nodes
         self.ignored = ignored
         self._read: dict[int, tuple[Any, list[int]]] = {}
+        # Memos shared by every map key a walk orders (a graph may point many keys at one
+        # large subtree: each node is looked at once, not once per key).
+        self._holds_variable: dict[int, bool] = {}
+        self._free_digests: dict[int, bytes] = {}
 
     def reference(self, value: Any) -> int | None:
         """The node a field's int points at, or None (not an index of this graph)."""
@@ -100,7 +104,7 @@ class _Graph:
         plain = INT_FIELDS.get(last, frozenset())
         fields: dict[str, Any] = {}
         for name, value in data.items():
-            if name == _SPAN:
+            if name == SPAN:
                 continue
             if name in ignored:
                 fields["ignored:" + name] = ""
@@ -135,21 +139,29 @@ class _Graph:
         if not isinstance(item, _Child):
             return orjson.dumps(item)
         key = children[item.n]
-        return None if self.holds_variable(key) else self.digest(key, {})
+        if self.holds_variable(key):
+            return None
+        return self.digest(key, {}, self._free_digests)  # no variable: no number to know
 
     def holds_variable(self, top: int) -> bool:
-        """Whether the node or a node below it is a variable."""
-        seen: set[int] = set()
-        stack = [top]
+        """Whether the node or a node below it is a variable (each node looked at once per
+        graph; a reference back up the walk counts as none)."""
+        found = self._holds_variable
+        stack: list[tuple[int, bool]] = [(top, False)]
+        open_nodes: set[int] = set()
         while stack:
-            index = stack.pop()
-            if index in seen:
+            index, expanded = stack.pop()
+            if index in found:
                 continue
-            seen.add(index)
-            if self.is_variable(index):
-                return True
-            stack.extend(self.read(index)[1])
-        return False
+            children = self.read(index)[1]
+            if not expanded:
+                open_nodes.add(index)
+                stack.append((index, True))
+                stack.extend((c, False) for c in children if c not in found and c not in open_nodes)
+                continue
+            open_nodes.discard(index)
+            found[index] = self.is_variable(index) or any(found.get(c, False) for c in children)
+        return found[top]
 
     @staticmethod
     def _pair_children(pair: list[Any], children: list[int]) -> Iterator[int]:
@@ -172,11 +184,13 @@ class _Graph:
             stack.extend(reversed(self.ordered_children(index)))
         return numbers
 
-    def digest(self, top: int, numbers: dict[int, int]) -> bytes:
+    def digest(
+        self, top: int, numbers: dict[int, int], done: dict[int, bytes] | None = None
+    ) -> bytes:
         """The root's hash input: each node's content with its children's hashes in place,
         computed once per node, children first (a reference back up the walk, which no module
-        holds, is hashed as its index)."""
-        done: dict[int, bytes] = {}
+        holds, is hashed as its index); `done`: the hashes known already."""
+        done = {} if done is None else done
         open_nodes: set[int] = set()
         stack: list[tuple[int, bool]] = [(top, False)]
         while stack:

@@ -8,8 +8,10 @@ node's index.
 **Identity is structural equality** (one home for the rule): TVM deserialises each module and
 commits it through structural hash and equality, which ignore source spans and the names of
 variables, buffers and blocks (their reflection marks those fields `SEqHashIgnore`). So two
-modules that differ only in those names are one workload. Here the identity is a hash of the graph
-with those names blanked and spans dropped; everything else, the function name included, counts.
+modules that differ only in those names are one workload. The fields it ignores are named here
+(`_IGNORED_FIELDS`); a graph tvm-ffi wrote (TVM >= 0.22) is hashed as the tree TVM compares
+(`tunelog.msffi`), an older `type_key` graph as its nodes in place, those names blanked and
+spans dropped. Everything else, the function name included, counts.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from tunelog.msffi import ffi_identity, is_ffi_graph
+from tunelog.msffi import SPAN, ffi_identity, is_ffi_graph
 
 # Fields TVM's structural equality ignores, by the node type's last dotted part (ir.Var, tirx.Var,
 # tir.SizeVar, tir.Buffer, s_tir.SBlock, tir.Block across versions).
@@ -35,7 +37,6 @@ _IGNORED_FIELDS: dict[str, tuple[str, ...]] = {
     "SBlock": ("name_hint",),
     "Block": ("name_hint",),
 }
-_SPAN = "span"
 _NAME_MARK = "ignored:"  # prefix of a blanked name field in the canonical graph
 _HEADER_BYTES = 8
 
@@ -109,13 +110,14 @@ def _with_non_finite_floats(raw: bytes) -> Any:
 def structural_identity(graph: ModuleGraph) -> str:
     """A hash equal for two modules exactly when TVM's structural equality holds (see above).
 
-    Raises ModuleError for a graph holding values nested too deep to write out again (orjson
-    writes 254 levels; no module nests a tenth of that).
+    Raises ModuleError for a graph TVM cannot load either: its root no node, or a value
+    nested too deep to write out again (orjson writes 254 levels; no module nests a tenth of
+    that) or an integer past 64 bits.
     """
     try:
         return _identity(graph)
-    except (TypeError, RecursionError) as exc:  # orjson.JSONEncodeError is a TypeError
-        raise ModuleError(f"module graph nests too deep ({exc})") from exc
+    except (TypeError, RecursionError, ValueError) as exc:  # orjson's errors are TypeErrors
+        raise ModuleError(f"module graph cannot be read ({exc})") from exc
 
 
 def _identity(graph: ModuleGraph) -> str:
@@ -146,7 +148,7 @@ def _without_ignored(node: Any, nodes: list[Any], blank: set[int]) -> Any:
     ignored = _IGNORED_FIELDS.get(type_key.rsplit(".", 1)[-1], ())
     kept: dict[str, Any] = {}
     for name, value in fields.items():
-        if name == _SPAN:
+        if name == SPAN:
             continue
         if name in ignored:
             index = node_index(value, len(nodes))

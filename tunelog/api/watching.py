@@ -127,16 +127,17 @@ class Follower:
         for path, signature in signatures.items():
             if path not in unreadable:
                 self._seen[path] = signature
-        # A path not there yet is waited for: a tuner may take a while to write its first
-        # line, and a watch that started with it must not stop idle before (it stopped with
-        # nothing read, saying every complete line read was in the database).
-        if waiting or any(r.lines and not r.already_imported_as for r in reports):
+        # While none of the paths named is there, it is waited for: a tuner may take a while
+        # to write its first line, and a watch started with it must not stop idle before (it
+        # stopped with nothing read). One path there is enough: a path that never comes (a
+        # typo beside the log) does not keep the watch from ending.
+        if not present or any(r.lines and not r.already_imported_as for r in reports):
             self.last_growth = time.monotonic()
         statuses = [layer_status(layer) for layer in layers(self.store)]
         return Refresh(self.refreshes, reports, statuses, waiting, busy)
 
     def idle_for(self) -> float:
-        """Seconds since a refresh last read a new line, or last waited for a named path."""
+        """Seconds since a refresh last read a new line, or last found none of the paths."""
         return time.monotonic() - self.last_growth
 
 

@@ -123,7 +123,10 @@ def example(*commands: str) -> str:
 app = typer.Typer(
     name="tunelog",
     cls=TunelogGroup,
-    help="Import, query and clean Apache TVM AutoTVM tuning logs (no TVM needed).",
+    help=(
+        "Import, query and clean Apache TVM tuning logs: AutoTVM, auto_scheduler, MetaSchedule "
+        "(no TVM needed)."
+    ),
     epilog=EXIT_CODES,
     no_args_is_help=True,
     add_completion=False,
@@ -169,7 +172,7 @@ def main(
         ),
     ] = False,
 ) -> None:
-    """tunelog: AutoTVM tuning logs in an embedded SQLite database."""
+    """tunelog: TVM tuning logs (AutoTVM, auto_scheduler, MetaSchedule) in SQLite."""
     state.db_path = db or DEFAULT_DB
     state.wide = wide
     checked(optionvalues.columns)(os.environ.get("COLUMNS", ""))  # before any work is done

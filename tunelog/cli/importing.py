@@ -79,7 +79,8 @@ def import_command(
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Import AutoTVM logs (plain, .gz, .bz2 or .xz); re-importing adds nothing."""
+    """Import AutoTVM and auto_scheduler logs (plain, .gz, .bz2 or .xz) and MetaSchedule
+    databases; re-importing adds nothing."""
     from tunelog import api
     from tunelog.importreport import FileReport
 

@@ -10,7 +10,7 @@ first that holds one of their records is replayed from its stored lines under th
 identities (`store.removal.store_again_from`), so slots, tallies, duplicates and accounting are
 those of importing the files again; but for the records of a workload line TVM cannot read,
 which an import now rejects and this keeps (filed under the line's text, as before).
-Migrations 18 and 19 run it again for the rule's later changes (it changes only what differs).
+Migration 19 runs it (17 did, by the rule of its day); it changes only what differs.
 """
 
 from __future__ import annotations
@@ -39,16 +39,9 @@ class _Identities:
 
 
 def _migration_17(conn: sqlite3.Connection) -> None:
-    """MetaSchedule workloads filed again under the structural identity as it is now: tvm-ffi
-    (TVM >= 0.22) writes each distinct string of a module once, so a module whose buffers
-    repeat a name (two inputs named `X`, one named like the function) had other node numbers
-    than a structurally equal one and was filed as another workload. Nothing to do in a
-    database without MetaSchedule records. (Its own module: the replay it may run imports the
-    importer, which the other migrations' module must not.)"""
-    if refile_metaschedule_workloads(conn):
-        from tunelog.store.workloadfacts import fill_workload_facts
-
-        fill_workload_facts(conn)  # of the workloads filed otherwise
+    """Nothing, since migration 19 files MetaSchedule workloads again by the rule as it is now
+    (a database at 17 or 18 is filed again there; filing at 17 too would hash every workload
+    twice). It first filed them by the rule of its day: tvm-ffi's value nodes read in."""
 
 
 def refile_metaschedule_workloads(conn: sqlite3.Connection) -> bool:

@@ -4,8 +4,8 @@ A target's keys and model are stored as its string parsed when first imported
 (`targets.parse_target`): since, the `c` kind takes TVM's CPU parser (`c -mcpu=cortex-m7` has the
 `arm_cpu` key) and an option written without a value reads as "1" (`cuda -model`), as TVM parses
 them. The slots of the workloads those targets have records of are offered again by the rule.
-A MetaSchedule workload's identity changed again too (`store.msidentities`): a module is now
-hashed as the tree TVM compares, so shared objects and a map's order no longer split it.
+Migration 19 files MetaSchedule workloads again by their identity as it is now
+(`store.msidentities`).
 """
 
 from __future__ import annotations
@@ -14,20 +14,15 @@ import sqlite3
 
 
 def _migration_18(conn: sqlite3.Connection) -> None:
-    """Targets parsed again; MetaSchedule workloads filed again (both: only what changed)."""
-    from tunelog.store.msidentities import refile_metaschedule_workloads
-
+    """Targets parsed again (MetaSchedule workloads are filed again by migration 19)."""
     reparse_targets(conn)
-    if refile_metaschedule_workloads(conn):
-        from tunelog.store.workloadfacts import fill_workload_facts
-
-        fill_workload_facts(conn)
 
 
 def _migration_19(conn: sqlite3.Connection) -> None:
-    """MetaSchedule workloads filed again: the identity reads a graph whose 8-byte header
-    starts with `{`, infinite and NaN constants, a module's functions in any order, relax
-    dataflow variables' names and op attributes' plain ints as TVM compares them."""
+    """MetaSchedule workloads filed again by the identity as it is now (`store.msidentities`):
+    a module hashed as the tree TVM compares (shared objects, a map's order), a graph whose
+    8-byte header starts with `{`, infinite and NaN constants, a module's functions in any
+    order, relax dataflow variables' names and op attributes' plain ints as TVM reads them."""
     from tunelog.store.msidentities import refile_metaschedule_workloads
 
     if refile_metaschedule_workloads(conn):
