@@ -13,6 +13,7 @@ from tests.conftest import CORPUS, SAMPLE_LOGS, runner
 from tunelog import api
 from tunelog.cli import app
 from tunelog.convergence import (
+    ALL_FAILED,
     BEST_ONLY,
     CONVERGED,
     MIN_VALID_TRIALS,
@@ -76,7 +77,7 @@ def _decreasing_until(n: int, last_gain_at: int, gain: float = 0.05) -> list[tup
     ("trials", "verdict"),
     [
         pytest.param([], NOT_TUNED, id="no trials"),
-        pytest.param([(FAILED, 6)] * 200, TOO_FEW, id="only failures"),
+        pytest.param([(FAILED, 6)] * 200, ALL_FAILED, id="only failures"),
         pytest.param(_decreasing_until(MIN_VALID_TRIALS - 1, 1), TOO_FEW, id="63 valid"),
         pytest.param(_decreasing_until(MIN_VALID_TRIALS, 1), CONVERGED, id="64 valid, best first"),
         pytest.param(_decreasing_until(100, 80), CONVERGED, id="last gain at 80 of 100"),

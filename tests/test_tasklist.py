@@ -44,7 +44,8 @@ def test_trials_done_per_task_follow_the_log(tmp_path: Path) -> None:
     assert counts[7:] == [tuned, none, failed, none, tuned, none]  # the dense layer last
     assert [t.index for t in left] == [3, 4, 5, 6, 8, 9, 10, 12]
     verdicts = [t.convergence.verdict for t in found]
-    assert verdicts == ["not tuned" if c == none else "too few valid trials" for c in counts]
+    said = {none: "not tuned", failed: "every trial failed", tuned: "too few valid trials"}
+    assert verdicts == [said[c] for c in counts]
 
 
 def test_tasks_of_another_target_group_have_no_trials(tmp_path: Path) -> None:
@@ -147,7 +148,7 @@ def test_tasks_command_prints_what_is_left_as_json_for_a_script(
         "failed": 4,
         "best_cost": None,
         "trials_to_best": None,
-        "verdict": "too few valid trials",
+        "verdict": "every trial failed",
         "answer": None,
         "layer_answered_by": None,
     }

@@ -26,6 +26,7 @@ ApplyHistoryBest uses for a slot (ties keep the earlier record).
 
 Verdict
 -------
+* `every trial failed`: trials, none of them valid (what to look at is why: `tunelog errors`);
 * `too few valid trials`: fewer than MIN_VALID_TRIALS (64) valid trials;
 * `still improving`: the best improved by at least SIGNIFICANT_GAIN (1 %) within the last
   RECENT_SHARE (20 %) of the trials;
@@ -68,10 +69,11 @@ SIGNIFICANT_GAIN = 0.01
 CONVERGED = "converged"
 STILL_IMPROVING = "still improving"
 TOO_FEW = "too few valid trials"
+ALL_FAILED = "every trial failed"
 BEST_ONLY = "best-only log: no trial history"
 NOT_TUNED = "not tuned"  # no trial at all: what a tuning script needs to hear
 BEST_ONLY_MEAN = 1.5
-VERDICTS = (CONVERGED, STILL_IMPROVING, TOO_FEW, BEST_ONLY, NOT_TUNED)
+VERDICTS = (CONVERGED, STILL_IMPROVING, TOO_FEW, ALL_FAILED, BEST_ONLY, NOT_TUNED)
 
 
 class Trial(NamedTuple):
@@ -239,10 +241,12 @@ def is_significant_gain(before: float, after: float) -> bool:
 
 
 def verdict(trials: int, valid: int, last_significant: int | None) -> str:
-    """`not tuned`, `too few valid trials`, `still improving` or `converged` (rule: module
-    docstring)."""
+    """`not tuned`, `every trial failed`, `too few valid trials`, `still improving` or
+    `converged` (rule: module docstring)."""
     if trials == 0:
         return NOT_TUNED
+    if valid == 0:
+        return ALL_FAILED
     if valid < MIN_VALID_TRIALS:
         return TOO_FEW
     if last_significant is not None and last_significant > trials * (1.0 - RECENT_SHARE):
