@@ -734,3 +734,65 @@ def test_a_source_read_on_here_since_a_merge_is_not_merged_again(tmp_path: Path)
     assert (source["new"], source["already_merged_as"]) == (0, f"#1 {log}")
     with Store(team) as store:
         assert [(s.id, s.lines, s.records) for s in store.sources()] == [(1, 15, 15)]
+
+
+def test_a_file_the_box_read_on_since_the_last_merge_is_read_on_here(tmp_path: Path) -> None:
+    """A box reads on its tuner's grown log; the team database merging the box again added
+    the whole grown read as a second source of the file (its first lines all duplicates),
+    merge after merge (found by a review). It reads on into the source here, as an import of
+    the grown file would."""
+    from tests.conftest import database_contents, one_shot
+
+    log = tmp_path / "L.log"
+    lines = X86.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:10]))
+    box, team = tmp_path / "A.db", tmp_path / "T.db"
+    run_cli(box, "import", str(log))
+    assert run_cli(team, "merge", str(box))[0] == 0
+    log.write_bytes(b"".join(lines[:15]))
+    run_cli(box, "import", str(log))
+    with Store(team) as store:
+        (merged,) = tunelog.merge(store, [str(box)])
+    (source,) = merged.sources
+    assert (source.new, source.duplicates, source.read_on_into) == (5, 10, f"#1 {log}")
+    assert "already here as #1" in run_cli(team, "merge", str(box))[1]
+    with Store(team) as store:
+        assert [(s.id, s.lines, s.records, s.duplicates) for s in store.sources()] == [
+            (1, 15, 15, 0)
+        ]
+        (report,) = tunelog.import_paths(store, [str(log)])
+        assert report.already_imported_as == f"#1 {log}"  # the box's resume point came along
+        assert database_contents(store.conn) == one_shot(tmp_path, log)
+
+
+def test_a_half_written_line_rejected_here_keeps_a_merge_from_reading_on(tmp_path: Path) -> None:
+    """The source here rejected its last line half-written; the box read it whole: reading on
+    after it would lose that record. The box's read is merged as a source of its own."""
+    log = tmp_path / "L.log"
+    lines = X86.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:10]))
+    box, team = tmp_path / "A.db", tmp_path / "T.db"
+    run_cli(box, "import", str(log))
+    assert run_cli(team, "merge", str(box))[0] == 0
+    log.write_bytes(b"".join(lines[:10]) + lines[10][:30])
+    run_cli(team, "import", str(log))  # reads on: line 11 rejected, still being written
+    log.write_bytes(b"".join(lines[:15]))
+    run_cli(box, "import", str(log))
+    code, out, _ = run_cli(team, "merge", str(box))
+    assert code == 0 and "read on into" not in out
+    with Store(team) as store:
+        assert store.stats().records == 15
+        assert [(s.id, s.lines) for s in store.sources()] == [(1, 11), (2, 15)]
+
+
+def test_the_merge_table_says_a_source_was_read_on(tmp_path: Path) -> None:
+    log = tmp_path / "L.log"
+    lines = X86.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:10]))
+    box, team = tmp_path / "A.db", tmp_path / "T.db"
+    run_cli(box, "import", str(log))
+    run_cli(team, "merge", str(box))
+    log.write_bytes(b"".join(lines[:12]))
+    run_cli(box, "import", str(log))
+    code, out, _ = run_cli(team, "merge", str(box))
+    assert code == 0 and f"read on into #1 {log} (the file grew)" in out

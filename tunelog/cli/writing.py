@@ -243,6 +243,16 @@ def _replaces(superseded: Sequence[int]) -> str:
     return f"replaces {earlier} (the same bytes, rejected without --repair)"
 
 
+def _merged_note(merged: MergedSource) -> str:
+    """The note of a merged source's row: already here, read on into a source here, or the
+    sources it replaces."""
+    if merged.already_merged_as:
+        return _already_here_note(merged)
+    if merged.read_on_into:
+        return f"read on into {_source_ref(merged.read_on_into)} (the file grew)"
+    return _replaces(merged.superseded)
+
+
 def _already_here_note(merged: MergedSource) -> str:
     assert merged.already_merged_as is not None
     note = f"already here as {_source_ref(merged.already_merged_as)}"
@@ -261,7 +271,7 @@ def _print_merged(reports: Sequence[MergeReport]) -> None:
                 s.label or "",
                 s.new,
                 s.duplicates,
-                _already_here_note(s) if s.already_merged_as else _replaces(s.superseded),
+                _merged_note(s),
             )
             for r in reports
             for s in r.sources

@@ -68,6 +68,9 @@ class MergedSource(_Dumpable):
     superseded: list[int] = field(default_factory=list)
     """Sources here of the same bytes that held only lines rejected without --repair, which
     this one, imported with it, replaces (as `import --repair` of them does)."""
+    read_on_into: str | None = None
+    """`#id path` of the source here that read the file before it grew, which the merge read
+    on into (`store.mergereadon`)."""
 
 
 @dataclass(slots=True)
@@ -248,6 +251,12 @@ class _Merger:
                 result.already_merged_as = self._already_here(same, result)
                 return result
         conn = self.conn
+        if self.only_targets is None:
+            from tunelog.store.mergereadon import earlier_read_here
+
+            earlier = earlier_read_here(conn, self.other.conn, src, here)
+            if earlier is not None:
+                return self._read_on(src, result, *earlier)
         conn.execute("SAVEPOINT merge_source")
         from tunelog.store.importer import ImportWriter
 
@@ -373,8 +382,9 @@ class _Merger:
             result.label_here = str(here)
         return f"#{same[0]} {same[1]}"
 
-    def _feed(self, writer: ImportWriter, source_id: int) -> None:
-        """Hand the source's record lines to the writer in its file's order, as they were."""
+    def _feed(self, writer: ImportWriter, source_id: int, after_line: int = 0) -> None:
+        """Hand the source's record lines to the writer in its file's order, as they were
+        (`after_line`: those after it only)."""
         feed_held_records(
             writer,
             self.other.conn,
@@ -384,4 +394,17 @@ class _Merger:
             self.spellings,
             self.only_targets,
             metaschedule_only=self.metaschedule_only,
+            after_line=after_line,
         )
+
+    def _read_on(
+        self, src: tuple[Any, ...], result: MergedSource, here_id: int, here_lines: int
+    ) -> MergedSource:
+        """Read the merged source's lines after `here_lines` on into source `here_id`, which
+        read its file before it grew (`store.mergereadon`)."""
+        from tunelog.store.mergereadon import read_on
+
+        result.new = read_on(self.conn, self.other.conn, src, here_id, here_lines, self._feed)
+        result.duplicates = int(src[6]) + int(src[7]) - result.new
+        result.read_on_into = f"#{here_id} {stored_path(src[1])}"
+        return result

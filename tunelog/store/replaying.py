@@ -141,10 +141,11 @@ def feed_held_records(
     only_targets: Collection[int] | None = None,
     *,
     metaschedule_only: bool = False,
+    after_line: int = 0,
 ) -> None:
     """Hand every record line a source of `conn` held to the writer, in its file's order
     (`only_targets`: only the lines of records of these target ids; `metaschedule_only`:
-    that choice for MetaSchedule workloads only).
+    that choice for MetaSchedule workloads only; `after_line`: only the lines after it).
 
     `targets`, `workloads` (version first) and `spellings` are `conn`'s, by id. The lines are
     not parsed again: the stored rows hold what the writer needs."""
@@ -156,6 +157,8 @@ def feed_held_records(
     def stored() -> Iterator[StoredLine]:
         # The row's trailing id: the record's own spelling, where not its workload's.
         for _seq, line, rid, target_id, workload_id, *measured, own_id in rows:
+            if line <= after_line:
+                continue
             version, task, key, args = workloads[workload_id]
             spelling = spellings[workload_id] if own_id is None else own.text(own_id)
             yield (line, rid, (version, targets[target_id], task, key, args), spelling, *measured)

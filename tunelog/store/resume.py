@@ -80,18 +80,21 @@ def carry(conn: sqlite3.Connection, other: sqlite3.Connection, merged: int, here
     resume points `other` kept for it: a tuner's log imported on one box, merged into a team
     database, then imported there as it grows, is read on from where that box stopped, under
     that one source (as importing it here would). Of two points of one path, the one of the
-    newer import stays (as a newer import replaces it); `here`'s import times are the merged
-    source's, copied before. A point whose file changed since is no harm: its first bytes are
-    checked before any resume (`load`'s caller)."""
+    newer import stays (as a newer import replaces it; of two of `here` itself, the further);
+    `here`'s import times are the merged source's, copied before. A point whose file changed
+    since is no harm: its first bytes are checked before any resume (`load`'s caller)."""
     for real, offset, lines, prefix_hash, tail, repair in other.execute(
         """SELECT real_path, offset, lines, prefix_hash, tail, repair FROM resume_points
            WHERE source_id = ? ORDER BY real_path""",
         (merged,),
     ).fetchall():
         held = conn.execute(
-            "SELECT source_id FROM resume_points WHERE real_path = ?", (real,)
+            "SELECT source_id, offset FROM resume_points WHERE real_path = ?", (real,)
         ).fetchone()
-        if held is not None and _last_import(conn, here) <= _last_import(conn, int(held[0])):
+        if held is not None and int(held[0]) == here:
+            if int(held[1]) >= offset:  # the one source read on (a merge's read on): further
+                continue
+        elif held is not None and _last_import(conn, here) <= _last_import(conn, int(held[0])):
             continue
         save(conn, ResumePoint(real, here, LineEnd(offset, lines, prefix_hash), tail, bool(repair)))
 
