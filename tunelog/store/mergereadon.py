@@ -35,6 +35,11 @@ def earlier_read_here(
     """(id, lines) of the source here that read the merged source's file before it grew, or
     None. `merged`: the merged source's `sources` row (merging._SOURCES' columns)."""
     source_id, lines, repair, imported_at = merged[0], merged[5], merged[13], merged[14]
+    if other.execute(
+        "SELECT 1 FROM sources WHERE path = ? AND imported_at IS ? AND id != ?",
+        (merged[1], imported_at, source_id),
+    ).fetchone():
+        return None  # the other database holds two reads of it: which one is here is unknown
     for here_id, here_lines in conn.execute(
         """SELECT id, lines FROM sources WHERE path = ? AND imported_at IS ? AND repair IS ?
            AND lines > 0 AND lines < ? ORDER BY id""",
