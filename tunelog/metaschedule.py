@@ -274,12 +274,16 @@ def _record_problem(value: Any) -> str | None:
 
 
 def _is_instruction(inst: Any) -> bool:
-    """TVM reads each trace instruction as `[kind, inputs, attrs, outputs]`."""
+    """TVM reads each trace instruction as `[kind, inputs, attrs, outputs]` (decoded JSON:
+    exact types, so `type` is asked, the cheaper question for every instruction of every
+    record)."""
     return (
-        isinstance(inst, list)
+        type(inst) is list
         and len(inst) == 4
-        and isinstance(inst[0], str)
-        and all(isinstance(part, list) for part in inst[1:])
+        and type(inst[0]) is str
+        and type(inst[1]) is list
+        and type(inst[2]) is list
+        and type(inst[3]) is list
     )
 
 

@@ -85,7 +85,7 @@ def parse_content(line: bytes) -> ParsedLine:
     if too_deep(line):
         return _TOO_DEEP
     v01_first = v01_layout_first(line)
-    if v01_first and _STRING_VERSION.search(line):  # auto_scheduler writes "v": "v0.6"
+    if v01_first and has_string_version(line):  # auto_scheduler writes "v": "v0.6"
         ansor = scan_ansor_line(line)
         if ansor is not None:
             return ansor if isinstance(ansor, Rejected) else ansor[0]
@@ -104,6 +104,16 @@ def parse_content(line: bytes) -> ParsedLine:
 # A "v" key with a string value: an auto_scheduler record's version ("v0.6"; TVM's reader
 # takes any string there, "v1.0" too), where AutoTVM's v0.1 writes a number.
 _STRING_VERSION = re.compile(rb'"v"[ \t\r\n]*:[ \t\r\n]*"')
+
+
+def has_string_version(line: bytes) -> bool:
+    """Whether the line has a "v" key with a string value (`_STRING_VERSION`). auto_scheduler
+    writes it last: looked for from the end (a search from the start tries every quote of
+    the line, a fifth of an auto_scheduler line's import)."""
+    at = line.rfind(b'"v"')
+    if at < 0:
+        return False
+    return _STRING_VERSION.match(line, at) is not None or _STRING_VERSION.search(line) is not None
 
 
 # How a JSON value can start, after JSON's own whitespace, as pydantic's parser reads JSON
@@ -197,7 +207,7 @@ def _scan_other(line: bytes) -> ScannedLine | FastRecordV02:
     else:
         if valid_workload(bytes(strict01.i[4])):
             return _v01_measurement(strict01, line)
-    if _STRING_VERSION.search(line):
+    if has_string_version(line):
         ansor = scan_ansor_line_fast(line) or scan_ansor_line(line)
         if ansor is not None:
             return ansor if isinstance(ansor, Rejected) else ansor[1]
