@@ -781,8 +781,8 @@ def test_workloads_no_record_names_are_said_to_run_untuned(tmp_path: Path) -> No
     assert [f["workloads_without_records"] for f in json.loads(result.stdout)["files"]] == [2]
     assert result.stderr == (
         f"warning: 2 workload(s) of the database of {database / 'database_tuning_record.json'} "
-        "have no record: TVM compiles them with no tuned schedule (`tunelog untuned` lists only "
-        "layers with records)\n"
+        "have no record: TVM compiles them with no tuned schedule (workload line 2; workload "
+        "line 4; `tunelog untuned` lists only layers with records)\n"
     )
     again = runner.invoke(app, ["--db", db, "import", "--json", str(database)])  # known bytes
     assert [f["workloads_without_records"] for f in json.loads(again.stdout)["files"]] == [None]

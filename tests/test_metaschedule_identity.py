@@ -234,3 +234,16 @@ def test_a_root_that_names_no_node_makes_the_line_unreadable() -> None:
 
     found = _workload(_workload_line({"root_index": 99, "nodes": [{"type": "None"}]}))
     assert found == "module graph cannot be read (root index 99 names no node of the graph)"
+
+
+def test_the_import_names_what_each_workload_without_a_record_computes(tmp_path: Path) -> None:
+    """A relax model's task no trial reached (a transpose) was said as a count only: which
+    operator TVM would compile untuned was left to guess (found tuning a relax model)."""
+    database = _database(tmp_path / "db", ["matmul", "add", "softmax"], [(0, 0.004)])
+    with Store(tmp_path / "ms.db") as store:
+        (report,) = tunelog.import_paths(store, [str(database)])
+    assert report.workloads_without_records == 2
+    assert report.unrecorded_workloads == [
+        "main: 16x16 x 16x16 -> 16x16 float32",
+        "main: 4x256 -> 4x256 float32",
+    ]

@@ -91,6 +91,8 @@ class FileReport(_Dumpable):
     # Its database's workloads that no record names (TVM compiles them with no tuned
     # schedule); None when not known: not such a file, or not read whole.
     workloads_without_records: int | None = None
+    # What each of them computes (`main: 16x16 -> 16x16 float32`).
+    unrecorded_workloads: list[str] = field(default_factory=list)
     # Its workload file's lines TVM cannot read (`line N: why`): TVM's JSONDatabase refuses
     # the whole database over one, named by a record or not.
     workload_problems: list[str] = field(default_factory=list)

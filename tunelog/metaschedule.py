@@ -26,7 +26,7 @@ from tunelog.errorcodes import MS_NO_SCHEDULE, MS_NOT_MEASURED
 from tunelog.linesplit import OverlongLine, split_lines
 from tunelog.msfiles import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
 from tunelog.msmodule import ModuleError, decode, structural_identity
-from tunelog.mssummary import Summary, summarise, summary_args
+from tunelog.mssummary import Summary, summarise, summary_args, summary_text
 from tunelog.records import Measurement, Rejected, ScannedLine
 from tunelog.selection import (
     METASCHEDULE_FAILED,
@@ -153,6 +153,19 @@ class RecordScanner:
         """How many workloads (one per structural identity) no record read so far names."""
         every = {w.args_json for w in self.workloads if isinstance(w, Workload)}
         return len(every - self._named)
+
+    def unrecorded_names(self) -> list[str]:
+        """What each workload no record read so far names computes (`main: 16x16 -> 16x16
+        float32`; its workload line's number when tunelog cannot summarise it), once each."""
+        names: dict[str, str] = {}
+        for number, workload in enumerate(self.workloads, 1):
+            if isinstance(workload, Workload) and workload.args_json not in self._named:
+                summary = workload.summary
+                names.setdefault(
+                    workload.args_json,
+                    summary_text(summary) if summary is not None else f"workload line {number}",
+                )
+        return list(names.values())
 
 
 def record_scanner(workloads: list[Workload | str]) -> RecordScanner:

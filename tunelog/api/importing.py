@@ -189,6 +189,7 @@ def _import_one(
         report.skipped_lines or report.already_imported_as or report.rolled_back
     ):  # read whole: every record it holds was scanned
         report.workloads_without_records = scanner.unrecorded()
+        report.unrecorded_workloads = scanner.unrecorded_names()
     return report
 
 

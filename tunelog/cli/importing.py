@@ -175,6 +175,7 @@ _REPORT_FIELDS = {
     "metaschedule",
     "other_repair",
     "workloads_without_records",
+    "unrecorded_workloads",
     "workload_problems",
 }
 

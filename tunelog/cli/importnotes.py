@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from tunelog.models import FileReport
 
 REJECTS_SHOWN = 20  # rejected lines said per file; a count says how many more
+UNRECORDED_SHOWN = 5  # MetaSchedule workloads without a record named per file
 
 
 def metaschedule_warnings(report: FileReport) -> list[str]:
@@ -37,10 +38,14 @@ def metaschedule_warnings(report: FileReport) -> list[str]:
             "left out); `tunelog export-metaschedule DIR` writes one it loads"
         )
     if report.workloads_without_records:
+        names = report.unrecorded_workloads
+        shown = "; ".join(names[:UNRECORDED_SHOWN])
+        if len(names) > UNRECORDED_SHOWN:
+            shown += f"; {len(names) - UNRECORDED_SHOWN} more"
         found.append(
             f"warning: {report.workloads_without_records} workload(s) of the database of "
             f"{report.path} have no record: TVM compiles them with no tuned schedule "
-            "(`tunelog untuned` lists only layers with records)"
+            f"({shown}; `tunelog untuned` lists only layers with records)"
         )
     return found
 
