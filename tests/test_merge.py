@@ -765,9 +765,12 @@ def test_a_file_the_box_read_on_since_the_last_merge_is_read_on_here(tmp_path: P
         assert database_contents(store.conn) == one_shot(tmp_path, log)
 
 
-def test_a_half_written_line_rejected_here_keeps_a_merge_from_reading_on(tmp_path: Path) -> None:
-    """The source here rejected its last line half-written; the box read it whole: reading on
-    after it would lose that record. The box's read is merged as a source of its own."""
+def test_a_half_written_line_rejected_here_is_read_again_from_the_box_s_whole_read(
+    tmp_path: Path,
+) -> None:
+    """The source here rejected its last line half-written (read while a tuner wrote it); the
+    box read it whole: the merge reads on from before that line (as an import of the grown
+    file does), not into a second source that keeps the rejection for good."""
     log = tmp_path / "L.log"
     lines = X86.read_bytes().splitlines(keepends=True)
     log.write_bytes(b"".join(lines[:10]))
@@ -779,10 +782,58 @@ def test_a_half_written_line_rejected_here_keeps_a_merge_from_reading_on(tmp_pat
     log.write_bytes(b"".join(lines[:15]))
     run_cli(box, "import", str(log))
     code, out, _ = run_cli(team, "merge", str(box))
-    assert code == 0 and "read on into" not in out
+    assert code == 0 and "read on into #1" in out
     with Store(team) as store:
-        assert store.stats().records == 15
-        assert [(s.id, s.lines) for s in store.sources()] == [(1, 11), (2, 15)]
+        assert [(s.id, s.lines, s.records, s.rejected) for s in store.sources()] == [(1, 15, 15, 0)]
+        assert store.conn.execute("SELECT count(*) FROM rejects").fetchone() == (0,)
+
+
+def test_a_source_read_on_by_a_merge_keeps_no_point_before_its_lines(tmp_path: Path) -> None:
+    """The box kept no resume point of its source (another file's import at the path, then
+    removed): the point here stayed at the first merge's line 10, and the grown file was read
+    again from there, lines 11-15 held twice (found by a review)."""
+    log = tmp_path / "L.log"
+    lines = X86.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:10]))
+    box, team = tmp_path / "A.db", tmp_path / "T.db"
+    run_cli(box, "import", str(log))
+    run_cli(team, "merge", str(box))
+    log.write_bytes(b"".join(lines[:15]))
+    run_cli(box, "import", str(log))
+    with Store(box) as store:
+        store.conn.execute("DELETE FROM resume_points")
+        store.conn.commit()
+    assert "read on into #1" in run_cli(team, "merge", str(box))[1]
+    log.write_bytes(b"".join(lines[:20]))
+    run_cli(team, "import", str(log))
+    with Store(team) as store:
+        # Read in full again (no point to read on from): a second source, no line held twice.
+        assert [(s.lines, s.records, s.duplicates) for s in store.sources()] == [
+            (15, 15, 0),
+            (20, 5, 15),
+        ]
+
+
+def test_another_box_s_read_of_a_file_at_the_same_path_is_not_read_on(tmp_path: Path) -> None:
+    """Two boxes import their own `tune.log` at one path in the same second, B's longer: B's
+    fresh read was read on into A's source, its label lost (found by a review)."""
+    lines = X86.read_bytes().splitlines(keepends=True)
+    log = tmp_path / "tune.log"
+    first, second, team = tmp_path / "A.db", tmp_path / "B.db", tmp_path / "T.db"
+    log.write_bytes(b"".join(lines[:10]))
+    run_cli(first, "import", "--label", "boxA", str(log))
+    log.write_bytes(b"".join(lines[:20]))
+    run_cli(second, "import", "--label", "boxB", str(log))
+    for db in (first, second):
+        with Store(db) as store:
+            store.conn.execute("UPDATE sources SET imported_at = '2026-01-01T00:00:00+00:00'")
+            store.conn.execute(
+                "UPDATE source_imports SET imported_at = '2026-01-01T00:00:00+00:00'"
+            )
+            store.conn.commit()
+    run_cli(team, "merge", str(first), str(second))
+    with Store(team) as store:
+        assert [(s.label, s.lines) for s in store.sources()] == [("boxA", 10), ("boxB", 20)]
 
 
 def test_the_merge_table_says_a_source_was_read_on(tmp_path: Path) -> None:

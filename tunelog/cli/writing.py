@@ -249,7 +249,10 @@ def _merged_note(merged: MergedSource) -> str:
     if merged.already_merged_as:
         return _already_here_note(merged)
     if merged.read_on_into:
-        return f"read on into {_source_ref(merged.read_on_into)} (the file grew)"
+        note = f"read on into {_source_ref(merged.read_on_into)} (the file grew)"
+        if merged.label_here is not None:
+            note += f", which keeps its label {merged.label_here}"
+        return note
     return _replaces(merged.superseded)
 
 

@@ -407,4 +407,7 @@ class _Merger:
         result.new = read_on(self.conn, self.other.conn, src, here_id, here_lines, self._feed)
         result.duplicates = int(src[6]) + int(src[7]) - result.new
         result.read_on_into = f"#{here_id} {stored_path(src[1])}"
+        (here,) = self.conn.execute("SELECT label FROM sources WHERE id = ?", (here_id,)).fetchone()
+        if here is not None and result.label is not None and here != result.label:
+            result.label_here = str(here)  # one label per source: the one here stays
         return result
