@@ -240,7 +240,7 @@ def test_untuned_check_exits_1_when_a_layer_is_untuned(db: str, tmp_path: Path) 
     assert (code, out, err) == (
         1,
         UNTUNED_CHECK,
-        "1 layer(s) will run an untuned fallback config (--check)\n",
+        "1 layer(s) untuned: 1 will run an untuned fallback config (--check)\n",
     )
     run("--db", db, "import", str(X86))
     assert run("--db", db, "untuned", "--check") == (
@@ -731,3 +731,16 @@ def test_a_database_path_that_is_no_regular_file_says_so(tmp_path: Path, special
             f"Error: {special} is not a regular file (a device, pipe or socket): give the "
             "database file's path with --db\n",
         )
+
+
+def test_untuned_check_says_which_layers_run_another_machine_s_config(db: str) -> None:
+    """Layers answered by a record measured on another machine were said to run "an untuned
+    fallback config" (found by a new user: they run that machine's tuned config)."""
+    from tests.conftest import DATA
+
+    run("--db", db, "import", str(DATA / "metaschedule_real" / "two_targets"))
+    code, _, err = run("--db", db, "untuned", "--check")
+    assert code == 1
+    assert err.splitlines()[-1] == (
+        "2 layer(s) untuned: 2 a config measured on another machine (--check)"
+    )

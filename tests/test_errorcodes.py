@@ -499,3 +499,19 @@ def test_errors_quote_the_timeout_when_instantiation_errors_are_most_common(
         "TuningOptions).",
         "Only 6 valid trials: tune longer before trusting the best.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("code", "name"),
+    [
+        (101, "MS_NOT_MEASURED"),
+        ("101", "MS_NOT_MEASURED"),
+        ("ms_not_measured", "MS_NOT_MEASURED"),
+        ("MS-NO-SCHEDULE", "MS_NO_SCHEDULE"),
+    ],
+)
+def test_metaschedule_s_error_names_are_explained(code: int | str, name: str) -> None:
+    """`stats` and `errors` name MetaSchedule's invalid records MS_NOT_MEASURED and
+    MS_NO_SCHEDULE; `explain` knew neither (found by a new user)."""
+    found = lookup_error_code(code)
+    assert found.name == name and found.meaning and found.remedies

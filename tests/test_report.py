@@ -202,7 +202,10 @@ def test_untuned_layers_are_listed(tmp_path: Path) -> None:
     assert runner.invoke(app, ["--db", db, "report", str(out)]).exit_code == 0
     untuned = out.read_text().split("<h2>Untuned layers</h2>")[1]
     assert '<td>conv2d_NCHWc.x86</td><td data-v="1">1</td>' in untuned
-    assert "No tuned layer." in out.read_text()
+    page = out.read_text()
+    assert "No tuned layer." in page and "No layer with a valid trial." in page
+    # No chart of nothing (an empty plot drew bare axes; found by a new user).
+    assert 'id="latency-chart"' not in page and 'id="curves-chart"' not in page
     # Its group sums no layer: no total (it said 0.0 us, a network that takes no time).
     assert '<tr><td>cpu</td><td data-v="-1">-</td><td data-v="0">0</td>' in out.read_text()
 

@@ -243,7 +243,8 @@ def _normalise(text: str) -> str:
 
 def _unknown(code: object) -> UnknownErrorCodeError:
     return UnknownErrorCodeError(
-        f"unknown error code {code!r}: use 0-8 or a name such as build_timeout ({_VALID_LIST})"
+        f"unknown error code {code!r}: use 0-8 or a name such as build_timeout ({_VALID_LIST}), "
+        "or MetaSchedule's ms_not_measured (101), ms_no_schedule (102)"
     )
 
 
@@ -255,18 +256,20 @@ def lookup_error_code(code: str | int) -> ErrorCode:
     if isinstance(code, int):
         if code in ERROR_CODES:
             return ERROR_CODES[code]
+        if code in METASCHEDULE_ERROR_CODES:
+            return METASCHEDULE_ERROR_CODES[code]
         raise _unknown(code)
     if not isinstance(code, str):
         raise TypeError(f"error code must be an int or a str, not {type(code).__name__}")
     text = code.strip()
     if text.isascii() and text.isdigit():
-        number = int(text)
-        if number in ERROR_CODES:
-            return ERROR_CODES[number]
-        raise _unknown(code)
+        return lookup_error_code(int(text))
     key = _normalise(text)
     if key in _BY_NAME:
         return ERROR_CODES[_BY_NAME[key]]
+    for number, (name, _) in METASCHEDULE_ERRORS.items():
+        if key == name.lower().replace("_", ""):
+            return METASCHEDULE_ERROR_CODES[number]
     if key in _AMBIGUOUS:
         options = " or ".join(f"{ERROR_CODES[n].name.lower()} ({n})" for n in _AMBIGUOUS[key])
         raise UnknownErrorCodeError(f"ambiguous error code {code!r}: use {options}")
@@ -288,6 +291,31 @@ METASCHEDULE_ERRORS: dict[int, tuple[str, str]] = {
         "MS_NO_SCHEDULE",
         "the trace holds no schedule instruction before EnterPostproc (a space with no "
         "schedule rules): TVM never uses such a record; give the space its schedule rules",
+    ),
+}
+
+
+# The same as ErrorCodes, for `explain` (the report's and `errors`' meanings read them too).
+METASCHEDULE_ERROR_CODES: dict[int, ErrorCode] = {
+    MS_NOT_MEASURED: ErrorCode(
+        number=MS_NOT_MEASURED,
+        name="MS_NOT_MEASURED",
+        meaning=METASCHEDULE_ERRORS[MS_NOT_MEASURED][1],
+        causes=(
+            "MetaSchedule's builder or runner failed for the candidate (a build error, a "
+            "timeout, a device error); the database keeps no reason",
+        ),
+        remedies=(
+            "read the work_dir's logs/*.log for the candidate's build or run error",
+            "raise the builder's or runner's timeout if the machine was busy",
+        ),
+    ),
+    MS_NO_SCHEDULE: ErrorCode(
+        number=MS_NO_SCHEDULE,
+        name="MS_NO_SCHEDULE",
+        meaning=METASCHEDULE_ERRORS[MS_NO_SCHEDULE][1],
+        causes=("the design space had no schedule rules: the trace starts with EnterPostproc",),
+        remedies=("tune with the target's schedule rules (the default space generator)",),
     ),
 }
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from tunelog.errorcodes import ERROR_CODES, error_name
+from tunelog.errorcodes import ERROR_CODES, METASCHEDULE_ERRORS, error_name
 from tunelog.escaping import shown
 from tunelog.layers import Layer
 from tunelog.reportfigures import (
@@ -65,9 +65,11 @@ def render(data: ReportData, plotly_js: str) -> str:
     """The report page as HTML text."""
     untuned = [lay for lay in data.layers if is_untuned(lay)]
     tuned = [lay for lay in data.layers if lay.winner is not None and not is_untuned(lay)]
+    curves = sum(1 for curve in data.curves if curve)
+    # A chart of nothing is left out: its note says why (an empty plot drew bare axes).
     figures = {
-        "latency-chart": latency_figure(tuned),
-        "curves-chart": curves_figure(data.layers, data.curves),
+        **({"latency-chart": latency_figure(tuned)} if tuned else {}),
+        **({"curves-chart": curves_figure(data.layers, data.curves)} if curves else {}),
     }
     body = "\n".join(
         [
@@ -78,15 +80,15 @@ def render(data: ReportData, plotly_js: str) -> str:
             _summary(data, tuned, untuned),
             "<h2>Where the time goes: latency per layer</h2>",
             _chart_note(len(tuned), BAR_LAYERS_SHOWN, "slowest"),
-            '<div id="latency-chart" class=chart></div>',
+            '<div id="latency-chart" class=chart></div>' if tuned else "",
             "<h2>Totals per target group</h2>",
             _totals_table(data.layers),
             "<h2>Layers</h2>",
             "<p class=note>Click a column header to sort.</p>",
             _layers_table(data.layers, data.verdicts),
             "<h2>Best so far per layer</h2>",
-            _chart_note(len(tuned), CURVE_LAYERS_SHOWN, "slowest"),
-            '<div id="curves-chart" class=chart></div>',
+            _chart_note(curves, CURVE_LAYERS_SHOWN, "slowest", what="layers with a valid trial"),
+            '<div id="curves-chart" class=chart></div>' if curves else "",
             "<h2>Failures</h2>",
             _failures(data.failures),
             "<h2>Untuned layers</h2>",
@@ -127,12 +129,13 @@ def _summary(data: ReportData, tuned: list[Layer], untuned: list[Layer]) -> str:
     return f"<div class=cards>{html_cards}</div>{note}"
 
 
-def _chart_note(count: int, shown: int, which: str) -> str:
+def _chart_note(count: int, shown: int, which: str, *, what: str = "tuned layers") -> str:
+    """What a chart leaves out: everything (`count` is 0), or all but the first `shown`."""
     if count == 0:
-        return "<p class=note>No tuned layer.</p>"
+        return f"<p class=note>No {what.replace('layers', 'layer')}.</p>"
     if count <= shown:
         return ""
-    return f"<p class=note>The {shown} {which} of {count} tuned layers; all are in the table.</p>"
+    return f"<p class=note>The {shown} {which} of {count} {what}; all are in the table.</p>"
 
 
 def _layers_table(layers: list[Layer], verdicts: list[str | None]) -> str:
@@ -173,6 +176,7 @@ def _failures(failures: list[FailureRow]) -> str:
         for name, count in row.errors.items():
             totals[name] = totals.get(name, 0) + count
     meanings = {error_name(n): code.meaning for n, code in ERROR_CODES.items()}
+    meanings.update(METASCHEDULE_ERRORS.values())
     by_error = [
         f"<tr>{_td(name)}{_td(f'{count:,}', count)}{_td(meanings.get(name, ''))}</tr>"
         for name, count in sorted(totals.items(), key=lambda nc: (-nc[1], nc[0]))

@@ -36,7 +36,7 @@ from tunelog.filters import Filters
 from tunelog.tables import Column
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     from tunelog.api.diagnosing import ErrorSummary
     from tunelog.api.runs import LayerConvergence
@@ -268,8 +268,20 @@ def untuned(
     )
     _warn_layers(found, listed_by=_listed_by("untuned", filters))
     if check and found:
-        _err(f"{len(found)} layer(s) will run an untuned fallback config (--check)")
+        _err(f"{_untuned_count(found)} (--check)")
         raise typer.Exit(1)
+
+
+def _untuned_count(found: Sequence[Layer]) -> str:
+    """`untuned --check`'s line: how many layers run a fallback config, how many a config
+    measured on another machine (it said "fallback" of both)."""
+    from tunelog.rules.untuned import runs_fallback
+
+    fallback = sum(1 for layer in found if runs_fallback(layer))
+    parts = [f"{fallback} will run an untuned fallback config"] if fallback else []
+    if len(found) - fallback:
+        parts.append(f"{len(found) - fallback} a config measured on another machine")
+    return f"{len(found)} layer(s) untuned: " + ", ".join(parts)
 
 
 @app.command(epilog=example("tunelog errors --target-key cuda"))
