@@ -317,3 +317,13 @@ def test_own_workload_lines_survive_merge_removal_and_source_selection(tmp_path:
         # one source chosen (a temporary database of its lines)
         chosen = _exported_lines(removed, tmp_path / "chosen", Filters(source="2"))
         assert chosen == expected
+
+
+def test_a_loop_whose_extent_is_not_read_gives_no_gflops(tmp_path: Path) -> None:
+    """apache-tvm 0.26's matmul, whose shapes tunelog reads as `?`: its loops counted as one
+    trip each, 2 FLOPs, and `workloads` showed 0.0 GFLOPS (found by a new user)."""
+    with Store(tmp_path / "o.db") as store:
+        tunelog.import_paths(store, [str(OTHER_RELEASE)])
+        (layer,) = tunelog.layers(store)
+    assert layer.shapes == "main: ?x? x ?x? -> ?x? float32"
+    assert layer.gflops is None

@@ -149,11 +149,16 @@ _COMPARISONS = frozenset({"EQ", "NE", "LT", "LE", "GT", "GE"})
 _MAX_DEPTH = 10_000
 
 
+class _SymbolicExtent(Exception):
+    """A loop whose extent is no number (a symbolic shape): the count is not known."""
+
+
 def _flops(nodes: _Nodes, body: int | None) -> int | None:
-    """The estimate; None when it is 0 (nothing to compute: no GFLOPS to show) or too deep."""
+    """The estimate; None when it is 0 (nothing to compute: no GFLOPS to show), too deep, or
+    a loop's extent is symbolic (counted as 1, `main: ?x? x ?x?` showed 0.0 GFLOPS)."""
     try:
         return int(_stmt_flops(nodes, body, 0)) or None
-    except RecursionError:
+    except (RecursionError, _SymbolicExtent):
         return None
 
 
@@ -163,7 +168,9 @@ def _stmt_flops(nodes: _Nodes, index: int | None, depth: int) -> float:
     kind, down = nodes.kind(index), depth + 1
     if kind == "For":
         extent = nodes.integer(nodes.ref(index, "extent"))
-        return _stmt_flops(nodes, nodes.ref(index, "body"), down) * (extent or 1)
+        if extent is None:
+            raise _SymbolicExtent
+        return _stmt_flops(nodes, nodes.ref(index, "body"), down) * extent
     if kind == "SeqStmt":
         return sum(_stmt_flops(nodes, s, down) for s in nodes.items(nodes.ref(index, "seq")))
     if kind in ("SBlockRealize", "BlockRealize"):
