@@ -342,11 +342,27 @@ def diff(
     if fail_on_regression is not None:
         worse = report.regressions(fail_on_regression)
         if worse:
-            _err(
-                f"Error: {len(worse)} layer(s) slower in B by more than {fail_on_regression:g}% "
-                "or untuned or missing in B: re-tune them, or raise --fail-on-regression"
-            )
+            _err(f"Error: {_regressions_text(worse, fail_on_regression)}")
             raise typer.Exit(1)
+
+
+def _regressions_text(worse: Sequence[LayerDiff], pct: float) -> str:
+    """`diff --fail-on-regression`'s error: the regressions by kind (it said "slower, or
+    untuned or missing" of layers that were all missing)."""
+    from tunelog.diffing import ONLY_A, UNTUNED_B
+
+    missing = sum(1 for d in worse if d.status == ONLY_A)
+    untuned = sum(1 for d in worse if d.status == UNTUNED_B)
+    slower = len(worse) - missing - untuned
+    kinds = [
+        f"{slower} slower in B by more than {pct:g}%" if slower else "",
+        f"{untuned} untuned in B" if untuned else "",
+        f"{missing} missing in B" if missing else "",
+    ]
+    return (
+        f"{len(worse)} layer(s) regressed: {', '.join(k for k in kinds if k)}: re-tune them, "
+        "or raise --fail-on-regression"
+    )
 
 
 _DIFF_HEADERS = (
