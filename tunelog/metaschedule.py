@@ -23,11 +23,13 @@ from typing import Any
 import orjson
 
 from tunelog.errorcodes import MS_NO_SCHEDULE, MS_NOT_MEASURED
+from tunelog.exceptions import TargetParseError
 from tunelog.linesplit import OverlongLine, split_lines
 from tunelog.msfiles import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
 from tunelog.msmodule import ModuleError, decode, structural_identity
 from tunelog.mssummary import Summary, summarise, summary_args, summary_text
 from tunelog.records import Measurement, Rejected, ScannedLine
+from tunelog.rules.nesting import TOO_DEEP_REASON, too_deep
 from tunelog.selection import (
     METASCHEDULE_FAILED,
     METASCHEDULE_VERSION,
@@ -35,6 +37,7 @@ from tunelog.selection import (
     metaschedule_schedules,
     metaschedule_valid,
 )
+from tunelog.targets import parse_target
 from tunelog.versions import METASCHEDULE_TASK
 
 WORKLOAD_FILE = METASCHEDULE_WORKLOAD_FILE
@@ -107,7 +110,11 @@ def _workload(raw: bytes) -> Workload | str:
         # TVM's JSONDatabase cannot load it either (invalid base64, no JSON graph): it refuses
         # the whole database, so its records are rejected, each saying so.
         return str(exc)
-    return Workload(identity, value[0], raw, graph.tvm_version, summarise(graph))
+    try:
+        return Workload(identity, value[0], raw, graph.tvm_version, summarise(graph))
+    except (RecursionError, OverflowError, TypeError, ValueError):
+        # A graph tunelog cannot summarise (hostile values): shown by its identity alone.
+        return Workload(identity, value[0], raw, graph.tvm_version, None)
 
 
 def target_text(target: object) -> str:
@@ -177,6 +184,8 @@ def scan_record(line: bytes, workloads: list[Workload | str]) -> ScannedLine:
     """One record line as a Measurement, or why it cannot be used."""
     if not line.strip():
         return Rejected("MetaSchedule record: a blank line, which TVM's JSONDatabase cannot read")
+    if too_deep(line):  # the limit every line has (rules.nesting): a trace is hashed
+        return Rejected(f"MetaSchedule record: {TOO_DEEP_REASON}")
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -200,9 +209,14 @@ def scan_record(line: bytes, workloads: list[Workload | str]) -> ScannedLine:
         error_no = MS_NOT_MEASURED
     else:
         error_no = MS_NO_SCHEDULE
+    shown_target = target_text(target)
+    try:
+        parse_target(shown_target)
+    except TargetParseError as exc:  # no kind TVM could name (`{"kind": ""}`)
+        return Rejected(f"MetaSchedule record: its target cannot be read ({exc})")
     return Measurement(
         log_version=METASCHEDULE_VERSION,
-        target=target_text(target),
+        target=shown_target,
         task_name=TASK_NAME,
         template_key=workload.tvm_version or "",  # databases of two TVMs never mix
         args_json=workload.args_json,
@@ -233,7 +247,7 @@ def trace_knobs(line: bytes) -> dict[str, tuple[str, object]] | None:
     instructions, decisions = value[1][0]
     decided = {
         d[0]: d[1]
-        for d in decisions
+        for d in (decisions if isinstance(decisions, list) else ())
         if isinstance(d, list) and len(d) == 2 and isinstance(d[0], int)
     }
     knobs: dict[str, tuple[str, object]] = {}

@@ -63,14 +63,14 @@ def decode(text: str) -> ModuleGraph:
         graph = _with_non_finite_floats(raw)
     if not isinstance(graph, dict) or not isinstance(graph.get("nodes"), list):
         raise ModuleError("module graph has no node list")
-    root = graph.get("root_index", graph.get("root", 0))
+    if not graph["nodes"]:
+        raise ModuleError("module graph has no node")
+    root = _index(graph.get("root_index", graph.get("root", 0)))
+    if root is None:  # -1, "x", 2.5, true: no node (each was read as node 0: one identity)
+        raise ModuleError("module graph's root is no node index")
     meta = graph.get("metadata") or graph.get("attrs") or {}
     version = meta.get("tvm_version") if isinstance(meta, dict) else None
-    return ModuleGraph(
-        graph["nodes"],
-        _index(root) or 0,
-        version if isinstance(version, str) else None,
-    )
+    return ModuleGraph(graph["nodes"], root, version if isinstance(version, str) else None)
 
 
 def _graph_bytes(text: str) -> bytes:

@@ -39,6 +39,7 @@ class _Nodes:
 
     def __init__(self, nodes: list[Any]) -> None:
         self.nodes = nodes
+        self.expr_flops: dict[int, float] = {}  # each expression's count, once (`_expr_flops`)
 
     def node(self, index: int | None) -> dict[str, Any]:
         if index is None or not 0 < index < len(self.nodes):
@@ -77,9 +78,10 @@ class _Nodes:
         if "type" in self.node(index):  # the value is a node of its own
             value = self.node(node_index(value, len(self.nodes))).get("data")
         try:
-            return int(value)
-        except (TypeError, ValueError):
+            number = int(value)
+        except (TypeError, ValueError, OverflowError):
             return None
+        return number if -(1 << 63) <= number < 1 << 63 else None  # as JSON stores it
 
     def dtype(self, index: int | None) -> str:
         """The dtype field of a node: a string (older), or a PrimType node's (newer)."""
@@ -153,13 +155,20 @@ class _SymbolicExtent(Exception):
     """A loop whose extent is no number (a symbolic shape): the count is not known."""
 
 
+_MAX_FLOPS = (1 << 63) - 1  # the count is stored as JSON an int of 64 bits holds
+
+
 def _flops(nodes: _Nodes, body: int | None) -> int | None:
-    """The estimate; None when it is 0 (nothing to compute: no GFLOPS to show), too deep, or
-    a loop's extent is symbolic (counted as 1, `main: ?x? x ?x?` showed 0.0 GFLOPS)."""
+    """The estimate; None when it is 0 (nothing to compute: no GFLOPS to show), too deep, a
+    loop's extent is symbolic (counted as 1, `main: ?x? x ?x?` showed 0.0 GFLOPS), or the
+    count is past 64 bits or not finite (a hostile graph's extents)."""
     try:
-        return int(_stmt_flops(nodes, body, 0)) or None
+        count = _stmt_flops(nodes, body, 0)
     except (RecursionError, _SymbolicExtent):
         return None
+    if not 0 < count <= _MAX_FLOPS:  # NaN and infinity fail too
+        return None
+    return int(count)
 
 
 def _stmt_flops(nodes: _Nodes, index: int | None, depth: int) -> float:
@@ -194,6 +203,19 @@ def _stmt_flops(nodes: _Nodes, index: int | None, depth: int) -> float:
 
 
 def _expr_flops(nodes: _Nodes, index: int | None, depth: int) -> float:
+    """An expression's count, each node counted once per graph (a module shares
+    subexpressions: counted again at every use, as a tree, but computed once: a chain of
+    nodes using the next one twice took time doubling with each)."""
+    known = nodes.expr_flops.get(index) if index is not None else None
+    if known is not None:
+        return known
+    count = _expr_flops_of(nodes, index, depth)
+    if index is not None:
+        nodes.expr_flops[index] = count
+    return count
+
+
+def _expr_flops_of(nodes: _Nodes, index: int | None, depth: int) -> float:
     if depth > _MAX_DEPTH:
         raise RecursionError
     kind, down = nodes.kind(index), depth + 1

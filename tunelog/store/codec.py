@@ -10,6 +10,7 @@ line (an export of the winners) decompresses little around it.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections import OrderedDict
 from typing import TYPE_CHECKING
@@ -46,7 +47,18 @@ def improvements_text(improvements: list[tuple[int, float]]) -> str:
     Written out directly, as json.dumps would (finite floats by their repr): the importer
     writes one per (target, workload) of each file, and json.dumps costs several times more.
     """
-    return "[" + ", ".join(f"[{int(n)}, {float(c)!r}]" for n, c in improvements) + "]"
+    return "[" + ", ".join(f"[{int(n)}, {_json_float(c)}]" for n, c in improvements) + "]"
+
+
+def _json_float(value: float) -> str:
+    """A float as json.dumps writes it: its repr, but `Infinity`, `-Infinity` and `NaN` (a
+    MetaSchedule mean may overflow: its repr `inf` is no JSON json.loads reads back)."""
+    number = float(value)
+    if number != number:
+        return "NaN"
+    if number in (math.inf, -math.inf):
+        return "Infinity" if number > 0 else "-Infinity"
+    return repr(number)
 
 
 def next_hash(h: int) -> int:
