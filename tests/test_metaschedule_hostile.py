@@ -109,7 +109,7 @@ CASES: dict[str, tuple[Callable[[Path], None], str | None]] = {
     ),
     "a trace nested 300 deep": (
         _edit_record(_deep),
-        "lists or objects nested more than 100 levels deep",
+        "its trace nests too deep to read (254 levels)",
     ),
     "a target of an empty kind": (
         _edit_record(_set((1, 2), {"kind": ""})),

@@ -29,7 +29,6 @@ from tunelog.msfiles import METASCHEDULE_RECORD_FILE, METASCHEDULE_WORKLOAD_FILE
 from tunelog.msmodule import ModuleError, decode, structural_identity
 from tunelog.mssummary import Summary, summarise, summary_args, summary_text
 from tunelog.records import Measurement, Rejected, ScannedLine
-from tunelog.rules.nesting import TOO_DEEP_REASON, too_deep
 from tunelog.selection import (
     METASCHEDULE_FAILED,
     METASCHEDULE_VERSION,
@@ -184,8 +183,6 @@ def scan_record(line: bytes, workloads: list[Workload | str]) -> ScannedLine:
     """One record line as a Measurement, or why it cannot be used."""
     if not line.strip():
         return Rejected("MetaSchedule record: a blank line, which TVM's JSONDatabase cannot read")
-    if too_deep(line):  # the limit every line has (rules.nesting): a trace is hashed
-        return Rejected(f"MetaSchedule record: {TOO_DEEP_REASON}")
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -214,13 +211,17 @@ def scan_record(line: bytes, workloads: list[Workload | str]) -> ScannedLine:
         parse_target(shown_target)
     except TargetParseError as exc:  # no kind TVM could name (`{"kind": ""}`)
         return Rejected(f"MetaSchedule record: its target cannot be read ({exc})")
+    try:
+        number = _trace_number(trace)
+    except TypeError:  # orjson writes 254 levels (no trace nests a tenth of that)
+        return Rejected("MetaSchedule record: its trace nests too deep to read (254 levels)")
     return Measurement(
         log_version=METASCHEDULE_VERSION,
         target=shown_target,
         task_name=TASK_NAME,
         template_key=workload.tvm_version or "",  # databases of two TVMs never mix
         args_json=workload.args_json,
-        config_index=_trace_number(trace),
+        config_index=number,
         costs=costs or (METASCHEDULE_FAILED,),
         error_no=error_no,
         all_cost=0.0,
