@@ -184,3 +184,56 @@ def test_build_output_starting_with_a_cpp_log_line_is_read_as_build_output(
         "no 'Cannot find tuning records', 'Cannot find config', 'missing in ApplyGraphBest "
         "context' or 'Cannot find tuned schedules' message found\n",
     )
+
+
+DEEP = "[" * 150 + "1" + "]" * 150
+
+
+@pytest.mark.parametrize(
+    ("args", "text", "said"),
+    [
+        (
+            ["diagnose"],
+            "Cannot find tuned schedules for target=llvm -keys=cpu, "
+            'workload_key=["h", Infinity]. A fallback TOPI schedule is used',
+            "message not read: the workload key cannot be read (non-finite number inf in "
+            "workload key)",
+        ),
+        (
+            ["diagnose"],
+            f'Cannot find tuned schedules for target=llvm -keys=cpu, workload_key=["h", {DEEP}]',
+            "message not read: lists or objects nested more than 100 levels deep",
+        ),
+        (
+            ["diagnose"],
+            "Cannot find config for target=llvm -keys=cpu, workload=('dense_nopack.x86', "
+            + DEEP
+            + "). A fallback configuration is used",
+            "message not read: lists or objects nested more than 100 levels deep",
+        ),
+        (
+            ["tasks", "--target", "llvm"],
+            f'[["dense_nopack.x86", {DEEP}]]',
+            "Error: {path}: a task list whose lists or objects nested more than 100 levels deep",
+        ),
+    ],
+)
+def test_deep_or_unreadable_text_given_to_diagnose_and_tasks_is_said_not_a_traceback(
+    db: str, tmp_path: Path, args: list[str], text: str, said: str
+) -> None:
+    """A fuzzer's text: a workload key or tuple nested past the nesting limit, a key holding
+    Infinity: tracebacks (RecursionError, AnsorKeyError) instead of one line saying so."""
+    path = tmp_path / "build.txt"
+    path.write_text(text + "\n")
+    run("--db", db, "import", str(REPO / "sample_logs" / "x86_mini_llvm.log"))
+    code, _, err = run("--db", db, args[0], str(path), *args[1:])
+    assert "Traceback" not in err and code in (0, 1)
+    assert said.format(path=path) in err
+
+
+def test_explain_reads_a_line_whose_bytes_are_not_utf_8(db: str) -> None:
+    """A command line's bytes that are not UTF-8 come to Python as lone surrogates: explain
+    crashed encoding them (UnicodeEncodeError); they are the line's bytes, read as a log's."""
+    line = (REPO / "sample_logs" / "x86_mini_llvm.log").read_text().splitlines()[0]
+    code, _, err = run("--db", db, "explain", line.replace("NCHW", "NC\udcffHW", 1))
+    assert "Traceback" not in err and code in (0, 1)

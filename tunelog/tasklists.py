@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from tunelog.exceptions import NotATaskListError
+from tunelog.rules.nesting import MAX_NESTING, TOO_DEEP_REASON, nests_deeper_than
 from tunelog.tvmmessages import (
     ANSOR_MARK,
     CONFIG_MARK,
@@ -32,6 +33,8 @@ def read_task_list(text: str) -> list[Workload]:
 
     Raises NotATaskListError for JSON that is not such a list.
     """
+    if nests_deeper_than(text.encode("utf-8", "surrogateescape"), MAX_NESTING):
+        raise NotATaskListError(f"a task list whose {TOO_DEEP_REASON}")
     try:
         value = json.loads(text)
     except (ValueError, RecursionError) as exc:

@@ -28,6 +28,8 @@ import json
 from collections.abc import Hashable, Iterable, Iterator
 from typing import Any, NamedTuple
 
+from tunelog.rules.nesting import MAX_NESTING, TOO_DEEP_REASON, nests_deeper_than
+
 RECORDS_MARK = "Cannot find tuning records for:"
 CONFIG_MARK = "Cannot find config for target="
 GRAPH_MARK = "Config for target="  # `apply_graph_best`'s: "... is missing in ApplyGraphBest"
@@ -193,11 +195,19 @@ def _parse_ansor(chunk: str) -> tuple[str, Workload, bool, bool] | str:
     if not target:
         return "empty target"
     try:  # the key is a JSON list; what follows it (". A fallback ...") is ignored
-        items, _ = json.JSONDecoder().raw_decode(tail.lstrip())
+        items, end = json.JSONDecoder().raw_decode(tail.lstrip())
     except (ValueError, RecursionError):
         return "the workload key is not a JSON list"
     if not isinstance(items, list) or not items or not isinstance(items[0], str):
         return "the workload key is not a JSON list starting with its hash"
+    if nests_deeper_than(tail.lstrip()[:end].encode("utf-8", "surrogateescape"), MAX_NESTING):
+        return TOO_DEEP_REASON
+    from tunelog.selection import AnsorKeyError, ansor_workload
+
+    try:  # as auto_scheduler reads a key (a non-finite number is none)
+        ansor_workload(json.dumps(items))
+    except AnsorKeyError as exc:
+        return f"the workload key cannot be read ({exc})"
     return target, tuple(as_tuple(item) for item in items), False, False
 
 
@@ -233,6 +243,8 @@ def read_workload(text: str) -> Workload | str:
     end = _tuple_end(text, 0)
     if end is None:
         return "the workload tuple is cut off or too long"
+    if nests_deeper_than(text[:end].encode("utf-8", "surrogateescape"), MAX_NESTING):
+        return TOO_DEEP_REASON
     try:
         value = ast.literal_eval(text[:end])
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:

@@ -41,7 +41,8 @@ def explain_record(line: str) -> list[FieldLine]:
     from tunelog.recordmodels import TuningRecord
     from tunelog.records import parse_line
 
-    parsed = parse_line(line.encode())
+    # A command line's bytes that are not UTF-8 come as lone surrogates: back to those bytes.
+    parsed = parse_line(line.encode("utf-8", "surrogateescape"))
     if not isinstance(parsed, TuningRecord):
         raise NotARecordError(_not_autotvm(line, getattr(parsed, "reason", None)))
     return fields_of(parsed, line)
