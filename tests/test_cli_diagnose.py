@@ -212,6 +212,19 @@ DEEP = "[" * 150 + "1" + "]" * 150
             "message not read: lists or objects nested more than 100 levels deep",
         ),
         (
+            ["diagnose", "--json"],
+            "Cannot find config for target=llvm -keys=cpu, workload=('dense_nopack.x86', 1j). "
+            "A fallback configuration is used",
+            "message not read: the workload holds a value of type complex, which no workload holds",
+        ),
+        (
+            ["diagnose", "--json"],
+            "Cannot find config for target=llvm -keys=cpu, workload=('dense_nopack.x86', 0x"
+            + "f" * 80
+            + "). A fallback configuration is used",
+            "message not read: the workload holds an integer past 64 bits",
+        ),
+        (
             ["tasks", "--target", "llvm"],
             f'[["dense_nopack.x86", {DEEP}]]',
             "Error: {path}: a task list whose lists or objects nested more than 100 levels deep",
@@ -237,3 +250,35 @@ def test_explain_reads_a_line_whose_bytes_are_not_utf_8(db: str) -> None:
     line = (REPO / "sample_logs" / "x86_mini_llvm.log").read_text().splitlines()[0]
     code, _, err = run("--db", db, "explain", line.replace("NCHW", "NC\udcffHW", 1))
     assert "Traceback" not in err and code in (0, 1)
+
+
+def test_json_output_escapes_what_the_table_escapes(db: str, tmp_path: Path) -> None:
+    """--json wrote bidi controls and line separators raw (the table escapes them: U+202E
+    shows the text after it reversed on a terminal; found by a fuzzer)."""
+    path = tmp_path / "build.txt"
+    path.write_text(
+        "Cannot find config for target=llvm -keys=cpu, workload=('x\u202e\u2028', 1). "
+        "A fallback configuration is used\n"
+    )
+    run("--db", db, "import", str(REPO / "sample_logs" / "x86_mini_llvm.log"))
+    code, out, _ = run("--db", db, "diagnose", str(path), "--json")
+    assert code == 0
+    assert "\u202e" not in out and "\u2028" not in out
+    assert '"x\\u202e' in out
+
+
+def test_junk_task_reprs_are_given_up_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line of 20,000 `Task(func_name=workload=(` took 18 s: each unreadable workload scans
+    up to 20,000 characters. After a hundred, the text is no print of tasks."""
+    from tunelog import tasklists
+
+    tries: list[str] = []
+    real = getattr(tasklists, "read_workload")  # noqa: B009 - not exported: patched here
+
+    def counted(text: str) -> object:
+        tries.append(text[:1])
+        return real(text)
+
+    monkeypatch.setattr(tasklists, "read_workload", counted)
+    assert tasklists.read_task_reprs("Task(func_name=workload=(" * 20_000) == []
+    assert len(tries) == tasklists._MAX_FAILED_REPRS + 1

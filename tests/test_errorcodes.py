@@ -18,7 +18,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tunelog
-from tunelog.errorcodes import ERROR_CODES, ErrorCode, error_name, lookup_error_code
+from tunelog.errorcodes import (
+    ERROR_CODES,
+    METASCHEDULE_ERROR_CODES,
+    ErrorCode,
+    error_name,
+    lookup_error_code,
+)
 from tunelog.exceptions import TunelogError, UnknownErrorCodeError
 from tunelog.failurecauses import (
     DOMINANT_SHARE,
@@ -447,7 +453,7 @@ def test_lookup_only_raises_unknown_error_code(code: int | str) -> None:
     except UnknownErrorCodeError:
         return
     assert isinstance(found, ErrorCode)
-    assert found is ERROR_CODES[found.number]
+    assert found is {**ERROR_CODES, **METASCHEDULE_ERROR_CODES}[found.number]
 
 
 @pytest.mark.parametrize(

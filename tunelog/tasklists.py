@@ -80,6 +80,7 @@ def read_task_reprs(text: str) -> list[Workload]:
     `extract_from_program`: `Task(func_name=..., args=..., kwargs=..., workload=(...))`), in
     order; none when the text holds no such task."""
     found: list[Workload] = []
+    failed = 0
     for line in text.splitlines():
         line = normalise_text(line)
         at = line.find(_TASK_REPR)
@@ -90,8 +91,18 @@ def read_task_reprs(text: str) -> list[Workload]:
             workload = read_workload(line[start + len(_TASK_WORKLOAD) - 1 :])
             if not isinstance(workload, str):
                 found.append(workload)
+            else:
+                failed += 1
+                if failed > _MAX_FAILED_REPRS:  # junk: each try scans up to _MAX_TUPLE
+                    return found
             at = line.find(_TASK_REPR, start)
     return found
+
+
+# `Task(` reprs whose workload cannot be read before the text is taken for no task list: a
+# print of tasks has none, and each costs a scan of up to 20,000 characters (20,000 of them on
+# one line took 18 s).
+_MAX_FAILED_REPRS = 100
 
 
 def looks_like_task_list(text: str) -> bool:

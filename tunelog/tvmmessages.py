@@ -251,7 +251,31 @@ def read_workload(text: str) -> Workload | str:
         return f"the workload is not a Python literal ({type(exc).__name__})"
     if not isinstance(value, tuple) or not value or not isinstance(value[0], str):
         return "the workload is not a tuple starting with a task name"
+    odd = _not_json(value)
+    if odd is not None:  # a Python literal no workload holds, and no JSON output can write
+        return f"the workload holds {odd}"
     return value
+
+
+def _not_json(value: object) -> str | None:
+    """What in a literal no JSON value is (a complex, bytes, `...`, an integer past 64 bits),
+    or None; looked at without recursion (its nesting is bounded before: `read_workload`)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (tuple, list, set, frozenset)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, bool) or item is None or isinstance(item, (str, float)):
+            continue
+        elif isinstance(item, int):
+            if item.bit_length() > 64:
+                return "an integer past 64 bits"
+        else:
+            return f"a value of type {type(item).__name__}, which no workload holds"
+    return None
 
 
 _MAPPING = ("a mapping",)  # marks a dict's items in `workload_key`, unlike any argument

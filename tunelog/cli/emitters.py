@@ -15,7 +15,11 @@ from tunelog.tables import Column
 # DEL and the C1 controls: JSON escapes the C0 ones only, orjson writes these raw. And lone
 # surrogates (a file name's byte that is not UTF-8, as Python decodes it): written raw, they
 # are no UTF-8 (a strict stdout refuses them); escaped, Python's json reads the name back.
-_RAW_IN_JSON = re.compile("[\x7f-\x9f\ud800-\udfff]")
+# And the characters the table output escapes too (tunelog.escaping): the line and paragraph
+# separators and the bidi controls (U+202E shows the text after it reversed on a terminal).
+_RAW_IN_JSON = re.compile(
+    "[\x7f-\x9f\ud800-\udfff\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 
 
 def emit_json(value: Any, *, empty: str | None = None) -> None:
@@ -66,8 +70,8 @@ def _json_items(items: list[Any]) -> str:
 
 
 def _escaped(text: str) -> str:
-    """`text` with DEL, the C1 controls and lone surrogates as JSON escapes (orjson writes
-    the controls raw)."""
+    """`text` with DEL, the C1 controls, lone surrogates, line separators and bidi controls as
+    JSON escapes (orjson writes them raw)."""
     if "\x7f" in text or not text.isascii():
         return _RAW_IN_JSON.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
     return text
