@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -147,19 +147,8 @@ class _Graph:
         """Whether the node or a node below it is a variable (each node looked at once per
         graph; a reference back up the walk counts as none)."""
         found = self._holds_variable
-        stack: list[tuple[int, bool]] = [(top, False)]
-        open_nodes: set[int] = set()
-        while stack:
-            index, expanded = stack.pop()
-            if index in found:
-                continue
+        for index in self._children_first(top, found):
             children = self.read(index)[1]
-            if not expanded:
-                open_nodes.add(index)
-                stack.append((index, True))
-                stack.extend((c, False) for c in children if c not in found and c not in open_nodes)
-                continue
-            open_nodes.discard(index)
             found[index] = self.is_variable(index) or any(found.get(c, False) for c in children)
         return found[top]
 
@@ -191,21 +180,28 @@ class _Graph:
         computed once per node, children first (a reference back up the walk, which no module
         holds, is hashed as its index); `done`: the hashes known already."""
         done = {} if done is None else done
+        for index in self._children_first(top, done):
+            content, children = self.read(index)
+            done[index] = self._node_digest(index, content, children, numbers, done)
+        return done[top]
+
+    def _children_first(self, top: int, done: Mapping[int, Any]) -> Iterator[int]:
+        """Each node below `top` not in `done`, once, after its children (a reference back up
+        the walk is left out); the caller puts each yielded node in `done` before the next."""
         open_nodes: set[int] = set()
         stack: list[tuple[int, bool]] = [(top, False)]
         while stack:
             index, expanded = stack.pop()
             if index in done:
                 continue
-            content, children = self.read(index)
             if not expanded:
                 open_nodes.add(index)
                 stack.append((index, True))
+                children = self.read(index)[1]
                 stack.extend((c, False) for c in children if c not in done and c not in open_nodes)
                 continue
             open_nodes.discard(index)
-            done[index] = self._node_digest(index, content, children, numbers, done)
-        return done[top]
+            yield index
 
     def _node_digest(
         self,
