@@ -42,6 +42,7 @@ from tunelog.models import FileReport, _Dumpable
 from tunelog.rules.lineaccounting import duplicates_when_moved
 from tunelog.store.connection import Connection
 from tunelog.store.holdings import holds_more_lines
+from tunelog.store.mergematch import grown_here, same_bytes, same_lines_here
 from tunelog.store.otherdatabase import read_only_current, refuse_damaged
 from tunelog.store.replaying import feed_held_records
 from tunelog.store.schema import MIGRATIONS
@@ -243,8 +244,8 @@ class _Merger:
         here = stored_path(path)  # as the writer stores it; a copy elsewhere is its own source
         if repair is not None and sha256:  # ('': bytes unknown, a file that grew)
             # The same bytes imported the same way: every record is here already.
-            same = self._same_bytes(
-                sha256, "AND size = ? AND repair = ? AND path = ?", (size, repair, here)
+            same = same_bytes(
+                self.conn, sha256, "AND size = ? AND repair = ? AND path = ?", (size, repair, here)
             )
             if same is not None:
                 result.duplicates = duplicates_when_moved(records, duplicates, 0)
@@ -265,14 +266,14 @@ class _Merger:
             self._feed(writer, source_id)
             writer.finish()
         same = (
-            self._same_bytes(sha256, "AND id != ? AND path = ?", (writer.source_id, here))
+            same_bytes(conn, sha256, "AND id != ? AND path = ?", (writer.source_id, here))
             if sha256
-            else self._same_lines_here(
-                writer.source_id, here, (lines, comments, blank, rejected, imported_at), label
+            else same_lines_here(
+                conn, writer.source_id, here, (lines, comments, blank, rejected, imported_at), label
             )
         )
         if same is None and report.new + report.duplicates:  # its lines say which file it is
-            same = self._grown_here(writer.source_id, here, imported_at)
+            same = grown_here(conn, writer.source_id, here, imported_at)
         if (
             report.new == 0
             and same is not None
@@ -320,55 +321,6 @@ class _Merger:
         result.new = report.new
         result.duplicates = duplicates_when_moved(records, duplicates, report.new)
         return result
-
-    def _same_bytes(
-        self, sha256: str, where: str, params: tuple[Any, ...]
-    ) -> tuple[int, str] | None:
-        """(id, path) of the first source here with these bytes (and the extra condition)."""
-        row = self.conn.execute(
-            f"SELECT id, path FROM sources WHERE sha256 = ? {where} ORDER BY id LIMIT 1",
-            (sha256, *params),
-        ).fetchone()
-        return None if row is None else (int(row[0]), str(row[1]))
-
-    def _same_lines_here(
-        self, source_id: int, path: str, read: tuple[Any, ...], label: str | None
-    ) -> tuple[int, str] | None:
-        """(id, path) of the source here that is the same read as the merged one, whose bytes
-        are unknown (a file that grew keeps no SHA-256): from `path`, unknown bytes too, the
-        same `read` (lines, comments, blank, rejected and the time it was imported, which a
-        merge keeps) and the same record lines as `source_id`. An empty SHA-256 names no bytes:
-        two reads of one path that grew apart are two sources. Its label is asked only of a
-        source that holds no record line (its lines say nothing then): one given here since
-        (`import --label` of the file) is no other read, as for known bytes (`_already_here`
-        says which label stays)."""
-        from tunelog.store.holdings import same_lines
-
-        for other_id, other_path, other_label, held in self.conn.execute(
-            """SELECT id, path, label, records + duplicates FROM sources
-               WHERE sha256 = '' AND id != ? AND path = ?
-               AND lines = ? AND comments = ? AND blank = ? AND rejected = ?
-               AND imported_at IS ? ORDER BY id""",
-            (source_id, path, *read),
-        ).fetchall():
-            if (held or other_label == label) and same_lines(self.conn, int(other_id), source_id):
-                return (int(other_id), str(other_path))
-        return None
-
-    def _grown_here(self, source_id: int, path: str, imported_at: str) -> tuple[int, str] | None:
-        """(id, path) of the source here that is the merged one's file read on since (its
-        resume point came with an earlier merge): from `path`, first imported at the same
-        time, its record lines starting with the merged one's."""
-        from tunelog.store.holdings import same_lines
-
-        for other_id, other_path in self.conn.execute(
-            """SELECT id, path FROM sources WHERE id != ? AND path = ? AND imported_at IS ?
-               AND lines > 0 ORDER BY id""",
-            (source_id, path, imported_at),
-        ).fetchall():
-            if same_lines(self.conn, int(other_id), source_id, prefix=True):
-                return (int(other_id), str(other_path))
-        return None
 
     def _already_here(self, same: tuple[int, str], result: MergedSource) -> str:
         """`#id path` of the source here that holds the merged one's bytes. It takes the
