@@ -3,8 +3,8 @@
 stdout carries only tables or JSON (safe for pipes); progress, warnings and errors go to stderr.
 A user's mistake ends in one `Error: ...` line and exit code 1 (usage errors: 2).
 
-One module per group of commands (`importing`, `sources`, `queries`, `writing`, `diagnosing`,
-`network`, `trials`, `watching`), each imported when a run names one of its commands
+One module per group of commands (`importing`, `sources`, `queries`, `writing`, `combining`,
+`diagnosing`, `network`, `trials`, `watching`), each imported when a run names one of its commands
 (`startup.COMMAND_MODULES`; `load_commands()` registers them all on `app`, for `--help` or a
 caller that runs `app` itself); the plumbing they share: `app` (the typer app), `running`
 (errors, the store), `options` (options several commands take), `output`, `cells` and

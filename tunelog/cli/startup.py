@@ -44,8 +44,8 @@ COMMAND_MODULES = {
     "report": "writing",
     "rejects": "trials",
     "export-metaschedule": "writing",
-    "merge": "writing",
-    "diff": "writing",
+    "merge": "combining",
+    "diff": "combining",
     "watch": "watching",
     "sources": "sources",
 }
