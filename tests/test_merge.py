@@ -716,16 +716,23 @@ def test_a_merge_carries_what_each_file_held(tmp_path: Path) -> None:
         assert sorted(line.raw for line in merged.winner_lines()) == expected
 
 
-def test_a_source_read_on_here_since_a_merge_is_not_merged_again(tmp_path: Path) -> None:
-    """The merge carried the file's resume point; the file grew and was read on here into
-    that source (its SHA-256 gone with it): merging the box again added a second source of
-    its first lines, all duplicates (found by a review)."""
+def _box_merged_into_team(tmp_path: Path) -> tuple[Path, list[bytes], Path, Path]:
+    """(log, its X86 lines, box, team): the log's first 10 lines imported into the box, the
+    box merged into the team database."""
     log = tmp_path / "L.log"
     lines = X86.read_bytes().splitlines(keepends=True)
     log.write_bytes(b"".join(lines[:10]))
     box, team = tmp_path / "A.db", tmp_path / "T.db"
     run_cli(box, "import", str(log))
     assert run_cli(team, "merge", str(box))[0] == 0
+    return log, lines, box, team
+
+
+def test_a_source_read_on_here_since_a_merge_is_not_merged_again(tmp_path: Path) -> None:
+    """The merge carried the file's resume point; the file grew and was read on here into
+    that source (its SHA-256 gone with it): merging the box again added a second source of
+    its first lines, all duplicates (found by a review)."""
+    log, lines, box, team = _box_merged_into_team(tmp_path)
     log.write_bytes(b"".join(lines[:15]))
     run_cli(team, "import", str(log))
     code, out, _ = run_cli(team, "merge", "--json", str(box))
@@ -743,12 +750,7 @@ def test_a_file_the_box_read_on_since_the_last_merge_is_read_on_here(tmp_path: P
     the grown file would."""
     from tests.conftest import database_contents, one_shot
 
-    log = tmp_path / "L.log"
-    lines = X86.read_bytes().splitlines(keepends=True)
-    log.write_bytes(b"".join(lines[:10]))
-    box, team = tmp_path / "A.db", tmp_path / "T.db"
-    run_cli(box, "import", str(log))
-    assert run_cli(team, "merge", str(box))[0] == 0
+    log, lines, box, team = _box_merged_into_team(tmp_path)
     log.write_bytes(b"".join(lines[:15]))
     run_cli(box, "import", str(log))
     with Store(team) as store:
@@ -771,12 +773,7 @@ def test_a_half_written_line_rejected_here_is_read_again_from_the_box_s_whole_re
     """The source here rejected its last line half-written (read while a tuner wrote it); the
     box read it whole: the merge reads on from before that line (as an import of the grown
     file does), not into a second source that keeps the rejection for good."""
-    log = tmp_path / "L.log"
-    lines = X86.read_bytes().splitlines(keepends=True)
-    log.write_bytes(b"".join(lines[:10]))
-    box, team = tmp_path / "A.db", tmp_path / "T.db"
-    run_cli(box, "import", str(log))
-    assert run_cli(team, "merge", str(box))[0] == 0
+    log, lines, box, team = _box_merged_into_team(tmp_path)
     log.write_bytes(b"".join(lines[:10]) + lines[10][:30])
     run_cli(team, "import", str(log))  # reads on: line 11 rejected, still being written
     log.write_bytes(b"".join(lines[:15]))
@@ -792,12 +789,7 @@ def test_a_source_read_on_by_a_merge_keeps_no_point_before_its_lines(tmp_path: P
     """The box kept no resume point of its source (another file's import at the path, then
     removed): the point here stayed at the first merge's line 10, and the grown file was read
     again from there, lines 11-15 held twice (found by a review)."""
-    log = tmp_path / "L.log"
-    lines = X86.read_bytes().splitlines(keepends=True)
-    log.write_bytes(b"".join(lines[:10]))
-    box, team = tmp_path / "A.db", tmp_path / "T.db"
-    run_cli(box, "import", str(log))
-    run_cli(team, "merge", str(box))
+    log, lines, box, team = _box_merged_into_team(tmp_path)
     log.write_bytes(b"".join(lines[:15]))
     run_cli(box, "import", str(log))
     with Store(box) as store:
@@ -837,12 +829,7 @@ def test_another_box_s_read_of_a_file_at_the_same_path_is_not_read_on(tmp_path: 
 
 
 def test_the_merge_table_says_a_source_was_read_on(tmp_path: Path) -> None:
-    log = tmp_path / "L.log"
-    lines = X86.read_bytes().splitlines(keepends=True)
-    log.write_bytes(b"".join(lines[:10]))
-    box, team = tmp_path / "A.db", tmp_path / "T.db"
-    run_cli(box, "import", str(log))
-    run_cli(team, "merge", str(box))
+    log, lines, box, team = _box_merged_into_team(tmp_path)
     log.write_bytes(b"".join(lines[:12]))
     run_cli(box, "import", str(log))
     code, out, _ = run_cli(team, "merge", str(box))
